@@ -1,0 +1,50 @@
+# Every dependency comes from Debian's packages (.ci/install-deps installs them).
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+
+find_package(BISON 3.8 REQUIRED)
+find_package(FLEX 2.6 REQUIRED)
+
+find_package(LLVM REQUIRED CONFIG
+  HINTS /usr/lib/llvm-19/lib/cmake/llvm NO_DEFAULT_PATH)
+if(NOT LLVM_VERSION_MAJOR EQUAL 19)
+  message(FATAL_ERROR "LLVM 19 is required, found ${LLVM_PACKAGE_VERSION}")
+endif()
+message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
+# One shared libLLVM keeps links fast; components are checked here so a
+# missing target is a configure error, not a link error.
+foreach(target BPF NVPTX X86)
+  if(NOT "${target}" IN_LIST LLVM_TARGETS_TO_BUILD)
+    message(FATAL_ERROR "LLVM lacks the ${target} target")
+  endif()
+endforeach()
+add_library(ubt_llvm INTERFACE)
+target_include_directories(ubt_llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})
+target_compile_definitions(ubt_llvm INTERFACE ${LLVM_DEFINITIONS})
+target_link_libraries(ubt_llvm INTERFACE LLVM)
+set(UBTRACE_LLVM_BIN /usr/lib/llvm-19/bin)
+
+pkg_check_modules(LIBBPF REQUIRED IMPORTED_TARGET libbpf)
+pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
+pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
+find_package(zydis REQUIRED CONFIG)
+find_package(cereal REQUIRED CONFIG)
+find_package(GTest REQUIRED)
+find_package(benchmark REQUIRED)
+
+find_program(UBTRACE_CLANG_BPF NAMES clang-19 HINTS ${UBTRACE_LLVM_BIN} REQUIRED)
+find_program(UBTRACE_FILECHECK NAMES FileCheck-19 FileCheck HINTS ${UBTRACE_LLVM_BIN})
+find_program(UBTRACE_BPFTRACE NAMES bpftrace)
+
+# CUDA is optional: without it the GPU parts that need nvcc/ptxas are skipped.
+set(UBTRACE_CUDA_ROOT /usr/local/cuda CACHE PATH "CUDA toolkit")
+if(EXISTS ${UBTRACE_CUDA_ROOT}/bin/nvcc AND EXISTS ${UBTRACE_CUDA_ROOT}/bin/ptxas)
+  set(UBTRACE_HAVE_CUDA ON)
+  message(STATUS "CUDA toolkit: ${UBTRACE_CUDA_ROOT} (GPU offline tests enabled)")
+else()
+  set(UBTRACE_HAVE_CUDA OFF)
+  message(STATUS "CUDA toolkit not found at ${UBTRACE_CUDA_ROOT}: "
+                 "GPU offline tests (nvcc sample apps, ptxas checks) are skipped")
+endif()

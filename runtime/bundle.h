@@ -1,0 +1,173 @@
+// The bundle: the one contract between the front end (codegen fills it) and
+// the backends (they run it). It holds the BPF object and everything a backend
+// needs to run the probes and print what they produce. Serialised with cereal
+// so the CLI can hand it to another process unchanged.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ubtrace::runtime {
+
+// What a stored value is, in enough detail to print it. Sizes are in bytes.
+struct ValueType {
+  enum class Kind : uint8_t {
+    None,      // no value (void)
+    Integer,   // size 1/2/4/8, is_signed
+    Boolean,   // size 1
+    Pointer,   // size 8, printed as 0x...
+    String,    // NUL-terminated within size bytes
+    Buffer,    // u32 length, then size-4 bytes of data (buf())
+    Array,     // count elements of fields[0]
+    Tuple,     // fields, unnamed, printed "(a, b)"
+    Record,    // fields, named, printed "{ .a = 1, .b = 2 }"
+    Struct,    // a C struct: fields, named, type_name "struct foo"
+    UStack,    // u64 nr, then up to stack_limit u64 addresses; pid in stack_pid
+    KStack,    // same layout as UStack
+    USym,      // u64 address + u64 pid (usym(), func in uprobes)
+    KSym,      // u64 address
+    Inet,      // u64 af, then 16 bytes of address (ntop())
+    MacAddr,   // 6 bytes
+    Timestamp, // strftime(): u64 format id, u64 ns
+    CgroupPath,// u64 cgroup id
+    StrError,  // i64 errno
+    Username,  // u64 uid
+    Probe,     // u64 probe id, printed as the probe's name
+    Enum,      // integer printed by enum_names where it matches
+  };
+
+  struct Field; // defined below: it holds a ValueType by value
+
+  Kind kind = Kind::None;
+  uint32_t size = 0;
+  bool is_signed = false;
+  uint32_t count = 0;           // Array: number of elements
+  uint32_t stack_limit = 0;     // UStack/KStack: frames stored
+  uint8_t stack_mode = 0;       // 0 bpftrace, 1 perf, 2 raw, 3 build_id
+  std::string type_name;        // Struct/Enum: "struct foo"
+  std::vector<Field> fields;    // Tuple/Record/Struct; Array holds one
+  std::map<int64_t, std::string> enum_names;
+
+  template <class Archive> void serialize(Archive &ar) {
+    ar(kind, size, is_signed, count, stack_limit, stack_mode, type_name,
+       fields, enum_names);
+  }
+};
+
+struct ValueType::Field {
+  std::string name; // empty for tuple elements
+  uint32_t offset = 0;
+  ValueType type;
+  template <class Archive> void serialize(Archive &ar) {
+    ar(name, offset, type);
+  }
+};
+
+// How a map's values are aggregated. The storage of an aggregation is split
+// in slots (per CPU or per thread) that the CLI merges at print time.
+enum class AggKind : uint8_t {
+  None,  // plain value (last write wins), printed by its ValueType
+  Count, // slot: i64
+  Sum,   // slot: i64 (u64 when value.is_signed is false)
+  Min,   // slot: { i64 value; u64 is_set }
+  Max,   // slot: { i64 value; u64 is_set }
+  Avg,   // slot: { i64 total; u64 count }
+  Stats, // slot: { i64 total; u64 count }
+  Hist,  // slot: u64 counts[hist_buckets(bits)]
+  LHist, // slot: u64 counts[lhist_buckets(min, max, step)]
+};
+
+enum class MapKind : uint8_t {
+  Hash,          // bounded hash, preallocated
+  LruHash,       // bounded hash evicting least recently used
+  PerCpuHash,    // hash whose values are split in slots
+  PerCpuLruHash, // both
+  Array,         // scalar maps (no key) and small fixed arrays
+  PerCpuArray,   // scalar aggregations
+};
+
+struct MapSpec {
+  std::string name; // "@x", "@" for the anonymous map
+  MapKind kind = MapKind::Hash;
+  AggKind agg = AggKind::None;
+  ValueType key;    // Kind::None for scalar maps
+  ValueType value;  // the element type (for aggregations: what was passed in)
+  uint32_t key_size = 0;
+  uint32_t value_size = 0; // bytes of one slot
+  uint32_t max_entries = 0;
+  // hist(n, bits)
+  uint32_t hist_bits = 0;
+  // lhist(n, min, max, step)
+  int64_t lhist_min = 0, lhist_max = 0, lhist_step = 0;
+
+  template <class Archive> void serialize(Archive &ar) {
+    ar(name, kind, agg, key, value, key_size, value_size, max_entries,
+       hist_bits, lhist_min, lhist_max, lhist_step);
+  }
+};
+
+// printf(), errorf(), system(), cat(): a format and the types of its arguments
+// as the BPF program lays them out (packed at the given offsets).
+struct FormatSpec {
+  std::string format;
+  std::vector<ValueType::Field> args;
+  template <class Archive> void serialize(Archive &ar) { ar(format, args); }
+};
+
+enum class ProbeKind : uint8_t {
+  Begin,
+  End,
+  Interval,
+  Uprobe,
+  Uretprobe,
+  Usdt,
+  GpuKernelEntry, // kernel:BIN:NAME
+  GpuKernelExit,  // kernelret:BIN:NAME
+};
+
+struct ProbeSpec {
+  ProbeKind kind = ProbeKind::Begin;
+  std::string name;     // as printed by `probe`, e.g. "uprobe:/bin/ls:main"
+  std::string section;  // ELF section of its program
+  std::string target;   // binary or library (uprobe/usdt/kernel)
+  std::string function; // function, kernel or USDT name (may hold wildcards)
+  std::string provider; // USDT provider
+  uint64_t offset = 0;  // FUNC+OFFSET
+  uint64_t address = 0; // BIN:ADDRESS
+  uint64_t interval_ns = 0;
+  template <class Archive> void serialize(Archive &ar) {
+    ar(kind, name, section, target, function, provider, offset, address,
+       interval_ns);
+  }
+};
+
+struct Bundle {
+  std::vector<uint8_t> object; // the BPF ELF object
+  std::vector<MapSpec> maps;
+  std::vector<FormatSpec> printf_formats;
+  std::vector<FormatSpec> system_formats;
+  std::vector<FormatSpec> cat_formats;
+  std::vector<std::string> time_formats;
+  std::vector<ProbeSpec> probes;
+  std::vector<std::string> positional_params;
+  std::map<std::string, std::string> config;
+
+  template <class Archive> void serialize(Archive &ar) {
+    ar(object, maps, printf_formats, system_formats, cat_formats, time_formats,
+       probes, positional_params, config);
+  }
+};
+
+// Number of u64 buckets a hist(n, bits) slot holds: one for negative values,
+// one for zero, then 2^bits buckets for each power of two up to 2^64.
+inline uint32_t hist_buckets(uint32_t bits) { return 2 + (64u << bits); }
+
+// Number of u64 buckets an lhist(n, min, max, step) slot holds: below min,
+// the steps, and at or above max.
+inline uint32_t lhist_buckets(int64_t min, int64_t max, int64_t step) {
+  return static_cast<uint32_t>((max - min) / step) + 2;
+}
+
+} // namespace ubtrace::runtime
