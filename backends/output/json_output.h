@@ -1,0 +1,40 @@
+// bpftrace's `-f json` output: one JSON object per line (NDJSON) on `out`.
+#pragma once
+
+#include "backends/output/output.h"
+
+#include <ostream>
+
+namespace ubtrace::output {
+
+class JsonOutput : public Output {
+public:
+  explicit JsonOutput(std::ostream &out) : out_(out) {}
+
+  void map(const PrintedMap &map) override;
+  void value(const Value &value) override;
+  void printf(std::string_view text) override;
+  void diagnostic(Severity severity, std::string_view message,
+                  std::span<const SourceLocation> chain) override;
+  void time(std::string_view text) override;
+  void cat(std::string_view text) override;
+  void join(std::string_view text) override;
+  void syscall(std::string_view text) override;
+  void lost_events(uint64_t lost) override;
+  void attached_probes(uint64_t probes) override;
+  void helper_error(std::string_view message, std::string_view helper,
+                    int retcode,
+                    std::span<const SourceLocation> chain) override;
+  void runtime_error(std::string_view message,
+                     std::span<const SourceLocation> chain) override;
+  void end() override;
+
+private:
+  std::ostream &out_;
+};
+
+// The line JsonOutput writes for a map, without its newline; empty when
+// nothing is written.
+std::string map_json(const PrintedMap &map);
+
+} // namespace ubtrace::output

@@ -1,0 +1,62 @@
+// A map ready to print: its entries in bpftrace's order, keys and values
+// decoded. Built from a MapSpec and the entries' key and merged value
+// bytes; both printers consume it.
+#pragma once
+
+#include "backends/output/bytes.h"
+#include "backends/output/context.h"
+#include "backends/output/histogram.h"
+#include "backends/output/value.h"
+#include "runtime/bundle.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ubtrace::output {
+
+// One stored entry: key bytes (empty for scalar maps) and the merged value
+// (merge_slots) in the layout of one slot.
+struct MapEntry {
+  Bytes key;
+  Bytes value;
+};
+
+struct PrintedMap {
+  // What the JSON "type" says: "map", "stats" (avg/stats) or "hist"
+  // (hist/lhist). Text prints histograms on lines of their own.
+  enum class Shape : uint8_t { Plain, Stats, Hist };
+
+  struct Entry {
+    Value key;                     // Kind::None for scalar maps
+    Value value;                   // Plain and Stats shapes
+    std::optional<Histogram> hist; // Hist shape
+  };
+
+  std::string name;
+  Shape shape = Shape::Plain;
+  bool scalar = false;
+  std::vector<Entry> entries;
+};
+
+// Orders the entries as bpftrace does and decodes them.
+//   count, sum, min, max, plain integers: ascending by value
+//   avg, stats: ascending by average
+//   hist, lhist: ascending by the total count over all buckets
+//   anything else: by key (see compare_keys)
+// Ties keep key order (bpftrace leaves them in hash-table order).
+// `top` keeps only the last `top` entries (print(@m, top)); `div` divides
+// the values (print(@m, top, div)); 0 means none for both.
+PrintedMap build_printed_map(const runtime::MapSpec &spec,
+                             std::vector<MapEntry> entries,
+                             const FormatContext &ctx, size_t top = 0,
+                             uint32_t div = 0);
+
+// bpftrace's key order: integer keys as signed numbers of their width,
+// string keys bytewise; tuple keys by their integer and string fields, first
+// field first (other fields do not take part). Keys that compare equal
+// (and keys of other types) fall back to bytewise order so that printing is
+// deterministic. Returns <0, 0 or >0.
+int compare_keys(const runtime::ValueType &key, Bytes a, Bytes b);
+
+} // namespace ubtrace::output

@@ -1,0 +1,28 @@
+// usym(), ksym(), ustack and kstack as bpftrace prints them, given the
+// caller's Symbolizer.
+#pragma once
+
+#include "backends/output/bytes.h"
+#include "backends/output/context.h"
+#include "runtime/bundle.h"
+
+#include <cstdint>
+#include <string>
+
+namespace ubtrace::output {
+
+// How bpftrace prints a raw address through a `void *`: "0x7f12", and "0"
+// for null.
+std::string pointer_text(uint64_t addr);
+
+// usym()/func: the function's name, or the address in hex when unknown.
+std::string usym_text(uint64_t addr, int64_t pid, const FormatContext &ctx);
+// ksym(): the same for kernel addresses.
+std::string ksym_text(uint64_t addr, const FormatContext &ctx);
+
+// A stack value (UStack or KStack layout, see bundle.h): a leading newline,
+// then one line per frame in the type's stack mode.
+std::string stack_text(const runtime::ValueType &type, Bytes bytes,
+                       const FormatContext &ctx);
+
+} // namespace ubtrace::output

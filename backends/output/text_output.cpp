@@ -1,0 +1,121 @@
+#include "backends/output/text_output.h"
+
+#include "backends/output/text_value.h"
+
+namespace ubtrace::output {
+namespace {
+
+// One diagnostic line as bpftrace logs it: "LOCATION: ERROR: message", the
+// message losing one trailing newline, then the source context lines.
+void log_line(std::ostream &err, const SourceLocation *loc,
+              std::string_view type, std::string_view message,
+              bool with_context) {
+  if (!message.empty() && message.back() == '\n')
+    message.remove_suffix(1);
+  if (loc)
+    err << loc->text << ": ";
+  err << type << message << '\n';
+  if (loc && with_context)
+    for (const auto &line : loc->context)
+      err << line << '\n';
+}
+
+void log_expansions(std::ostream &err, std::string_view type,
+                    std::span<const SourceLocation> chain) {
+  for (size_t i = 1; i < chain.size(); ++i)
+    log_line(err, &chain[i], type, "expanded from", true);
+}
+
+} // namespace
+
+std::string key_text(const Value &key) {
+  std::string s = text_of(key);
+  if (s.size() >= 2 && s.front() == '(' && s.back() == ')')
+    s = s.substr(1, s.size() - 2);
+  return s;
+}
+
+std::string map_text(const PrintedMap &map) {
+  std::string out;
+  for (const auto &e : map.entries) {
+    out += map.name;
+    if (!map.scalar)
+      out += "[" + key_text(e.key) + "]";
+    if (e.hist) {
+      out += ":\n" + hist_text(*e.hist) + "\n";
+    } else {
+      out += ": " + text_of(e.value) + "\n";
+    }
+  }
+  return out;
+}
+
+void TextOutput::map(const PrintedMap &map) {
+  out_ << map_text(map);
+  out_.flush();
+}
+
+void TextOutput::value(const Value &value) {
+  out_ << text_of(value) << '\n';
+}
+
+void TextOutput::printf(std::string_view text) {
+  out_ << text;
+}
+
+void TextOutput::diagnostic(Severity severity, std::string_view message,
+                            std::span<const SourceLocation> chain) {
+  std::string_view type = severity == Severity::Error ? "ERROR: " : "WARNING: ";
+  // The call's own context is just the errorf()/warnf() call: not shown.
+  log_line(err_, chain.empty() ? nullptr : &chain[0], type, message, false);
+  log_expansions(err_, type, chain);
+}
+
+void TextOutput::time(std::string_view text) {
+  out_ << text;
+}
+
+void TextOutput::cat(std::string_view text) {
+  out_ << text;
+}
+
+void TextOutput::join(std::string_view text) {
+  out_ << text << '\n';
+}
+
+void TextOutput::syscall(std::string_view text) {
+  out_ << text << '\n';
+}
+
+void TextOutput::lost_events(uint64_t lost) {
+  err_ << "Lost " << lost << " events\n";
+}
+
+void TextOutput::attached_probes(uint64_t probes) {
+  err_ << "Attached " << probes << (probes == 1 ? " probe\n" : " probes\n");
+}
+
+void TextOutput::helper_error(std::string_view message, std::string_view helper,
+                              int retcode,
+                              std::span<const SourceLocation> chain) {
+  std::string text(message);
+  text += "\nAdditional Info - helper: ";
+  text += helper;
+  text += ", retcode: " + std::to_string(retcode);
+  log_line(err_, chain.empty() ? nullptr : &chain[0], "WARNING: ", text, true);
+  log_expansions(err_, "WARNING: ", chain);
+}
+
+void TextOutput::runtime_error(std::string_view message,
+                               std::span<const SourceLocation> chain) {
+  log_line(err_, chain.empty() ? nullptr : &chain[0], "WARNING: ", message,
+           true);
+  log_expansions(err_, "WARNING: ", chain);
+}
+
+void TextOutput::end() {
+  out_ << "\n\n";
+  out_.flush();
+}
+
+} // namespace ubtrace::output
