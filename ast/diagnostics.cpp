@@ -1,0 +1,51 @@
+#include "ast/diagnostics.h"
+
+namespace ubtrace::ast {
+
+DiagBuilder::~DiagBuilder() { diags_.at(index_).message = msg_.str(); }
+
+DiagBuilder &DiagBuilder::hint(std::string text) {
+  diags_.at(index_).hints.push_back(std::move(text));
+  return *this;
+}
+
+DiagBuilder Diagnostics::error(const Location &loc) {
+  list_.push_back(Diagnostic{Severity::Error, loc, {}, {}});
+  errors_++;
+  return DiagBuilder(*this, list_.size() - 1);
+}
+
+DiagBuilder Diagnostics::warning(const Location &loc) {
+  list_.push_back(Diagnostic{Severity::Warning, loc, {}, {}});
+  return DiagBuilder(*this, list_.size() - 1);
+}
+
+void emit_diagnostic(std::ostream &out, const Diagnostic &d) {
+  const char *kind = d.severity == Severity::Error ? "ERROR: " : "WARNING: ";
+  if (d.loc.valid())
+    out << d.loc.str() << ": ";
+  out << kind << d.message << "\n";
+  for (const auto &line : d.loc.context())
+    out << line << "\n";
+  for (const auto &h : d.hints)
+    out << "HINT: " << h << "\n";
+}
+
+void Diagnostics::emit(std::ostream &out, bool warnings) const {
+  for (const auto &d : list_)
+    if (d.severity == Severity::Error)
+      emit_diagnostic(out, d);
+  if (!warnings)
+    return;
+  for (const auto &d : list_)
+    if (d.severity == Severity::Warning)
+      emit_diagnostic(out, d);
+}
+
+std::string Diagnostics::str(bool warnings) const {
+  std::ostringstream os;
+  emit(os, warnings);
+  return os.str();
+}
+
+} // namespace ubtrace::ast

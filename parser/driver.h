@@ -1,0 +1,69 @@
+// Parsing a script: the driver ties the flex lexer and the bison parser to
+// an ASTContext, and holds the lexer's context (brace depth, predicate
+// state, the previous token) that decides ambiguous tokens.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ast/context.h"
+
+namespace ubtrace::parser {
+
+// Parses the context's main source into ctx.root. Errors go to ctx.diags().
+// Returns true when the script parsed without errors.
+bool parse(ast::ASTContext &ctx);
+
+// Parses one more source file (an import) into a new Program node.
+ast::Program *parse_source(ast::ASTContext &ctx, const ast::SourceFile &file);
+
+class Parser;
+
+enum class Keyword {
+  None, If, Else, For, While, Unroll, Return, Break, Continue, Let, Sizeof,
+  Offsetof, Typeof, Struct, Union, Enum, True, False,
+  Type, // int8..uint64, bool, string, buffer, inet, void and C's int words
+};
+Keyword keyword_kind(const std::string &word);
+
+class Driver {
+public:
+  Driver(ast::ASTContext &ctx, const ast::SourceFile &file);
+
+  ast::ASTContext &ctx;
+  const ast::SourceFile &file;
+  ast::Program *result = nullptr;
+
+  // ---- lexer support ----
+  ast::Location loc;         // of the current token
+  size_t offset = 0;         // bytes consumed so far
+  int brace_depth = 0;       // in EXPR
+  int paren_depth = 0;       // in a predicate
+  bool in_predicate = false;
+  int last_token = 0;        // kind of the previous token returned
+
+  void advance(const char *text, size_t len);
+  template <class Symbol> Symbol emit(Symbol sym) {
+    last_token = static_cast<int>(sym.kind());
+    return sym;
+  }
+  void error(const ast::Location &l, const std::string &msg);
+
+  uint64_t parse_integer(const char *text, size_t len);
+  std::string unescape(const char *text, size_t len);
+  // The '(' just read opens a cast (or a type in sizeof/offsetof/typeof).
+  bool cast_follows() const;
+  // The '{' just read opens a block expression rather than a block.
+  bool block_expr_context() const;
+  // The '/' just read is followed by the probe body's '{'.
+  bool predicate_ends() const;
+
+  // C definitions captured as text.
+  std::string cdef_text;
+  ast::Location cdef_loc;
+  int cdef_depth = 0;
+  bool cdef_typedef = false;
+  void begin_cdef(const char *keyword);
+};
+
+} // namespace ubtrace::parser
