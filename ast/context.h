@@ -23,6 +23,19 @@ struct CTypes {
   std::map<std::string, std::string> defines; // #define NAME VALUE
 };
 
+// What semantic analysis learnt about a map, for code generation.
+struct MapInfo {
+  std::string name;
+  Type key;   // None for a scalar map; a tuple for @m[a, b]
+  Type value; // an aggregation kind for count(), hist(), ...
+  bool keyed = false;    // used with [...]
+  bool scalar = false;   // used without [...]
+  bool assigned = false; // written somewhere
+  Location first_use;
+  std::string decl_kind; // from `let @m = lruhash(N);`, "" when undeclared
+  uint64_t max_entries = 0;
+};
+
 class ASTContext {
 public:
   ASTContext(std::string filename, std::string text);
@@ -43,6 +56,12 @@ public:
   Program *root = nullptr;
   CTypes c_types;
   std::vector<std::string> positional; // $1..$N from the command line
+  // Config settings from the script's config block (canonical lowercase
+  // names, values as text), before the environment overrides them.
+  std::map<std::string, std::string> config;
+  bool unsafe = false; // --unsafe: system(), signal() allowed
+  // Filled by semantic analysis.
+  std::map<std::string, MapInfo> maps;
 
 private:
   std::vector<std::unique_ptr<SourceFile>> files_;

@@ -265,6 +265,23 @@ struct Peek {
 } // namespace
 
 bool Driver::cast_follows() const {
+  using K = Parser::symbol_kind;
+  // f(...), m!(...), if (...), while (...), for (...), unroll (...): syntax,
+  // never a cast.
+  switch (last_token) {
+  case K::S_IDENT:
+  case K::S_IF:
+  case K::S_WHILE:
+  case K::S_FOR:
+  case K::S_UNROLL:
+    return false;
+  case K::S_LNOT:
+    if (prev_token == K::S_IDENT)
+      return false;
+    break;
+  default:
+    break;
+  }
   Peek p{file.text, offset};
   p.skip_space();
   std::string w = p.word();
@@ -301,7 +318,6 @@ bool Driver::cast_follows() const {
   if (p.peek() != ')')
     return false;
   p.i++;
-  using K = Parser::symbol_kind;
   if (suffixes && (last_token == K::S_SIZEOF || last_token == K::S_OFFSETOF ||
                    last_token == K::S_TYPEOF))
     return true;

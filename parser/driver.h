@@ -41,9 +41,11 @@ public:
   int paren_depth = 0;       // in a predicate
   bool in_predicate = false;
   int last_token = 0;        // kind of the previous token returned
+  int prev_token = 0;        // and the one before it
 
   void advance(const char *text, size_t len);
   template <class Symbol> Symbol emit(Symbol sym) {
+    prev_token = last_token;
     last_token = static_cast<int>(sym.kind());
     return sym;
   }

@@ -1,0 +1,540 @@
+#include "ast/passes/c_definitions.h"
+
+#include <cctype>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+namespace ubtrace::ast {
+
+Type c_base_type(const std::string &words) {
+  // Normalise "unsigned long int" and friends to a sorted word count.
+  std::istringstream in(words);
+  std::string w;
+  int n_long = 0, n_unsigned = 0, n_signed = 0, n_short = 0, n_char = 0,
+      n_int = 0, other = 0;
+  std::string single;
+  while (in >> w) {
+    if (w == "long")
+      n_long++;
+    else if (w == "unsigned")
+      n_unsigned++;
+    else if (w == "signed")
+      n_signed++;
+    else if (w == "short")
+      n_short++;
+    else if (w == "char")
+      n_char++;
+    else if (w == "int")
+      n_int++;
+    else if (w == "const" || w == "volatile" || w == "restrict")
+      continue;
+    else {
+      other++;
+      single = w;
+    }
+  }
+  if (other == 1 && !n_long && !n_unsigned && !n_signed && !n_short &&
+      !n_char && !n_int) {
+    static const std::map<std::string, Type> named = {
+        {"int8", make_int(1, true)},     {"uint8", make_int(1, false)},
+        {"int16", make_int(2, true)},    {"uint16", make_int(2, false)},
+        {"int32", make_int(4, true)},    {"uint32", make_int(4, false)},
+        {"int64", make_int(8, true)},    {"uint64", make_int(8, false)},
+        {"int8_t", make_int(1, true)},   {"uint8_t", make_int(1, false)},
+        {"int16_t", make_int(2, true)},  {"uint16_t", make_int(2, false)},
+        {"int32_t", make_int(4, true)},  {"uint32_t", make_int(4, false)},
+        {"int64_t", make_int(8, true)},  {"uint64_t", make_int(8, false)},
+        {"__s8", make_int(1, true)},     {"__u8", make_int(1, false)},
+        {"__s16", make_int(2, true)},    {"__u16", make_int(2, false)},
+        {"__s32", make_int(4, true)},    {"__u32", make_int(4, false)},
+        {"__s64", make_int(8, true)},    {"__u64", make_int(8, false)},
+        {"s8", make_int(1, true)},       {"u8", make_int(1, false)},
+        {"s16", make_int(2, true)},      {"u16", make_int(2, false)},
+        {"s32", make_int(4, true)},      {"u32", make_int(4, false)},
+        {"s64", make_int(8, true)},      {"u64", make_int(8, false)},
+        {"size_t", make_int(8, false)},  {"ssize_t", make_int(8, true)},
+        {"uintptr_t", make_int(8, false)}, {"intptr_t", make_int(8, true)},
+        {"ptrdiff_t", make_int(8, true)}, {"off_t", make_int(8, true)},
+        {"pid_t", make_int(4, true)},    {"uid_t", make_int(4, false)},
+        {"gid_t", make_int(4, false)},   {"time_t", make_int(8, true)},
+        {"_Bool", make_bool()},          {"bool", make_bool()},
+        {"float", make_int(4, true)},    {"double", make_int(8, true)},
+        {"void", make_void()},
+    };
+    auto it = named.find(single);
+    return it == named.end() ? Type{} : it->second;
+  }
+  if (other)
+    return Type{};
+  bool is_signed = n_unsigned == 0;
+  if (n_char)
+    return make_int(1, is_signed);
+  if (n_short)
+    return make_int(2, is_signed);
+  if (n_long)
+    return make_int(8, is_signed);
+  if (n_int || n_unsigned || n_signed)
+    return make_int(4, is_signed);
+  return Type{};
+}
+
+namespace {
+
+struct Token {
+  enum Kind { Ident, Number, Punct, End } kind;
+  std::string text;
+  uint64_t value = 0;
+};
+
+class CParser {
+public:
+  CParser(const std::string &text, const Location &loc, CTypes &types,
+          Diagnostics &diags)
+      : loc_(loc), types_(types), diags_(diags) {
+    tokenize(text);
+  }
+
+  bool parse_all() {
+    while (peek().kind != Token::End && ok_) {
+      if (accept(";"))
+        continue;
+      parse_definition();
+    }
+    return ok_;
+  }
+
+private:
+  Location loc_;
+  CTypes &types_;
+  Diagnostics &diags_;
+  std::vector<Token> toks_;
+  size_t pos_ = 0;
+  bool ok_ = true;
+  int anon_ = 0;
+
+  void tokenize(const std::string &s) {
+    size_t i = 0;
+    while (i < s.size()) {
+      char c = s[i];
+      if (std::isspace(static_cast<unsigned char>(c))) {
+        i++;
+      } else if (s.compare(i, 2, "//") == 0) {
+        while (i < s.size() && s[i] != '\n')
+          i++;
+      } else if (s.compare(i, 2, "/*") == 0) {
+        size_t e = s.find("*/", i + 2);
+        i = e == std::string::npos ? s.size() : e + 2;
+      } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+        size_t j = i;
+        while (j < s.size() &&
+               (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_'))
+          j++;
+        toks_.push_back({Token::Ident, s.substr(i, j - i)});
+        i = j;
+      } else if (std::isdigit(static_cast<unsigned char>(c))) {
+        size_t j = i;
+        while (j < s.size() && std::isalnum(static_cast<unsigned char>(s[j])))
+          j++;
+        std::string num = s.substr(i, j - i);
+        while (!num.empty() && std::strchr("uUlL", num.back()))
+          num.pop_back();
+        Token t{Token::Number, s.substr(i, j - i)};
+        t.value = std::strtoull(num.c_str(), nullptr, 0);
+        toks_.push_back(t);
+        i = j;
+      } else {
+        if (s.compare(i, 2, "<<") == 0 || s.compare(i, 2, ">>") == 0) {
+          toks_.push_back({Token::Punct, s.substr(i, 2)});
+          i += 2;
+        } else {
+          toks_.push_back({Token::Punct, std::string(1, c)});
+          i++;
+        }
+      }
+    }
+    toks_.push_back({Token::End, ""});
+  }
+
+  const Token &peek(size_t k = 0) const {
+    return toks_[std::min(pos_ + k, toks_.size() - 1)];
+  }
+  bool accept(const char *punct) {
+    if (peek().kind == Token::Punct && peek().text == punct) {
+      pos_++;
+      return true;
+    }
+    return false;
+  }
+  bool accept_word(const char *w) {
+    if (peek().kind == Token::Ident && peek().text == w) {
+      pos_++;
+      return true;
+    }
+    return false;
+  }
+  void fail(const std::string &msg) {
+    if (ok_)
+      diags_.error(loc_) << "C definition: " << msg;
+    ok_ = false;
+  }
+  void expect(const char *punct) {
+    if (!accept(punct))
+      fail(std::string("expected '") + punct + "' but found '" + peek().text +
+           "'");
+  }
+
+  static bool is_qualifier(const std::string &w) {
+    return w == "const" || w == "volatile" || w == "restrict" ||
+           w == "static" || w == "extern" || w == "__restrict";
+  }
+  static bool is_int_word(const std::string &w) {
+    return w == "unsigned" || w == "signed" || w == "short" || w == "long" ||
+           w == "int" || w == "char";
+  }
+
+  // A constant expression (array sizes, enum values, bitfield widths):
+  // integers, enum constants, #defines, + - * / << >> | & and parentheses.
+  int64_t const_expr() { return const_binary(0); }
+  int64_t const_unary() {
+    if (accept("-"))
+      return -const_unary();
+    if (accept("~"))
+      return ~const_unary();
+    if (accept("(")) {
+      int64_t v = const_expr();
+      expect(")");
+      return v;
+    }
+    const Token &t = peek();
+    if (t.kind == Token::Number) {
+      pos_++;
+      return static_cast<int64_t>(t.value);
+    }
+    if (t.kind == Token::Ident) {
+      pos_++;
+      if (auto it = types_.enum_values.find(t.text); it != types_.enum_values.end())
+        return it->second.second;
+      if (auto it = types_.defines.find(t.text); it != types_.defines.end())
+        return std::strtoll(it->second.c_str(), nullptr, 0);
+      fail("unknown constant '" + t.text + "'");
+      return 0;
+    }
+    fail("expected a constant but found '" + t.text + "'");
+    return 0;
+  }
+  int64_t const_binary(int min_prec) {
+    int64_t lhs = const_unary();
+    for (;;) {
+      const Token &t = peek();
+      static const std::map<std::string, int> prec = {
+          {"|", 1}, {"^", 2}, {"&", 3}, {"<<", 4}, {">>", 4},
+          {"+", 5}, {"-", 5}, {"*", 6}, {"/", 6}, {"%", 6}};
+      if (t.kind != Token::Punct || !prec.count(t.text))
+        return lhs;
+      int p = prec.at(t.text);
+      if (p < min_prec)
+        return lhs;
+      std::string op = t.text;
+      pos_++;
+      int64_t rhs = const_binary(p + 1);
+      if (op == "|") lhs |= rhs;
+      else if (op == "^") lhs ^= rhs;
+      else if (op == "&") lhs &= rhs;
+      else if (op == "<<") lhs <<= rhs;
+      else if (op == ">>") lhs >>= rhs;
+      else if (op == "+") lhs += rhs;
+      else if (op == "-") lhs -= rhs;
+      else if (op == "*") lhs *= rhs;
+      else if (op == "/") lhs = rhs ? lhs / rhs : 0;
+      else if (op == "%") lhs = rhs ? lhs % rhs : 0;
+    }
+  }
+
+  // The base type of a declaration (no declarator).
+  Type base_type() {
+    while (peek().kind == Token::Ident && is_qualifier(peek().text))
+      pos_++;
+    if (accept_word("struct"))
+      return record_type(false);
+    if (accept_word("union"))
+      return record_type(true);
+    if (accept_word("enum"))
+      return enum_type();
+    std::string words;
+    while (peek().kind == Token::Ident &&
+           (is_int_word(peek().text) || is_qualifier(peek().text))) {
+      words += peek().text + " ";
+      pos_++;
+    }
+    if (!words.empty())
+      return c_base_type(words);
+    if (peek().kind != Token::Ident) {
+      fail("expected a type but found '" + peek().text + "'");
+      return Type{};
+    }
+    std::string name = peek().text;
+    pos_++;
+    if (auto it = types_.typedefs.find(name); it != types_.typedefs.end())
+      return it->second;
+    Type t = c_base_type(name);
+    if (t.is_none())
+      fail("unknown type '" + name + "'");
+    return t;
+  }
+
+  Type record_type(bool is_union) {
+    std::string name;
+    if (peek().kind == Token::Ident) {
+      name = peek().text;
+      pos_++;
+    }
+    std::string full = std::string(is_union ? "union " : "struct ") +
+                       (name.empty() ? "(anonymous " + std::to_string(++anon_) + ")"
+                                     : name);
+    if (!accept("{")) {
+      // A reference to a (maybe not yet defined) record.
+      if (auto it = types_.records.find(full); it != types_.records.end())
+        return it->second;
+      Type t = make_simple(TypeKind::CStruct, 0);
+      t.name = full;
+      t.is_union = is_union;
+      return t;
+    }
+    Type rec = make_simple(TypeKind::CStruct, 0);
+    rec.name = full;
+    rec.is_union = is_union;
+    // Register early so that members can point to the record itself.
+    types_.records[full] = rec;
+    uint32_t offset = 0, align = 1, size = 0;
+    uint32_t bit_unit_start = 0, bit_pos = 0, bit_unit_size = 0;
+    while (ok_ && !accept("}")) {
+      if (peek().kind == Token::End) {
+        fail("unterminated " + full);
+        break;
+      }
+      Type base = base_type();
+      if (!ok_)
+        break;
+      if (accept(";")) {
+        // Anonymous nested struct/union: its fields join this record.
+        if (base.kind == TypeKind::CStruct && base.name.find("(anonymous") != std::string::npos) {
+          uint32_t a = type_alignment(base);
+          uint32_t at = is_union ? 0 : (offset + a - 1) / a * a;
+          for (auto f : base.fields) {
+            f.offset += at;
+            rec.fields.push_back(f);
+          }
+          align = std::max(align, a);
+          if (!is_union)
+            offset = at + base.size;
+          size = std::max(size, (is_union ? 0 : at) + base.size);
+        }
+        continue;
+      }
+      do {
+        std::string fname;
+        Type ft = declarator(base, fname);
+        if (!ok_)
+          break;
+        uint32_t bits = 0;
+        if (accept(":"))
+          bits = static_cast<uint32_t>(const_expr());
+        Field f;
+        f.name = fname;
+        uint32_t a = type_alignment(ft);
+        align = std::max(align, a);
+        if (bits) {
+          // Bitfields share a storage unit of their declared type.
+          uint32_t unit = ft.size;
+          if (is_union) {
+            f.offset = 0;
+            f.bitfield_shift = 0;
+          } else {
+            // Start a new unit when none is open, or the bits do not fit.
+            if (bit_unit_size != unit || bit_pos + bits > unit * 8) {
+              bit_unit_start = (offset + a - 1) / a * a;
+              bit_pos = 0;
+              bit_unit_size = unit;
+            }
+            f.offset = bit_unit_start;
+            f.bitfield_shift = bit_pos;
+            bit_pos += bits;
+            offset = std::max(offset, bit_unit_start + unit);
+          }
+          f.bitfield_bits = bits;
+        } else {
+          bit_unit_size = 0;
+          bit_pos = 0;
+          f.offset = is_union ? 0 : (offset + a - 1) / a * a;
+          if (!is_union)
+            offset = f.offset + ft.size;
+        }
+        size = std::max(size, is_union ? ft.size : offset);
+        f.type = std::make_shared<const Type>(ft);
+        rec.fields.push_back(std::move(f));
+      } while (accept(","));
+      expect(";");
+    }
+    rec.size = (std::max(size, offset) + align - 1) / align * align;
+    types_.records[full] = rec;
+    return rec;
+  }
+
+  Type enum_type() {
+    std::string name;
+    if (peek().kind == Token::Ident) {
+      name = peek().text;
+      pos_++;
+    }
+    std::string full = name.empty() ? "(anonymous enum " + std::to_string(++anon_) + ")"
+                                    : name;
+    Type t = make_int(4, false);
+    t.name = full;
+    if (!accept("{"))
+      return t;
+    int64_t next = 0;
+    auto &names = types_.enums[full];
+    while (ok_ && !accept("}")) {
+      if (peek().kind != Token::Ident) {
+        fail("expected an enumerator but found '" + peek().text + "'");
+        break;
+      }
+      std::string e = peek().text;
+      pos_++;
+      if (accept("="))
+        next = const_expr();
+      names[next] = e;
+      types_.enum_values[e] = {full, next};
+      next++;
+      if (!accept(",")) {
+        expect("}");
+        break;
+      }
+    }
+    bool negative = false;
+    for (auto &[v, n] : names)
+      negative |= v < 0;
+    t.is_signed = negative;
+    return t;
+  }
+
+  // `*`... NAME [N]... or (*NAME)(params)
+  Type declarator(Type base, std::string &name) {
+    Type t = base;
+    while (accept("*")) {
+      while (peek().kind == Token::Ident && is_qualifier(peek().text))
+        pos_++;
+      t = make_pointer(t);
+    }
+    if (accept("(")) {
+      // Function pointer: (*name)(...)
+      while (accept("*"))
+        ;
+      if (peek().kind == Token::Ident) {
+        name = peek().text;
+        pos_++;
+      }
+      expect(")");
+      if (accept("(")) {
+        int depth = 1;
+        while (depth > 0 && peek().kind != Token::End) {
+          if (accept("("))
+            depth++;
+          else if (accept(")"))
+            depth--;
+          else
+            pos_++;
+        }
+      }
+      return make_pointer(make_void());
+    }
+    if (peek().kind == Token::Ident) {
+      name = peek().text;
+      pos_++;
+    }
+    std::vector<uint64_t> dims;
+    while (accept("[")) {
+      uint64_t n = 0;
+      if (!accept("]")) {
+        n = static_cast<uint64_t>(const_expr());
+        expect("]");
+      }
+      dims.push_back(n);
+    }
+    for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
+      // char arrays are strings, as in bpftrace.
+      if (t.is_int() && t.size == 1 && it == dims.rbegin() && t.name.empty())
+        t = make_string(static_cast<uint32_t>(*it));
+      else
+        t = make_array(t, static_cast<uint32_t>(*it));
+    }
+    return t;
+  }
+
+  void parse_definition() {
+    if (accept_word("typedef")) {
+      Type base = base_type();
+      do {
+        std::string name;
+        Type t = declarator(base, name);
+        if (name.empty())
+          fail("typedef without a name");
+        else
+          types_.typedefs[name] = t;
+      } while (ok_ && accept(","));
+      expect(";");
+      return;
+    }
+    Type t = base_type();
+    if (!ok_)
+      return;
+    // struct X { ... } x; declares a variable too: not supported in scripts.
+    if (peek().kind == Token::Ident || accept("*"))
+      fail("variable declarations are not allowed in C definitions");
+    accept(";");
+  }
+};
+
+} // namespace
+
+bool parse_c_definitions(const std::string &text, const Location &loc,
+                         CTypes &types, Diagnostics &diags) {
+  CParser p(text, loc, types, diags);
+  return p.parse_all();
+}
+
+bool run_c_definitions_pass(ASTContext &ctx) {
+  bool ok = true;
+  for (auto *def : ctx.root->c_definitions) {
+    switch (def->form) {
+    case CDefinition::Form::Include:
+      break; // recorded; types come from the script's own definitions
+    case CDefinition::Form::Define: {
+      std::istringstream in(def->text);
+      std::string hash, name, value;
+      in >> hash;
+      if (hash == "#")
+        in >> hash;
+      in >> name;
+      std::getline(in, value);
+      size_t b = value.find_first_not_of(" \t");
+      value = b == std::string::npos ? "" : value.substr(b);
+      if (name.empty() || name.find('(') != std::string::npos) {
+        ctx.diags().error(def->loc)
+            << "only simple #define NAME VALUE macros are supported";
+        ok = false;
+        break;
+      }
+      ctx.c_types.defines[name] = value;
+      break;
+    }
+    case CDefinition::Form::Definition:
+      ok &= parse_c_definitions(def->text, def->loc, ctx.c_types, ctx.diags());
+      break;
+    }
+  }
+  return ok;
+}
+
+} // namespace ubtrace::ast

@@ -1,0 +1,397 @@
+#include "ast/passes/semantic.h"
+
+#include <cstdlib>
+
+#include "ast/builtins.h"
+#include "ast/passes/attach_points.h"
+#include "ast/passes/c_definitions.h"
+#include "ast/passes/semantic_internal.h"
+
+namespace ubtrace::ast {
+
+Semantic::Semantic(ASTContext &ctx) : ctx_(ctx) {
+  if (auto it = ctx.config.find("max_strlen"); it != ctx.config.end())
+    max_strlen_ = static_cast<uint32_t>(std::strtoul(it->second.c_str(), nullptr, 10));
+}
+
+bool Semantic::run() {
+  size_t before = ctx_.diags().error_count();
+  // Learn map types until nothing changes, then check for real.
+  for (int pass = 0; pass < 16; pass++) {
+    changed_ = false;
+    sink_ = Diagnostics();
+    visit(*ctx_.root);
+    if (!changed_)
+      break;
+  }
+  final_ = true;
+  visit(*ctx_.root);
+
+  for (const auto &name : read_maps_) {
+    auto it = ctx_.maps.find(name);
+    if (it == ctx_.maps.end() || !it->second.assigned)
+      ctx_.diags().error(it != ctx_.maps.end() ? it->second.first_use : Location{})
+          << "Undefined map: " << name;
+  }
+  for (auto *d : ctx_.root->map_decls) {
+    auto it = ctx_.maps.find(d->name);
+    if (it == ctx_.maps.end() || (!it->second.assigned && !read_maps_.count(d->name)))
+      ctx_.diags().warning(d->loc) << "Unused map: " << d->name;
+  }
+  return ctx_.diags().error_count() == before;
+}
+
+DiagBuilder Semantic::err(const Location &loc) {
+  return (final_ ? ctx_.diags() : sink_).error(loc);
+}
+
+DiagBuilder Semantic::warn(const Location &loc) {
+  return (final_ ? ctx_.diags() : sink_).warning(loc);
+}
+
+Type Semantic::decay(const Type &t) {
+  switch (t.kind) {
+  case TypeKind::Count:
+    return make_int(8, false);
+  case TypeKind::Sum:
+  case TypeKind::Min:
+  case TypeKind::Max:
+  case TypeKind::Avg:
+    return make_int(8, t.agg_signed);
+  default:
+    return t;
+  }
+}
+
+bool Semantic::literal_int(const Expr *e, int64_t &out) {
+  if (auto *i = dyn_cast<Integer>(e)) {
+    out = i->as_signed();
+    return true;
+  }
+  if (auto *c = dyn_cast<Cast>(e))
+    return literal_int(c->expr, out);
+  if (auto *u = dyn_cast<Unop>(e); u && u->op == UnOp::Neg) {
+    if (!literal_int(u->expr, out))
+      return false;
+    out = -out;
+    return true;
+  }
+  if (auto *s = dyn_cast<Sizeof>(e)) {
+    out = static_cast<int64_t>(s->value);
+    return s->value != 0;
+  }
+  return false;
+}
+
+std::string Semantic::probe_kinds() const {
+  if (!probe_)
+    return "fn";
+  std::string out;
+  for (auto *ap : probe_->attach_points) {
+    if (out.find("'" + ap->provider + "'") != std::string::npos)
+      continue;
+    out += (out.empty() ? "'" : ", '") + ap->provider + "'";
+  }
+  return out;
+}
+
+bool Semantic::gpu_probe() const { return (probe_set_ & PS_GPU_ANY) != 0; }
+
+Type Semantic::resolve_spec(TypeSpec &spec, bool allow_unsized_array) {
+  Type t;
+  const CTypes &c = ctx_.c_types;
+  // string[N], buffer[N] and inet[N] take their size from the first suffix.
+  size_t first_suffix = 0;
+  switch (spec.base) {
+  case TypeSpec::Base::Builtin: {
+    const std::string &n = spec.name;
+    if (n == "string" || n == "buffer" || n == "inet") {
+      uint32_t size = n == "string" ? max_strlen_ : n == "buffer" ? 64 : 16;
+      if (!spec.suffixes.empty() && !spec.suffixes[0].pointer) {
+        size = static_cast<uint32_t>(spec.suffixes[0].count);
+        first_suffix = 1;
+        if (size == 0) {
+          err(spec.loc) << n << " types need a size, e.g. " << n << "[16]";
+          return Type{};
+        }
+      }
+      t = n == "string"   ? make_string(size)
+          : n == "buffer" ? make_buffer(size)
+                          : make_simple(TypeKind::Inet, size);
+    } else {
+      t = c_base_type(n);
+      if (t.is_none()) {
+        err(spec.loc) << "Unknown type: " << n;
+        return Type{};
+      }
+    }
+    break;
+  }
+  case TypeSpec::Base::Struct:
+  case TypeSpec::Base::Union: {
+    std::string full =
+        (spec.base == TypeSpec::Base::Struct ? "struct " : "union ") + spec.name;
+    auto it = c.records.find(full);
+    if (it == c.records.end()) {
+      // A pointer to an unknown record is fine until a field is read.
+      t = make_simple(TypeKind::CStruct, 0);
+      t.name = full;
+      if (spec.suffixes.empty() || !spec.suffixes[0].pointer) {
+        err(spec.loc) << "Unknown "
+                      << (spec.base == TypeSpec::Base::Struct ? "struct" : "union")
+                      << ": " << full;
+        return Type{};
+      }
+    } else {
+      t = it->second;
+    }
+    break;
+  }
+  case TypeSpec::Base::Enum: {
+    auto it = c.enums.find(spec.name);
+    if (it == c.enums.end()) {
+      err(spec.loc) << "Unknown enum: " << spec.name;
+      return Type{};
+    }
+    t = make_int(4, false);
+    t.name = spec.name;
+    for (const auto &[v, n] : it->second)
+      if (v < 0)
+        t.is_signed = true;
+    break;
+  }
+  case TypeSpec::Base::Named: {
+    if (auto it = c.typedefs.find(spec.name); it != c.typedefs.end()) {
+      t = it->second;
+      break;
+    }
+    t = c_base_type(spec.name);
+    if (t.is_none()) {
+      err(spec.loc) << "Unknown type: " << spec.name;
+      return Type{};
+    }
+    break;
+  }
+  case TypeSpec::Base::Typeof:
+    visit(spec.typeof_expr);
+    t = spec.typeof_expr ? decay(spec.typeof_expr->type) : Type{};
+    if (t.is_none())
+      return t;
+    break;
+  }
+  for (size_t i = first_suffix; i < spec.suffixes.size(); i++) {
+    const auto &s = spec.suffixes[i];
+    if (s.pointer) {
+      t = make_pointer(t);
+      continue;
+    }
+    if (s.count == 0 && !allow_unsized_array) {
+      err(spec.loc) << "array types need a size here";
+      return Type{};
+    }
+    t = make_array(t, static_cast<uint32_t>(s.count));
+  }
+  return t;
+}
+
+VarInfo *Semantic::find_var(const std::string &name) {
+  for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+    if (auto f = it->find(name); f != it->end())
+      return &f->second;
+  return nullptr;
+}
+
+void Semantic::assign_var(Variable &v, const Type &t, const Location &loc,
+                          bool is_decl) {
+  if (t.kind == TypeKind::Void) {
+    err(loc) << "Value of type void cannot be assigned to " << v.name;
+    return;
+  }
+  if (t.is_aggregation()) {
+    err(loc) << "Value of type '" << type_str(t) << "' cannot be assigned to "
+             << v.name << ": aggregations only live in maps";
+    return;
+  }
+  VarInfo *info = find_var(v.name);
+  if (!info) {
+    scopes_.back()[v.name] = VarInfo{t, loc, is_decl, false};
+    v.type = t;
+    return;
+  }
+  if (info->type.is_none()) {
+    info->type = t;
+    v.type = t;
+    return;
+  }
+  if (t.is_none()) {
+    v.type = info->type;
+    return;
+  }
+  Type c = common_type(info->type, t);
+  if (c.is_none() || (info->annotated && !same_type(c, info->type) &&
+                      !(info->type.is_int() && t.is_int()))) {
+    err(loc) << "Type mismatch for " << v.name << ": trying to assign value of type '"
+             << type_str(t) << "' when variable already contains a value of type '"
+             << type_str(info->type) << "'";
+    return;
+  }
+  if (!info->annotated)
+    info->type = c;
+  v.type = info->type;
+}
+
+MapInfo &Semantic::map_info(const std::string &name, const Location &loc) {
+  auto [it, inserted] = ctx_.maps.try_emplace(name);
+  if (inserted) {
+    it->second.name = name;
+    it->second.first_use = loc;
+  }
+  return it->second;
+}
+
+void Semantic::check_map_keys(Map &m) {
+  for (auto &k : m.keys)
+    visit(k);
+  MapInfo &info = map_info(m.name, m.loc);
+  // @m[(a, b)] is @m[a, b].
+  std::vector<Expr *> keys = m.keys;
+  if (keys.size() == 1)
+    if (auto *t = dyn_cast<Tuple>(keys[0]))
+      keys = t->elems;
+
+  Type key;
+  if (!m.subscripted) {
+    info.scalar = true;
+  } else {
+    info.keyed = true;
+    std::vector<Type> types;
+    for (auto *k : keys) {
+      Type kt = decay(k->type);
+      if (kt.is_none())
+        return;
+      switch (kt.kind) {
+      case TypeKind::Void:
+      case TypeKind::Hist:
+      case TypeKind::LHist:
+      case TypeKind::Stats:
+      case TypeKind::StackMode:
+      case TypeKind::TimestampMode:
+        err(k->loc) << type_str(kt) << " cannot be part of a map key";
+        return;
+      default:
+        break;
+      }
+      if (kt.is_int() && kt.size < 8)
+        kt = make_int(8, kt.is_signed); // keys are stored 64-bit wide
+      types.push_back(kt);
+    }
+    key = types.size() == 1 ? types[0] : make_tuple(types);
+  }
+  if (info.scalar && info.keyed) {
+    err(m.loc) << m.name << " used both with and without keys"
+               << " (a map is either scalar, @x, or keyed, @x[k])";
+    return;
+  }
+  if (!m.subscripted) {
+    m.key_type = Type{};
+    return;
+  }
+  if (info.key.is_none()) {
+    info.key = key;
+    changed_ = true;
+  } else {
+    Type c = common_type(info.key, key);
+    if (c.is_none()) {
+      auto list = [](const Type &t) {
+        std::string s = "[";
+        if (t.kind == TypeKind::Tuple) {
+          for (size_t i = 0; i < t.fields.size(); i++)
+            s += (i ? ", " : "") + type_str(*t.fields[i].type);
+        } else {
+          s += type_str(t);
+        }
+        return s + "]";
+      };
+      err(m.loc) << "Argument mismatch for " << m.name
+                 << ": trying to access with arguments: " << list(key)
+                 << " when map expects arguments: " << list(info.key);
+      return;
+    }
+    if (!same_type(c, info.key) || c.size != info.key.size) {
+      info.key = c;
+      changed_ = true;
+    }
+  }
+  m.key_type = info.key;
+}
+
+MapInfo &Semantic::whole_map(Map &m) {
+  MapInfo &info = map_info(m.name, m.loc);
+  read_maps_.insert(m.name);
+  m.key_type = info.key;
+  m.type = info.value;
+  return info;
+}
+
+Type Semantic::complete(const Type &t) const {
+  if (t.kind != TypeKind::CStruct || !t.fields.empty())
+    return t;
+  auto it = ctx_.c_types.records.find(t.name);
+  return it == ctx_.c_types.records.end() ? t : it->second;
+}
+
+void Semantic::update_map_value(Map &m, const Type &t, const Location &loc) {
+  MapInfo &info = map_info(m.name, m.loc);
+  info.assigned = true;
+  if (t.is_none())
+    return;
+  if (t.kind == TypeKind::Void) {
+    err(loc) << "Value of type void cannot be assigned to " << m.name;
+    return;
+  }
+  auto mismatch = [&] {
+    err(loc) << "Type mismatch for " << m.name
+             << ": trying to assign value of type '" << type_str(t)
+             << "' when map already contains a value of type '"
+             << type_str(info.value) << "'";
+  };
+  if (info.value.is_none()) {
+    info.value = t;
+    changed_ = true;
+  } else if (t.is_aggregation() || info.value.is_aggregation()) {
+    if (t.kind != info.value.kind) {
+      mismatch();
+      return;
+    }
+    if (!same_type(t, info.value)) {
+      if (t.kind == TypeKind::Hist || t.kind == TypeKind::LHist) {
+        err(loc) << m.name << " already holds a " << type_str(info.value)
+                 << " with other parameters";
+        return;
+      }
+      // sum/min/max/avg/stats of signed and unsigned: signed wins.
+      if (info.value.agg_signed != t.agg_signed && !info.value.agg_signed) {
+        info.value.agg_signed = true;
+        changed_ = true;
+      }
+    }
+  } else {
+    Type c = common_type(info.value, t);
+    if (c.is_none()) {
+      mismatch();
+      return;
+    }
+    if (!same_type(c, info.value) || c.size != info.value.size) {
+      info.value = c;
+      changed_ = true;
+    }
+  }
+  m.type = info.value;
+}
+
+bool run_semantic_analysis(ASTContext &ctx) {
+  Semantic s(ctx);
+  return s.run();
+}
+
+} // namespace ubtrace::ast

@@ -1,0 +1,676 @@
+// Semantic analysis of expressions other than calls.
+#include <cctype>
+#include <climits>
+#include <cstdlib>
+
+#include "ast/builtins.h"
+#include "ast/passes/semantic_internal.h"
+#include "ast/suggest.h"
+
+namespace ubtrace::ast {
+
+namespace {
+
+bool is_numeric(const std::string &s) {
+  if (s.empty())
+    return false;
+  size_t i = s[0] == '-' ? 1 : 0;
+  if (i == s.size())
+    return false;
+  if (s.size() > i + 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
+    for (size_t j = i + 2; j < s.size(); j++)
+      if (!std::isxdigit(static_cast<unsigned char>(s[j])))
+        return false;
+    return true;
+  }
+  for (size_t j = i; j < s.size(); j++)
+    if (!std::isdigit(static_cast<unsigned char>(s[j])))
+      return false;
+  return true;
+}
+
+// Integer-like values usable in conditions and arithmetic.
+bool is_scalar(const Type &t) {
+  return t.is_intlike() || t.kind == TypeKind::Pointer;
+}
+
+Type gpu_dim3() {
+  return make_record({"x", "y", "z"},
+                     {make_int(4, false), make_int(4, false), make_int(4, false)});
+}
+
+} // namespace
+
+void Semantic::visit(Integer &e) {
+  if (e.negative && e.value > static_cast<uint64_t>(INT64_MAX) + 1) {
+    err(e.loc) << "integer literal is too small: -" << e.value;
+    e.type = make_int(8, true);
+    return;
+  }
+  e.type = !e.negative && e.value > static_cast<uint64_t>(INT64_MAX)
+               ? make_int(8, false)
+               : make_int(8, true);
+}
+
+void Semantic::visit(Boolean &e) { e.type = make_bool(); }
+
+void Semantic::visit(String &e) {
+  e.type = make_string(static_cast<uint32_t>(e.value.size() + 1));
+}
+
+void Semantic::visit(PositionalParam &e) {
+  if (e.n < 1) {
+    err(e.loc) << "positional parameters start at $1";
+    e.type = make_int(8, true);
+    return;
+  }
+  bool given = e.n <= static_cast<int>(ctx_.positional.size());
+  const std::string value = given ? ctx_.positional[e.n - 1] : "";
+  if (e.as_string || (given && !is_numeric(value)))
+    e.type = make_string(static_cast<uint32_t>(value.size() + 1));
+  else
+    e.type = make_int(8, true);
+}
+
+void Semantic::visit(PositionalCount &e) { e.type = make_int(8, true); }
+
+void Semantic::visit(Identifier &e) {
+  const CTypes &c = ctx_.c_types;
+  if (auto b = lookup_builtin(e.name)) {
+    e.ident_kind = IdentKind::Builtin;
+    if (probe_ && !in_probe_set(b->probes)) {
+      err(e.loc) << "The " << e.name << " builtin can not be used in "
+                 << probe_kinds() << " probes";
+    }
+    const std::string &n = e.name;
+    if (n == "pid" || n == "tid" || n == "cpu" || n == "cpid" || n == "numaid" ||
+        n == "rand" || n == "smid" || n == "warpid" || n == "laneid")
+      e.type = make_int(4, false);
+    else if (n == "comm")
+      e.type = make_string(16);
+    else if (n == "uid" || n == "gid" || n == "nsecs" || n == "elapsed" ||
+             n == "cgroup" || n == "jiffies" || n == "ncpus" || n == "curtask" ||
+             n == "retval" || n == "ctx")
+      e.type = make_int(8, false);
+    else if (n == "usermode")
+      e.type = make_int(1, false);
+    else if (n == "kstack" || n == "ustack") {
+      e.type = make_simple(n == "ustack" ? TypeKind::UStack : TypeKind::KStack, 0);
+      e.type.stack_limit = 127;
+      e.type.stack_mode = 0;
+      e.type.size = 8 * (127 + 1);
+    } else if (n == "func") {
+      if (gpu_probe())
+        e.type = make_string(128);
+      else
+        e.type = make_simple(TypeKind::USym, 16);
+    } else if (n == "probe" || n == "__builtin_probe" || n == "__builtin_probetype")
+      e.type = make_string(128);
+    else if (n == "__builtin_arch")
+      e.type = make_string(8);
+    else if (n == "username")
+      e.type = make_simple(TypeKind::Username, 8);
+    else if (n == "threadIdx" || n == "blockIdx" || n == "blockDim" ||
+             n == "gridDim")
+      e.type = gpu_dim3();
+    else if (n == "args") {
+      err(e.loc) << "args needs the traced function's DWARF argument types,"
+                 << " which ubtrace does not read yet; use arg0..argN";
+      e.type = make_int(8, true);
+    } else if (builtin_arg_index(n, "arg") >= 0 || builtin_arg_index(n, "sarg") >= 0)
+      e.type = make_int(8, true);
+    else
+      e.type = make_int(8, false);
+    return;
+  }
+  if (auto it = c.enum_values.find(e.name); it != c.enum_values.end()) {
+    e.ident_kind = IdentKind::EnumValue;
+    e.enum_value = it->second.second;
+    e.type = make_int(8, true);
+    return;
+  }
+  if (e.name == "bpftrace" || e.name == "perf" || e.name == "raw") {
+    e.ident_kind = IdentKind::StackMode;
+    e.type = make_simple(TypeKind::StackMode);
+    return;
+  }
+  if (e.name == "monotonic" || e.name == "boot" || e.name == "tai" ||
+      e.name == "sw_tai" || e.name == "curr_ns" || e.name == "init") {
+    e.ident_kind = IdentKind::TimestampMode;
+    e.type = make_simple(TypeKind::TimestampMode);
+    return;
+  }
+  auto d = err(e.loc);
+  d << "Unknown identifier: '" << e.name << "'";
+  std::vector<std::string> names = builtin_names();
+  for (const auto &[n, v] : c.enum_values)
+    names.push_back(n);
+  std::string hint = did_you_mean(e.name, names);
+  if (!hint.empty())
+    d.hint(hint);
+  e.type = Type{};
+}
+
+void Semantic::visit(Variable &e) {
+  VarInfo *v = find_var(e.name);
+  if (!v) {
+    auto d = err(e.loc);
+    d << "Undefined or undeclared variable: " << e.name;
+    std::vector<std::string> names;
+    for (const auto &scope : scopes_)
+      for (const auto &[n, info] : scope)
+        names.push_back(n);
+    std::string hint = did_you_mean(e.name, names);
+    if (!hint.empty())
+      d.hint(hint);
+    e.type = Type{};
+    return;
+  }
+  e.type = v->type;
+}
+
+void Semantic::visit(Map &e) {
+  check_map_keys(e);
+  read_maps_.insert(e.name);
+  MapInfo &info = map_info(e.name, e.loc);
+  e.type = info.value;
+}
+
+void Semantic::visit(Binop &e) {
+  visit(e.left);
+  visit(e.right);
+  Type l = decay(e.left->type), r = decay(e.right->type);
+  e.type = Type{};
+  if (l.is_none() || r.is_none())
+    return;
+  const char *op = binop_str(e.op);
+
+  if (binop_is_logical(e.op)) {
+    if (!is_scalar(l) || !is_scalar(r)) {
+      err(e.loc) << "The " << op << " operator can not be used on expressions of types "
+                 << type_str(l) << ", " << type_str(r);
+      return;
+    }
+    e.type = make_bool();
+    return;
+  }
+
+  if (binop_is_comparison(e.op)) {
+    bool eq = e.op == BinOp::Eq || e.op == BinOp::Ne;
+    if (is_scalar(l) && is_scalar(r)) {
+      e.type = make_bool();
+      return;
+    }
+    if (eq && !common_type(l, r).is_none() &&
+        (l.kind == TypeKind::String || l.kind == TypeKind::Tuple ||
+         l.kind == TypeKind::Record || l.kind == TypeKind::Array ||
+         l.kind == TypeKind::Buffer || l.kind == TypeKind::Inet ||
+         l.kind == TypeKind::USym || l.kind == TypeKind::KSym)) {
+      e.type = make_bool();
+      return;
+    }
+    err(e.loc) << "Type mismatch for '" << op << "': comparing '" << type_str(l)
+               << "' with '" << type_str(r) << "'";
+    return;
+  }
+
+  // Arithmetic.
+  int64_t divisor;
+  if ((e.op == BinOp::Div || e.op == BinOp::Mod) && literal_int(e.right, divisor) &&
+      divisor == 0) {
+    err(e.loc) << "Division by zero";
+  }
+  bool lp = l.kind == TypeKind::Pointer, rp = r.kind == TypeKind::Pointer;
+  if (lp || rp) {
+    if (lp && rp && e.op == BinOp::Sub) {
+      e.type = make_int(8, true);
+      return;
+    }
+    if ((e.op == BinOp::Add && (lp != rp) && (l.is_intlike() || r.is_intlike())) ||
+        (e.op == BinOp::Sub && lp && r.is_intlike())) {
+      e.type = lp ? l : r;
+      return;
+    }
+    if (e.op == BinOp::BitAnd || e.op == BinOp::BitOr || e.op == BinOp::Shr ||
+        e.op == BinOp::Shl || e.op == BinOp::Mod || e.op == BinOp::Div ||
+        e.op == BinOp::Mul || e.op == BinOp::BitXor) {
+      // Pointer bit twiddling reads the address as an integer.
+      if ((lp || l.is_intlike()) && (rp || r.is_intlike())) {
+        e.type = make_int(8, false);
+        return;
+      }
+    }
+    err(e.loc) << "The " << op << " operator can not be used on expressions of types "
+               << type_str(l) << ", " << type_str(r);
+    return;
+  }
+  if (!l.is_intlike() || !r.is_intlike()) {
+    if (l.kind != r.kind || !l.is_intlike())
+      err(e.loc) << "Type mismatch for '" << op << "': comparing '" << type_str(l)
+                 << "' with '" << type_str(r) << "'";
+    else
+      err(e.loc) << "The " << op << " operator can not be used on expressions of types "
+                 << type_str(l) << ", " << type_str(r);
+    return;
+  }
+  if (l.kind == TypeKind::Boolean)
+    l = make_int(1, false);
+  if (r.kind == TypeKind::Boolean)
+    r = make_int(1, false);
+  // A literal takes the other side's type when it fits.
+  int64_t lit;
+  Type t;
+  if (literal_int(e.right, lit) && !literal_int(e.left, lit))
+    t = make_int(std::max<uint32_t>(l.size, 8), l.is_signed || lit < 0);
+  else if (literal_int(e.left, lit) && !literal_int(e.right, lit))
+    t = make_int(std::max<uint32_t>(r.size, 8), r.is_signed || lit < 0);
+  else
+    t = common_type(l, r);
+  if (t.is_none())
+    t = make_int(8, true);
+  t.name.clear();
+  if (e.op == BinOp::Sub)
+    t.is_signed = true;
+  // Arithmetic is done in 64 bits, as in bpftrace.
+  e.type = make_int(8, t.is_signed);
+}
+
+void Semantic::visit(Unop &e) {
+  visit(e.expr);
+  Type t = decay(e.expr->type);
+  e.type = Type{};
+  if (t.is_none())
+    return;
+  switch (e.op) {
+  case UnOp::Neg:
+    if (!t.is_intlike()) {
+      err(e.loc) << "The - operator can not be used on type " << type_str(t);
+      return;
+    }
+    e.type = make_int(8, true);
+    return;
+  case UnOp::LogNot:
+    if (!is_scalar(t)) {
+      err(e.loc) << "The ! operator can not be used on type " << type_str(t);
+      return;
+    }
+    e.type = make_bool();
+    return;
+  case UnOp::BitNot:
+    if (!t.is_intlike()) {
+      err(e.loc) << "The ~ operator can not be used on type " << type_str(t);
+      return;
+    }
+    e.type = t.is_int() ? t : make_int(1, false);
+    e.type.name.clear();
+    return;
+  case UnOp::Deref:
+    if (t.kind != TypeKind::Pointer) {
+      err(e.loc) << "Can not dereference type '" << type_str(t)
+                 << "': only pointers can be dereferenced";
+      return;
+    }
+    if (t.elem->kind == TypeKind::Void) {
+      err(e.loc) << "Can not dereference a void pointer: cast it first";
+      return;
+    }
+    e.type = complete(*t.elem);
+    return;
+  case UnOp::AddrOf:
+    if (!isa<Variable>(e.expr) && !isa<Map>(e.expr)) {
+      err(e.loc) << "The & operator can only take the address of a variable or map";
+      return;
+    }
+    e.type = make_pointer(t);
+    return;
+  case UnOp::PreInc:
+  case UnOp::PreDec:
+  case UnOp::PostInc:
+  case UnOp::PostDec: {
+    const char *op = (e.op == UnOp::PreInc || e.op == UnOp::PostInc) ? "++" : "--";
+    if (!isa<Variable>(e.expr) && !isa<Map>(e.expr)) {
+      err(e.loc) << "The " << op << " operator must be applied to a map or variable";
+      return;
+    }
+    if (!t.is_int() && t.kind != TypeKind::Pointer) {
+      err(e.loc) << "The " << op << " operator can not be used on type " << type_str(t);
+      return;
+    }
+    e.type = t;
+    return;
+  }
+  }
+}
+
+void Semantic::visit(Ternary &e) {
+  visit(e.cond);
+  visit(e.left);
+  visit(e.right);
+  Type c = decay(e.cond->type), l = decay(e.left->type), r = decay(e.right->type);
+  e.type = Type{};
+  if (!c.is_none() && !is_scalar(c))
+    err(e.cond->loc) << "Invalid condition in ternary: " << type_str(c);
+  if (l.is_none() || r.is_none())
+    return;
+  if (l.kind == TypeKind::Void && r.kind == TypeKind::Void) {
+    e.type = make_void();
+    return;
+  }
+  Type t = common_type(l, r);
+  if (t.is_none()) {
+    err(e.loc) << "Ternary operator branches have different types: '" << type_str(l)
+               << "' and '" << type_str(r) << "'";
+    return;
+  }
+  if (t.is_int())
+    t = make_int(8, t.is_signed);
+  e.type = t;
+}
+
+void Semantic::visit(FieldAccess &e) {
+  visit(e.expr);
+  Type t = e.expr->type;
+  e.type = Type{};
+  if (t.is_none())
+    return;
+  if (e.index >= 0) {
+    if (t.kind != TypeKind::Tuple) {
+      err(e.loc) << "Can not access index '" << e.index << "' on expression of type '"
+                 << type_str(t) << "'";
+      return;
+    }
+    if (e.index >= static_cast<int>(t.fields.size())) {
+      err(e.loc) << "Invalid tuple index: " << e.index << ". Found "
+                 << t.fields.size() << " elements in tuple.";
+      return;
+    }
+    e.type = *t.fields[e.index].type;
+    return;
+  }
+  // `.` and `->` both read through pointers.
+  while (t.kind == TypeKind::Pointer && t.elem)
+    t = *t.elem;
+  t = complete(t);
+  if (t.kind != TypeKind::CStruct && t.kind != TypeKind::Record) {
+    err(e.loc) << "Can not access field '" << e.field << "' on expression of type '"
+               << type_str(e.expr->type) << "'";
+    return;
+  }
+  if (t.kind == TypeKind::CStruct && t.fields.empty() && t.size == 0) {
+    err(e.loc) << "Can not access field '" << e.field << "' of " << t.name
+               << ": its definition is unknown (define it at the top of the script)";
+    return;
+  }
+  const Field *f = t.field(e.field);
+  if (!f) {
+    auto d = err(e.loc);
+    if (t.kind == TypeKind::Record)
+      d << "Record does not contain a field named '" << e.field << "'";
+    else
+      d << t.name << " does not contain a field named '" << e.field << "'";
+    std::vector<std::string> names;
+    for (const auto &x : t.fields)
+      names.push_back(x.name);
+    std::string hint = did_you_mean(e.field, names);
+    if (!hint.empty())
+      d.hint(hint);
+    return;
+  }
+  e.type = *f->type;
+}
+
+void Semantic::visit(ArrayAccess &e) {
+  visit(e.expr);
+  visit(e.index);
+  Type t = e.expr->type, i = decay(e.index->type);
+  e.type = Type{};
+  if (t.is_none() || i.is_none())
+    return;
+  int64_t idx = 0;
+  bool literal = literal_int(e.index, idx);
+  if (t.kind == TypeKind::Tuple) {
+    if (!literal) {
+      err(e.index->loc) << "Tuples can only be indexed with an integer literal";
+      return;
+    }
+    if (idx < 0 || idx >= static_cast<int64_t>(t.fields.size())) {
+      err(e.loc) << "Invalid tuple index: " << idx << ". Found " << t.fields.size()
+                 << " elements in tuple.";
+      return;
+    }
+    e.type = *t.fields[idx].type;
+    return;
+  }
+  if (!i.is_intlike()) {
+    err(e.index->loc) << "The array index operator [] only accepts integers, not "
+                      << type_str(i);
+    return;
+  }
+  if (t.kind == TypeKind::Array) {
+    if (literal && (idx < 0 || static_cast<uint64_t>(idx) >= t.count)) {
+      err(e.loc) << "the index " << idx << " is out of bounds for array of size "
+                 << t.count;
+      return;
+    }
+    e.type = *t.elem;
+    return;
+  }
+  if (t.kind == TypeKind::Pointer) {
+    if (t.elem->kind == TypeKind::Void) {
+      err(e.loc) << "Can not index a void pointer: cast it first";
+      return;
+    }
+    e.type = complete(*t.elem);
+    return;
+  }
+  if (t.kind == TypeKind::String) {
+    if (literal && (idx < 0 || static_cast<uint64_t>(idx) >= t.size)) {
+      err(e.loc) << "the index " << idx << " is out of bounds for string of size "
+                 << t.size;
+      return;
+    }
+    e.type = make_int(1, true);
+    return;
+  }
+  err(e.loc) << "The array index operator [] can not be used on expressions of type '"
+             << type_str(t) << "'";
+}
+
+void Semantic::visit(Cast &e) {
+  Type to = resolve_spec(e.spec, /*allow_unsized_array=*/true);
+  visit(e.expr);
+  Type from = decay(e.expr->type);
+  e.type = Type{};
+  if (to.is_none() || from.is_none())
+    return;
+  auto bad = [&] {
+    err(e.loc) << "Cannot cast from \"" << type_str(from) << "\" to \"" << type_str(to)
+               << "\"";
+  };
+  switch (to.kind) {
+  case TypeKind::Integer:
+  case TypeKind::Boolean:
+    if (from.is_intlike() || from.kind == TypeKind::Pointer) {
+      e.type = to;
+      return;
+    }
+    if (from.kind == TypeKind::Array && from.size == to.size && from.elem->is_intlike()) {
+      e.type = to;
+      return;
+    }
+    bad();
+    return;
+  case TypeKind::Pointer:
+    if (from.is_intlike() || from.kind == TypeKind::Pointer) {
+      e.type = to;
+      return;
+    }
+    bad();
+    return;
+  case TypeKind::Array: {
+    if (!to.elem->is_intlike()) {
+      bad();
+      return;
+    }
+    uint32_t from_size = from.is_intlike() ? from.size
+                         : from.kind == TypeKind::Array ? from.size
+                                                        : 0;
+    if (from_size == 0) {
+      bad();
+      return;
+    }
+    if (to.count == 0) {
+      if (from_size % to.elem->size != 0) {
+        err(e.loc) << "Cannot determine array size: the element size is "
+                   << to.elem->size << " and the cast value is " << from_size
+                   << " bytes";
+        return;
+      }
+      to = make_array(*to.elem, from_size / to.elem->size);
+    }
+    if (to.size != from_size) {
+      err(e.loc) << "Cannot cast from \"" << type_str(from) << "\" to \""
+                 << type_str(to) << "\": sizes differ (" << from_size << " and "
+                 << to.size << " bytes)";
+      return;
+    }
+    e.type = to;
+    return;
+  }
+  case TypeKind::String:
+    if (from.kind == TypeKind::String) {
+      e.type = to;
+      return;
+    }
+    bad();
+    return;
+  case TypeKind::Buffer:
+  case TypeKind::Inet:
+    if (from.kind == to.kind || from.kind == TypeKind::Array) {
+      e.type = to;
+      return;
+    }
+    bad();
+    return;
+  case TypeKind::CStruct:
+    err(e.loc) << "Cannot cast to " << to.name << ": cast to a pointer, "
+               << "e.g. (" << to.name << " *)";
+    return;
+  default:
+    bad();
+    return;
+  }
+}
+
+void Semantic::visit(Tuple &e) {
+  std::vector<Type> types;
+  bool ok = true;
+  for (auto &x : e.elems) {
+    visit(x);
+    Type t = decay(x->type);
+    if (t.kind == TypeKind::Void || t.is_aggregation()) {
+      err(x->loc) << "Value of type '" << type_str(t) << "' cannot be part of a tuple";
+      ok = false;
+    }
+    if (t.is_none())
+      ok = false;
+    if (t.is_int())
+      t = make_int(8, t.is_signed);
+    types.push_back(t);
+  }
+  e.type = ok ? make_tuple(types) : Type{};
+}
+
+void Semantic::visit(Record &e) {
+  std::vector<Type> types;
+  bool ok = true;
+  for (size_t i = 0; i < e.elems.size(); i++) {
+    for (size_t j = 0; j < i; j++)
+      if (e.names[i] == e.names[j]) {
+        err(e.name_locs[i]) << "Duplicate field name in record: " << e.names[i];
+        ok = false;
+      }
+    visit(e.elems[i]);
+    Type t = decay(e.elems[i]->type);
+    if (t.kind == TypeKind::Void || t.is_aggregation()) {
+      err(e.elems[i]->loc) << "Value of type '" << type_str(t)
+                           << "' cannot be part of a record";
+      ok = false;
+    }
+    if (t.is_none())
+      ok = false;
+    if (t.is_int())
+      t = make_int(8, t.is_signed);
+    types.push_back(t);
+  }
+  e.type = ok ? make_record(e.names, types) : Type{};
+}
+
+void Semantic::visit(BlockExpr &e) {
+  push_scope();
+  for (auto &s : e.block->stmts)
+    visit(s);
+  if (e.block->value) {
+    visit(e.block->value);
+    e.type = e.block->value->type;
+  } else {
+    e.type = make_void();
+  }
+  pop_scope();
+}
+
+void Semantic::visit(Sizeof &e) {
+  e.type = make_int(8, false);
+  Type t;
+  if (e.has_spec) {
+    t = resolve_spec(e.spec);
+  } else {
+    // sizeof(name): a bare name that is not a value names a type.
+    if (auto *id = dyn_cast<Identifier>(e.expr); id && !is_builtin_name(id->name) &&
+                                                 !ctx_.c_types.enum_values.count(id->name)) {
+      TypeSpec spec;
+      spec.loc = id->loc;
+      spec.base = TypeSpec::Base::Named;
+      spec.name = id->name;
+      t = resolve_spec(spec);
+    } else {
+      visit(e.expr);
+      t = decay(e.expr->type);
+    }
+  }
+  if (!t.is_none())
+    e.value = t.size;
+}
+
+void Semantic::visit(Offsetof &e) {
+  e.type = make_int(8, false);
+  Type t;
+  if (e.has_spec) {
+    t = resolve_spec(e.spec);
+  } else {
+    visit(e.expr);
+    t = e.expr->type;
+    while (t.kind == TypeKind::Pointer && t.elem)
+      t = *t.elem;
+  }
+  if (t.is_none())
+    return;
+  t = complete(t);
+  uint64_t offset = 0;
+  for (const auto &name : e.fields) {
+    if (t.kind != TypeKind::CStruct && t.kind != TypeKind::Record) {
+      err(e.loc) << "offsetof() needs a struct, not '" << type_str(t) << "'";
+      return;
+    }
+    const Field *f = t.field(name);
+    if (!f) {
+      err(e.loc) << "'" << type_str(t) << "' has no field named '" << name << "'";
+      return;
+    }
+    offset += f->offset;
+    t = complete(*f->type);
+  }
+  e.value = offset;
+}
+
+} // namespace ubtrace::ast

@@ -1,0 +1,125 @@
+// The semantic analyser: type resolution and checks, split by node family
+// over semantic_{exprs,calls,stmts}.cpp. Private to ast/passes.
+//
+// Map types are learnt from every use in the program, so the analysis runs
+// to a fixed point (a map read in one probe may be assigned in a later one);
+// diagnostics are kept only from the final run.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ast/context.h"
+#include "ast/visitor.h"
+
+namespace ubtrace::ast {
+
+struct VarInfo {
+  Type type;
+  Location loc;
+  bool declared = false; // `let`, possibly without a value yet
+  bool annotated = false; // `let $x: T`: the type is fixed
+};
+
+class Semantic : public Visitor<Semantic> {
+public:
+  explicit Semantic(ASTContext &ctx);
+  bool run();
+
+  using Visitor::visit;
+  void visit(Expr *&e); // #define substitution, then dispatch
+  void visit(ConfigAssign &) {} // checked by the config pass
+  // expressions (semantic_exprs.cpp)
+  void visit(Integer &e);
+  void visit(Boolean &e);
+  void visit(String &e);
+  void visit(PositionalParam &e);
+  void visit(PositionalCount &e);
+  void visit(Identifier &e);
+  void visit(Variable &e);
+  void visit(Map &e);
+  void visit(Binop &e);
+  void visit(Unop &e);
+  void visit(Ternary &e);
+  void visit(FieldAccess &e);
+  void visit(ArrayAccess &e);
+  void visit(Cast &e);
+  void visit(Tuple &e);
+  void visit(Record &e);
+  void visit(BlockExpr &e);
+  void visit(Sizeof &e);
+  void visit(Offsetof &e);
+  // calls (semantic_calls.cpp)
+  void visit(Call &e);
+  // statements (semantic_stmts.cpp)
+  void visit(ExprStmt &s);
+  void visit(AssignVar &s);
+  void visit(AssignMap &s);
+  void visit(VarDecl &s);
+  void visit(If &s);
+  void visit(Unroll &s);
+  void visit(While &s);
+  void visit(For &s);
+  void visit(Jump &s);
+  void visit(Block &b);
+  void visit(Probe &p);
+  void visit(Subprog &f);
+  void visit(MapDecl &m);
+
+  // ---- shared helpers ----
+  DiagBuilder err(const Location &loc);
+  DiagBuilder warn(const Location &loc);
+
+  // The integer an aggregation map reads as; other types unchanged.
+  static Type decay(const Type &t);
+  // Integer literal (possibly negated or cast) value, if `e` is one.
+  static bool literal_int(const Expr *e, int64_t &out);
+  // The type a TypeSpec names (reports unknown types).
+  Type resolve_spec(TypeSpec &spec, bool allow_unsized_array = false);
+
+  // Variables
+  VarInfo *find_var(const std::string &name);
+  void push_scope() { scopes_.emplace_back(); }
+  void pop_scope() { scopes_.pop_back(); }
+  void assign_var(Variable &v, const Type &t, const Location &loc,
+                  bool is_decl);
+
+  // Maps
+  MapInfo &map_info(const std::string &name, const Location &loc);
+  void check_map_keys(Map &m);
+  // A whole map as an argument (clear(@m), for ($kv : @m), ...).
+  MapInfo &whole_map(Map &m);
+  // A C struct whose definition was not known when the type was built
+  // (struct Foo { struct Foo *next; }) completed from the C definitions.
+  Type complete(const Type &t) const;
+  void update_map_value(Map &m, const Type &t, const Location &loc);
+
+  // Calls
+  bool check_arity(Call &c, size_t min, size_t max);
+  bool expect_map_arg(Call &c, size_t i, bool allow_keys = false);
+  bool expect_int_arg(Call &c, size_t i);
+  bool expect_string_literal(Call &c, size_t i, std::string &out);
+  bool expect_int_literal(Call &c, size_t i, int64_t &out);
+  void check_format(Call &c); // printf, errorf, system, cat, ...
+  void check_aggregation(Call &c);
+  bool gpu_probe() const;
+  bool in_probe_set(unsigned set) const { return (probe_set_ & ~set) == 0; }
+  std::string probe_kinds() const;
+
+  ASTContext &ctx_;
+  bool final_ = false;
+  bool changed_ = false;
+  Diagnostics sink_;
+  unsigned probe_set_ = 0;
+  Probe *probe_ = nullptr;
+  Subprog *func_ = nullptr;
+  int loop_depth_ = 0;
+  bool in_map_assign_ = false; // visiting the value of `@m = <call>`
+  std::vector<std::map<std::string, VarInfo>> scopes_;
+  std::set<std::string> read_maps_;
+  uint32_t max_strlen_ = 64;
+};
+
+} // namespace ubtrace::ast

@@ -1,0 +1,323 @@
+// Semantic analysis of statements, probes, functions and map declarations.
+#include <cstdlib>
+
+#include "ast/builtins.h"
+#include "ast/passes/attach_points.h"
+#include "ast/passes/semantic_internal.h"
+
+namespace ubtrace::ast {
+
+namespace {
+bool is_condition(const Type &t) {
+  return t.is_intlike() || t.kind == TypeKind::Pointer;
+}
+} // namespace
+
+void Semantic::visit(Expr *&e) {
+  // #define NAME VALUE: NAME reads as the literal VALUE.
+  if (auto *id = dyn_cast<Identifier>(e)) {
+    auto it = ctx_.c_types.defines.find(id->name);
+    if (it != ctx_.c_types.defines.end()) {
+      const std::string &v = it->second;
+      if (v.size() >= 2 && v.front() == '"' && v.back() == '"') {
+        e = ctx_.make<String>(id->loc, v.substr(1, v.size() - 2));
+      } else {
+        char *end = nullptr;
+        long long n = std::strtoll(v.c_str(), &end, 0);
+        if (end && *end == '\0' && !v.empty())
+          e = ctx_.make<Integer>(id->loc, static_cast<uint64_t>(n < 0 ? -n : n),
+                                 n < 0);
+      }
+    }
+  }
+  Visitor::visit(e);
+}
+
+void Semantic::visit(ExprStmt &s) {
+  visit(s.expr);
+  if (auto *c = dyn_cast<Call>(s.expr); c && c->type.is_aggregation())
+    err(c->loc) << c->name << "() should be directly assigned to a map";
+}
+
+void Semantic::visit(AssignVar &s) {
+  visit(s.value);
+  Type t = decay(s.value->type);
+  if (t.is_int())
+    t = make_int(8, t.is_signed);
+  assign_var(*s.var, t, s.loc, false);
+}
+
+void Semantic::visit(AssignMap &s) {
+  check_map_keys(*s.map);
+  auto *call = dyn_cast<Call>(s.value);
+  in_map_assign_ = call != nullptr;
+  visit(s.value);
+  in_map_assign_ = false;
+  Type t = s.value->type;
+  if (!t.is_aggregation())
+    t = decay(t);
+  if (t.is_int())
+    t = make_int(8, t.is_signed);
+  // @x = @y where @y is count(): the value is a plain integer.
+  update_map_value(*s.map, t, s.map->loc);
+}
+
+void Semantic::visit(VarDecl &s) {
+  if (scopes_.back().count(s.var->name)) {
+    err(s.loc) << "Variable " << s.var->name << " was already declared in this scope";
+    return;
+  }
+  if (find_var(s.var->name)) {
+    err(s.loc) << "Variable " << s.var->name
+               << " is already declared in an outer scope";
+    return;
+  }
+  Type declared;
+  if (s.has_spec) {
+    declared = resolve_spec(s.spec);
+    if (declared.is_none())
+      return;
+    if (declared.kind == TypeKind::Void) {
+      err(s.loc) << "Invalid variable declaration type: void";
+      return;
+    }
+  }
+  Type init;
+  if (s.init) {
+    visit(s.init);
+    init = decay(s.init->type);
+    if (init.is_int() && !s.has_spec)
+      init = make_int(8, init.is_signed);
+  }
+  if (s.has_spec && s.init && !init.is_none()) {
+    int64_t lit;
+    bool literal = literal_int(s.init, lit);
+    bool ok = !common_type(declared, init).is_none() ||
+              (declared.kind == TypeKind::String && init.kind == TypeKind::String);
+    if (ok && literal && declared.is_int()) {
+      // A literal must fit the declared integer.
+      bool fits = declared.is_signed
+                      ? (declared.size >= 8 ||
+                         (lit >= -(int64_t(1) << (8 * declared.size - 1)) &&
+                          lit < (int64_t(1) << (8 * declared.size - 1))))
+                      : (lit >= 0 && (declared.size >= 8 ||
+                                      lit < (int64_t(1) << (8 * declared.size))));
+      if (!fits) {
+        err(s.init->loc) << "Type mismatch for " << s.var->name << ": the literal "
+                         << lit << " does not fit in " << type_str(declared);
+        return;
+      }
+    }
+    if (!ok) {
+      err(s.loc) << "Type mismatch for " << s.var->name
+                 << ": trying to assign value of type '" << type_str(init)
+                 << "' when variable is declared as '" << type_str(declared) << "'";
+      return;
+    }
+  }
+  VarInfo info;
+  info.type = s.has_spec ? declared : init;
+  if (!s.has_spec && !s.init)
+    info.type = Type{};
+  info.loc = s.loc;
+  info.declared = true;
+  info.annotated = s.has_spec;
+  scopes_.back()[s.var->name] = info;
+  s.var->type = info.type;
+}
+
+void Semantic::visit(If &s) {
+  visit(s.cond);
+  Type c = decay(s.cond->type);
+  if (!c.is_none() && !is_condition(c))
+    err(s.cond->loc) << "Invalid condition in if(): " << type_str(c);
+  push_scope();
+  visit(*s.then_block);
+  pop_scope();
+  if (s.else_block) {
+    push_scope();
+    visit(*s.else_block);
+    pop_scope();
+  }
+}
+
+void Semantic::visit(Unroll &s) {
+  visit(s.count);
+  int64_t n = 0;
+  if (!literal_int(s.count, n)) {
+    err(s.loc) << "unroll() takes an integer literal";
+    return;
+  }
+  if (n > 100) {
+    err(s.loc) << "unroll maximum value is 100";
+    return;
+  }
+  if (n < 1) {
+    err(s.loc) << "unroll minimum value is 1";
+    return;
+  }
+  s.times = n;
+  push_scope();
+  visit(*s.body);
+  pop_scope();
+}
+
+void Semantic::visit(While &s) {
+  visit(s.cond);
+  Type c = decay(s.cond->type);
+  if (!c.is_none() && !is_condition(c))
+    err(s.cond->loc) << "Invalid condition in while(): " << type_str(c);
+  loop_depth_++;
+  push_scope();
+  visit(*s.body);
+  pop_scope();
+  loop_depth_--;
+}
+
+void Semantic::visit(For &s) {
+  Type var_type;
+  if (s.map) {
+    if (s.map->subscripted) {
+      err(s.map->loc) << "for loops iterate over a whole map: use " << s.map->name;
+      return;
+    }
+    MapInfo &info = whole_map(*s.map);
+    if (info.scalar) {
+      err(s.map->loc) << "for loops need a keyed map; " << s.map->name
+                      << " has no keys";
+      return;
+    }
+    Type value = info.value;
+    if (value.kind == TypeKind::Hist || value.kind == TypeKind::LHist ||
+        value.kind == TypeKind::Stats) {
+      err(s.map->loc) << "for loops can not iterate over a map of "
+                      << type_str(value);
+      return;
+    }
+    if (!info.key.is_none() && !value.is_none())
+      var_type = make_tuple({info.key, decay(value)});
+  } else {
+    visit(s.start);
+    visit(s.end);
+    for (Expr *e : {s.start, s.end}) {
+      Type t = decay(e->type);
+      if (!t.is_none() && !t.is_intlike())
+        err(e->loc) << "for loop ranges take integers, not " << type_str(t);
+    }
+    var_type = make_int(8, true);
+  }
+  loop_depth_++;
+  push_scope();
+  scopes_.back()[s.var->name] = VarInfo{var_type, s.var->loc, true, false};
+  s.var->type = var_type;
+  visit(*s.body);
+  pop_scope();
+  loop_depth_--;
+}
+
+void Semantic::visit(Jump &s) {
+  switch (s.jump) {
+  case JumpKind::Break:
+  case JumpKind::Continue:
+    if (loop_depth_ == 0)
+      err(s.loc) << (s.jump == JumpKind::Break ? "break" : "continue")
+                 << " used outside of a loop";
+    return;
+  case JumpKind::Return:
+    visit(s.value);
+    if (func_) {
+      Type want = resolve_spec(func_->ret);
+      if (want.kind == TypeKind::Void && s.value)
+        err(s.loc) << "Function " << func_->name << " returns void, but a value is returned";
+      else if (want.kind != TypeKind::Void && !s.value)
+        err(s.loc) << "Function " << func_->name << " must return a value of type "
+                   << type_str(want);
+      else if (s.value && !s.value->type.is_none() && !want.is_none() &&
+               common_type(want, decay(s.value->type)).is_none())
+        err(s.loc) << "Function " << func_->name << " returns " << type_str(want)
+                   << ", not " << type_str(s.value->type);
+      return;
+    }
+    if (s.value)
+      err(s.loc) << "Probes can not return a value";
+    return;
+  }
+}
+
+void Semantic::visit(Block &b) {
+  for (auto &s : b.stmts)
+    visit(s);
+  if (b.value)
+    visit(b.value);
+}
+
+void Semantic::visit(Probe &p) {
+  probe_ = &p;
+  probe_set_ = 0;
+  for (auto *ap : p.attach_points)
+    probe_set_ |= probe_set_of(ap->provider);
+  if ((probe_set_ & PS_GPU_ANY) && (probe_set_ & ~PS_GPU_ANY))
+    err(p.loc) << "a probe can not mix GPU (kernel, kernelret) and host attach points";
+  scopes_.clear();
+  push_scope();
+  loop_depth_ = 0;
+  if (p.pred) {
+    visit(p.pred);
+    Type c = decay(p.pred->type);
+    if (!c.is_none() && !is_condition(c))
+      err(p.pred->loc) << "Invalid type for predicate: " << type_str(c);
+  }
+  visit(*p.body);
+  pop_scope();
+  probe_ = nullptr;
+  probe_set_ = 0;
+}
+
+void Semantic::visit(Subprog &f) {
+  func_ = &f;
+  scopes_.clear();
+  push_scope();
+  probe_set_ = PS_CLI | PS_USER;
+  for (auto &param : f.params) {
+    Type t = resolve_spec(param.spec);
+    scopes_.back()[param.var->name] = VarInfo{t, param.var->loc, true, true};
+    param.var->type = t;
+  }
+  resolve_spec(f.ret);
+  visit(*f.body);
+  pop_scope();
+  func_ = nullptr;
+  probe_set_ = 0;
+}
+
+void Semantic::visit(MapDecl &d) {
+  auto *call = dyn_cast<Call>(d.init);
+  static const char *kinds[] = {"hash", "lruhash", "percpuhash", "percpulruhash",
+                                "percpuarray"};
+  bool known = false;
+  if (call)
+    for (const char *k : kinds)
+      known |= call->name == k;
+  if (!call || !known) {
+    err(d.init->loc) << "map declarations take one of hash, lruhash, percpuhash, "
+                        "percpulruhash or percpuarray, e.g. let "
+                     << d.name << " = hash(100);";
+    return;
+  }
+  int64_t n = 0;
+  if (call->args.size() != 1 || !literal_int(call->args[0], n) || n <= 0) {
+    err(call->loc) << call->name << "() takes the maximum number of entries, a "
+                                    "positive integer literal";
+    return;
+  }
+  d.map_kind = call->name;
+  d.max_entries = static_cast<uint64_t>(n);
+  for (auto *other : ctx_.root->map_decls)
+    if (other != &d && other->name == d.name && other->loc.begin.line < d.loc.begin.line)
+      err(d.loc) << "map " << d.name << " is declared more than once";
+  MapInfo &info = map_info(d.name, d.loc);
+  info.decl_kind = d.map_kind;
+  info.max_entries = d.max_entries;
+}
+
+} // namespace ubtrace::ast

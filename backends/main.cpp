@@ -1,0 +1,65 @@
+// The ubtrace CLI: reads a script, runs the front end (parse, passes), and
+// hands the compiled bundle to the backends.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+#include "ast/context.h"
+#include "ast/pass_manager.h"
+#include "ast/printer.h"
+#include "backends/options.h"
+#include "parser/driver.h"
+
+namespace {
+
+using namespace ubtrace;
+
+bool wants(const cli::Options &o, const char *stage) {
+  for (const auto &s : o.debug_stages)
+    if (s == stage || s == "all")
+      return true;
+  return false;
+}
+
+int run(const cli::Options &opts) {
+  ast::ASTContext ctx(opts.program_name, opts.program);
+  ctx.positional = opts.positional;
+  ctx.unsafe = opts.unsafe;
+
+  bool ok = parser::parse(ctx);
+  if (ok && wants(opts, "ast"))
+    ast::print_ast(std::cout, *ctx.root, false);
+  if (ok)
+    ok = ast::run_passes(ctx, ast::semantic_passes());
+  ctx.diags().emit(std::cerr, !opts.no_warnings);
+  if (!ok)
+    return 1;
+  if (wants(opts, "types"))
+    ast::print_ast(std::cout, *ctx.root, true);
+  if (opts.dry_run)
+    return 0;
+  std::cerr << "ERROR: running programs is not implemented yet; use --dry-run"
+            << std::endl;
+  return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string error;
+  auto opts = cli::parse_options(argc, argv, error);
+  if (!opts) {
+    std::cerr << "ERROR: " << error << "\n\n" << cli::usage_text();
+    return 1;
+  }
+  if (opts->help) {
+    std::cout << cli::usage_text();
+    return 0;
+  }
+  if (opts->version) {
+    std::cout << "ubtrace v" UBTRACE_VERSION << std::endl;
+    return 0;
+  }
+  return run(*opts);
+}

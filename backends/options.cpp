@@ -1,0 +1,216 @@
+#include "backends/options.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace ubtrace::cli {
+
+const char *usage_text() {
+  return R"(USAGE:
+    ubtrace [options] FILE [ARGS...]
+    ubtrace [options] - [ARGS...]        (program from standard input)
+    ubtrace [options] -e 'PROGRAM' [ARGS...]
+
+OPTIONS:
+    -e PROGRAM          run this program
+    -c CMD              run CMD with ubtrace's agent and trace it
+    -p PID              trace the running process PID
+    -l [PATTERN]        list probes matching PATTERN (uprobe, usdt, kernel)
+    -f FORMAT           output format: text (default) or json
+    -o FILE             write the output to FILE
+    -q                  quiet: no "Attached N probes" message
+    -B MODE             output buffering: line, full or none
+    -d STAGE            dump a stage: ast, types, ir, bpf, all (comma list)
+    -v                  verbose messages
+    -I DIR              add DIR to the C include search path
+    --include FILE      add #include FILE before the program
+    --dry-run           check and compile the program, run nothing
+    --emit-elf FILE     write the BPF object to FILE
+    --unsafe            allow system(), signal() and other unsafe functions
+    --no-warnings       do not print warnings
+    --info              print the build and the backends available here
+    -h, --help          show this help
+    -V, --version       print the version
+
+Positional parameters ($1, $2, ...) follow the program; $# is their count.
+)";
+}
+
+static bool read_file(const std::string &path, std::string &out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+std::optional<Options> parse_options(int argc, char **argv,
+                                     std::string &error) {
+  Options o;
+  bool have_program = false;
+  bool after_dashdash = false;
+  std::vector<std::string> rest;
+
+  auto need = [&](int &i, const char *flag) -> const char * {
+    if (i + 1 >= argc) {
+      error = std::string("option ") + flag + " requires an argument";
+      return nullptr;
+    }
+    return argv[++i];
+  };
+
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    if (after_dashdash || a == "-" || a.empty() || a[0] != '-') {
+      rest.push_back(a);
+      continue;
+    }
+    if (a == "--") {
+      after_dashdash = true;
+      continue;
+    }
+    if (a == "-e") {
+      const char *v = need(i, "-e");
+      if (!v)
+        return std::nullopt;
+      o.program = v;
+      o.program_name = "stdin";
+      have_program = true;
+    } else if (a == "-c") {
+      const char *v = need(i, "-c");
+      if (!v)
+        return std::nullopt;
+      o.command = v;
+    } else if (a == "-p") {
+      const char *v = need(i, "-p");
+      if (!v)
+        return std::nullopt;
+      char *end = nullptr;
+      long pid = std::strtol(v, &end, 10);
+      if (*end || pid <= 0) {
+        error = std::string("invalid PID: ") + v;
+        return std::nullopt;
+      }
+      o.pid = static_cast<int>(pid);
+    } else if (a == "-l") {
+      o.list = true;
+      if (i + 1 < argc && argv[i + 1][0] != '-')
+        o.list_pattern = argv[++i];
+    } else if (a == "-f") {
+      const char *v = need(i, "-f");
+      if (!v)
+        return std::nullopt;
+      o.output_format = v;
+      if (o.output_format != "text" && o.output_format != "json") {
+        error = "invalid output format '" + o.output_format +
+                "': use text or json";
+        return std::nullopt;
+      }
+    } else if (a == "-o") {
+      const char *v = need(i, "-o");
+      if (!v)
+        return std::nullopt;
+      o.output_file = v;
+    } else if (a == "-B") {
+      const char *v = need(i, "-B");
+      if (!v)
+        return std::nullopt;
+      o.buffering = v;
+      if (o.buffering != "line" && o.buffering != "full" &&
+          o.buffering != "none") {
+        error = "invalid buffering mode '" + o.buffering +
+                "': use line, full or none";
+        return std::nullopt;
+      }
+    } else if (a == "-d" || a == "--debug") {
+      const char *v = need(i, a.c_str());
+      if (!v)
+        return std::nullopt;
+      std::stringstream ss(v);
+      std::string stage;
+      while (std::getline(ss, stage, ',')) {
+        if (stage != "ast" && stage != "types" && stage != "ir" &&
+            stage != "bpf" && stage != "all") {
+          error = "invalid debug stage '" + stage +
+                  "': use ast, types, ir, bpf or all";
+          return std::nullopt;
+        }
+        o.debug_stages.push_back(stage);
+      }
+    } else if (a == "-I") {
+      const char *v = need(i, "-I");
+      if (!v)
+        return std::nullopt;
+      o.include_dirs.push_back(v);
+    } else if (a.rfind("-I", 0) == 0) {
+      o.include_dirs.push_back(a.substr(2));
+    } else if (a == "--include") {
+      const char *v = need(i, "--include");
+      if (!v)
+        return std::nullopt;
+      o.include_files.push_back(v);
+    } else if (a == "--emit-elf") {
+      const char *v = need(i, "--emit-elf");
+      if (!v)
+        return std::nullopt;
+      o.emit_elf = v;
+    } else if (a == "-q") {
+      o.quiet = true;
+    } else if (a == "-v") {
+      o.verbose++;
+    } else if (a == "--dry-run") {
+      o.dry_run = true;
+    } else if (a == "--unsafe") {
+      o.unsafe = true;
+    } else if (a == "--no-warnings") {
+      o.no_warnings = true;
+    } else if (a == "--info") {
+      o.info = true;
+    } else if (a == "-h" || a == "--help") {
+      o.help = true;
+    } else if (a == "-V" || a == "--version") {
+      o.version = true;
+    } else if (a == "-k" || a == "-kk" || a == "--usdt-file-activation") {
+      // bpftrace spellings that change nothing here.
+    } else {
+      error = "unknown option: " + a;
+      return std::nullopt;
+    }
+  }
+
+  if (o.help || o.version || o.info)
+    return o;
+
+  size_t next = 0;
+  if (!have_program && !o.list) {
+    if (rest.empty()) {
+      error = "no program given: use -e 'PROGRAM', a FILE, or - for stdin";
+      return std::nullopt;
+    }
+    const std::string &file = rest[next++];
+    if (file == "-") {
+      std::ostringstream ss;
+      ss << std::cin.rdbuf();
+      o.program = ss.str();
+      o.program_name = "stdin";
+    } else {
+      if (!read_file(file, o.program)) {
+        error = "cannot read " + file + ": " + std::strerror(errno);
+        return std::nullopt;
+      }
+      o.program_name = file;
+    }
+  }
+  if (o.list && !have_program && next < rest.size() && o.list_pattern.empty())
+    o.list_pattern = rest[next++];
+  for (; next < rest.size(); next++)
+    o.positional.push_back(rest[next]);
+  return o;
+}
+
+} // namespace ubtrace::cli

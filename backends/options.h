@@ -1,0 +1,40 @@
+// Command-line options of the ubtrace CLI (bpftrace-compatible spellings).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ubtrace::cli {
+
+struct Options {
+  std::string program;          // script text
+  std::string program_name;     // "stdin" for -e, else the file name
+  std::vector<std::string> positional;
+  std::string output_format = "text"; // -f
+  std::string output_file;            // -o
+  std::string command;                // -c
+  int pid = 0;                        // -p
+  bool list = false;                  // -l
+  std::string list_pattern;
+  bool dry_run = false;
+  std::vector<std::string> debug_stages; // -d ast,types,ir,bpf
+  std::string emit_elf;                  // --emit-elf FILE
+  bool quiet = false;                    // -q
+  bool unsafe = false;                   // --unsafe
+  bool no_warnings = false;
+  int verbose = 0;
+  bool help = false;
+  bool version = false;
+  bool info = false;
+  std::string buffering; // -B line|full|none
+  std::vector<std::string> include_dirs;
+  std::vector<std::string> include_files;
+};
+
+// Parses argv. On a usage error returns nullopt and sets `error`.
+std::optional<Options> parse_options(int argc, char **argv, std::string &error);
+
+const char *usage_text();
+
+} // namespace ubtrace::cli
