@@ -83,6 +83,7 @@ uint32_t type_alignment(const Type &t) {
   case TypeKind::CgroupPath:
   case TypeKind::StrError:
   case TypeKind::Username:
+  case TypeKind::ProbeName:
   case TypeKind::Count:
   case TypeKind::Sum:
   case TypeKind::Min:
@@ -175,6 +176,7 @@ bool same_type(const Type &a, const Type &b) {
   case TypeKind::CgroupPath:
   case TypeKind::StrError:
   case TypeKind::Username:
+  case TypeKind::ProbeName:
   case TypeKind::Count:
   case TypeKind::StackMode:
   case TypeKind::TimestampMode:
@@ -238,6 +240,8 @@ std::string type_str(const Type &t) {
     return "strerror_t";
   case TypeKind::Username:
     return "username";
+  case TypeKind::ProbeName:
+    return "probe";
   case TypeKind::Count:
     return "count_t";
   case TypeKind::Sum:
@@ -319,6 +323,7 @@ Type common_type(const Type &a, const Type &b) {
   case TypeKind::CgroupPath:
   case TypeKind::StrError:
   case TypeKind::Username:
+  case TypeKind::ProbeName:
   case TypeKind::Count:
   case TypeKind::Sum:
   case TypeKind::Min:

@@ -31,6 +31,7 @@ enum class TypeKind : uint8_t {
   CgroupPath,
   StrError,  // strerror()
   Username,
+  ProbeName, // `probe`: an id of the probe that fired, printed as its name
   // Aggregations: the value types of maps assigned count(), sum(), ...
   Count,
   Sum,

@@ -104,7 +104,9 @@ void Semantic::visit(Identifier &e) {
         e.type = make_string(128);
       else
         e.type = make_simple(TypeKind::USym, 16);
-    } else if (n == "probe" || n == "__builtin_probe" || n == "__builtin_probetype")
+    } else if (n == "probe")
+      e.type = make_simple(TypeKind::ProbeName, 8);
+    else if (n == "__builtin_probe" || n == "__builtin_probetype")
       e.type = make_string(128);
     else if (n == "__builtin_arch")
       e.type = make_string(8);
