@@ -24,8 +24,8 @@ struct ValueType {
     Tuple,     // fields, unnamed, printed "(a, b)"
     Record,    // fields, named, printed "{ .a = 1, .b = 2 }"
     Struct,    // a C struct: fields, named, type_name "struct foo"
-    UStack,    // u64 nr, then up to stack_limit u64 addresses; pid in stack_pid
-    KStack,    // same layout as UStack
+    UStack,    // u64 nr, then stack_limit u64 addresses, then u64 pid
+    KStack,    // u64 nr, then stack_limit u64 addresses
     USym,      // u64 address + u64 pid (usym(), func in uprobes)
     KSym,      // u64 address
     Inet,      // u64 af, then 16 bytes of address (ntop())
@@ -86,10 +86,21 @@ enum class MapKind : uint8_t {
   PerCpuLruHash, // both
   Array,         // scalar maps (no key) and small fixed arrays
   PerCpuArray,   // scalar aggregations
+  RingBuf,       // the event ring buffer
+};
+
+// What a map of the BPF object is for.
+enum class MapRole : uint8_t {
+  User,    // a map of the script (@x)
+  Events,  // the event ring buffer (abi::kEventsMap)
+  Scratch, // per-slot scratch bytes for building events (abi::kScratchMap)
+  Globals, // abi::Globals (abi::kGlobalsMap)
 };
 
 struct MapSpec {
-  std::string name; // "@x", "@" for the anonymous map
+  std::string name; // "@x", "@" for the anonymous map; the object's map
+                    // name for internal maps
+  MapRole role = MapRole::User;
   MapKind kind = MapKind::Hash;
   AggKind agg = AggKind::None;
   ValueType key;    // Kind::None for scalar maps
@@ -97,14 +108,15 @@ struct MapSpec {
   uint32_t key_size = 0;
   uint32_t value_size = 0; // bytes of one slot
   uint32_t max_entries = 0;
+  std::string object_name; // the map's name in the BPF object
   // hist(n, bits)
   uint32_t hist_bits = 0;
   // lhist(n, min, max, step)
   int64_t lhist_min = 0, lhist_max = 0, lhist_step = 0;
 
   template <class Archive> void serialize(Archive &ar) {
-    ar(name, kind, agg, key, value, key_size, value_size, max_entries,
-       hist_bits, lhist_min, lhist_max, lhist_step);
+    ar(name, role, kind, agg, key, value, key_size, value_size, max_entries,
+       hist_bits, lhist_min, lhist_max, lhist_step, object_name);
   }
 };
 
@@ -145,18 +157,22 @@ struct ProbeSpec {
 
 struct Bundle {
   std::vector<uint8_t> object; // the BPF ELF object
+  // Every map of the object: the script's (role User, id = index, as
+  // events name them) and the internal ones.
   std::vector<MapSpec> maps;
   std::vector<FormatSpec> printf_formats;
   std::vector<FormatSpec> system_formats;
   std::vector<FormatSpec> cat_formats;
   std::vector<std::string> time_formats;
+  std::vector<ValueType> print_types;       // print(value)
+  std::vector<std::string> join_separators; // join(ptr, sep)
   std::vector<ProbeSpec> probes;
   std::vector<std::string> positional_params;
   std::map<std::string, std::string> config;
 
   template <class Archive> void serialize(Archive &ar) {
     ar(object, maps, printf_formats, system_formats, cat_formats, time_formats,
-       probes, positional_params, config);
+       print_types, join_separators, probes, positional_params, config);
   }
 };
 

@@ -535,7 +535,8 @@ void Semantic::visit(Call &c) {
     c.type = make_simple(n == "ustack" ? TypeKind::UStack : TypeKind::KStack, 0);
     c.type.stack_mode = mode;
     c.type.stack_limit = static_cast<uint32_t>(limit);
-    c.type.size = static_cast<uint32_t>(8 * (limit + 1));
+    // nr, frames, and for user stacks the pid (symbolised later by pid).
+    c.type.size = static_cast<uint32_t>(8 * (limit + (n == "ustack" ? 2 : 1)));
     return;
   }
   if (n == "usym" || n == "ksym") {

@@ -1,0 +1,113 @@
+// The ABI between generated BPF programs and the runtimes that run them:
+// the probe context, the events programs send, the internal maps, and the
+// helper ids ubtrace adds to the kernel's. Codegen writes against it; the
+// CLI runtime, the in-target agent and the GPU lifter implement it.
+#pragma once
+
+#include <cstdint>
+
+namespace ubtrace::abi {
+
+// ---- Probe context (the program's r1) ----
+//
+// Host probes (uprobe, uretprobe, usdt, and begin/end/interval in the CLI)
+// get the x86-64 kernel pt_regs layout first, so code written for kernel
+// uprobes reads arguments at the same offsets, then ubtrace's own fields.
+enum PtRegs : uint32_t {
+  kR15 = 0, kR14 = 8, kR13 = 16, kR12 = 24, kRbp = 32, kRbx = 40, kR11 = 48,
+  kR10 = 56, kR9 = 64, kR8 = 72, kRax = 80, kRcx = 88, kRdx = 96, kRsi = 104,
+  kRdi = 112, kOrigRax = 120, kRip = 128, kCs = 136, kEflags = 144, kRsp = 152,
+  kSs = 160,
+  kPtRegsSize = 168,
+};
+
+struct PtRegsLayout {
+  uint64_t r15, r14, r13, r12, rbp, rbx, r11, r10, r9, r8, rax, rcx, rdx, rsi,
+      rdi, orig_rax, rip, cs, eflags, rsp, ss;
+};
+static_assert(sizeof(PtRegsLayout) == kPtRegsSize);
+
+struct HostProbeCtx {
+  PtRegsLayout regs;
+  uint64_t probe_id; // index in Bundle::probe_names of the probe that fired
+  uint64_t func_ip;  // address of the probed function (`func`)
+};
+enum HostCtx : uint32_t {
+  kCtxProbeId = kPtRegsSize,
+  kCtxFuncIp = kPtRegsSize + 8,
+  kHostCtxSize = kPtRegsSize + 16,
+};
+static_assert(sizeof(HostProbeCtx) == kHostCtxSize);
+
+// Function arguments in registers (System V x86-64), arg0..arg5.
+inline constexpr uint32_t kArgRegs[6] = {kRdi, kRsi, kRdx, kRcx, kR8, kR9};
+
+// GPU probes get runtime/gpu/probe_abi.h's context block:
+//   u64 kernel_id, u32 arg_count, u32 site, u64 args[].
+enum GpuCtx : uint32_t {
+  kGpuCtxKernelId = 0,
+  kGpuCtxArgCount = 8,
+  kGpuCtxSite = 12,
+  kGpuCtxArgs = 16,
+};
+
+// ---- Helpers ----
+// Kernel helper ids keep their numbers (<linux/bpf.h>). ubtrace's own, for
+// what has no kernel helper, live above the kernel's range.
+enum Helper : int32_t {
+  // GPU special registers (the lifter turns these into NVPTX intrinsics).
+  kHelperGpuThreadIdxX = 10001,
+  kHelperGpuThreadIdxY,
+  kHelperGpuThreadIdxZ,
+  kHelperGpuBlockIdxX,
+  kHelperGpuBlockIdxY,
+  kHelperGpuBlockIdxZ,
+  kHelperGpuBlockDimX,
+  kHelperGpuBlockDimY,
+  kHelperGpuBlockDimZ,
+  kHelperGpuGridDimX,
+  kHelperGpuGridDimY,
+  kHelperGpuGridDimZ,
+  kHelperGpuSmId,
+  kHelperGpuWarpId,
+  kHelperGpuLaneId,
+  kHelperGpuGlobalTimer,
+};
+
+// ---- Events (sent through the events ring buffer) ----
+enum class EventType : uint64_t {
+  Printf = 1,     // id = printf format; then the arguments
+  Exit = 2,       // id = exit code
+  PrintMap = 3,   // id = map; then u64 top, u64 div
+  ClearMap = 4,   // id = map
+  ZeroMap = 5,    // id = map
+  Time = 6,       // id = time format
+  PrintValue = 7, // id = print type; then the value
+  Join = 8,       // id = join separator; then u64 count, strings
+  System = 9,     // id = system format; then the arguments
+  Cat = 10,       // id = cat format; then the arguments
+  Errorf = 11,    // id = printf format (error message)
+  Warnf = 12,     // id = printf format (warning message)
+  Signal = 13,    // id = signal number: send it to the current thread's process
+};
+
+struct EventHeader {
+  uint64_t type; // EventType
+  uint64_t id;
+};
+
+// Join: up to kJoinMaxArgs strings of kJoinArgSize bytes each.
+inline constexpr uint32_t kJoinMaxArgs = 16;
+
+// ---- Internal maps (besides the script's) ----
+// Names in the BPF object; MapRole in the bundle says the same.
+inline constexpr const char *kEventsMap = "ubt_events";   // ring buffer
+inline constexpr const char *kScratchMap = "ubt_scratch"; // per-slot bytes
+inline constexpr const char *kGlobalsMap = "ubt_globals"; // Globals below
+
+struct Globals {
+  uint64_t start_ns; // CLOCK_MONOTONIC at start, for `elapsed`
+  uint64_t ncpus;    // slots of per-slot maps, for summing them in probes
+};
+
+} // namespace ubtrace::abi
