@@ -1,0 +1,30 @@
+// This library's helpers by BPF helper id, with the uniform signature the
+// interpreter calls every helper through (five u64 arguments, u64 result).
+// The JIT may call the typed functions of helpers.h directly; these entries
+// only adapt the types. bpf_for_each_map_elem is not here: the VM runs it and
+// takes ubt_map_iterate as the map's iteration function.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace ubtrace::runtime::maps {
+
+using UniformHelper = uint64_t (*)(uint64_t, uint64_t, uint64_t, uint64_t,
+                                   uint64_t);
+
+struct HelperEntry {
+  int32_t id; // BPF_FUNC_*
+  const char *name;
+  UniformHelper fn;
+};
+
+std::span<const HelperEntry> map_helpers();
+
+// For direct value access (BPF_PSEUDO_MAP_VALUE, global data): the address
+// of an Array map's first value, values following at 8-byte-rounded strides
+// as in the kernel; nullptr for other kinds (per-slot arrays included: their
+// values depend on the calling thread).
+void *array_value_base(void *map);
+
+} // namespace ubtrace::runtime::maps

@@ -1,0 +1,113 @@
+#include "runtime/maps/map_lock.h"
+
+#include "runtime/maps/thread_slot.h"
+
+#include <climits>
+#include <ctime>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace ubtrace::runtime::maps {
+namespace {
+
+// Lock word: 0 when free; else kHeld | slot | generation << 14, plus
+// kWaiters while someone sleeps on it.
+constexpr uint32_t kHeld = 1u << 30;
+constexpr uint32_t kWaiters = 1u << 31;
+constexpr uint32_t kHolderBits = kHeld | 0x0fffffff;
+constexpr int kSpins = 2000;
+constexpr uint64_t kNapNs = 1'000'000;
+
+uint32_t my_holder_word(const MapHeader *map) {
+  const uint32_t slot = thread_slot(map);
+  if (slot == kNoSlot)
+    return 0;
+  return kHeld | slot | (thread_slot_generation() & 0x3fff) << 14;
+}
+
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+bool holder_alive(const MapHeader *map, uint32_t word) {
+  return slot_holder_alive(region_of(map), word & 0x3fff,
+                           (word >> 14) & 0x3fff);
+}
+
+void nap(std::atomic<uint32_t> &word, uint32_t expected, uint64_t ns) {
+  timespec ts{static_cast<time_t>(ns / 1'000'000'000ull),
+              static_cast<long>(ns % 1'000'000'000ull)};
+  // Not FUTEX_PRIVATE: holders in other processes wake this.
+  syscall(SYS_futex, &word, FUTEX_WAIT, expected, &ts, nullptr, 0);
+}
+
+} // namespace
+
+LockResult try_lock_map(MapHeader *map) {
+  const uint32_t me = my_holder_word(map);
+  uint32_t expected = 0;
+  if (me == 0 || !map->insert_lock.compare_exchange_strong(
+                     expected, me, std::memory_order_acquire))
+    return LockResult::Failed;
+  return LockResult::Acquired;
+}
+
+LockResult lock_map(MapHeader *map, uint64_t timeout_ns) {
+  const uint32_t me = my_holder_word(map);
+  if (me == 0)
+    return LockResult::Failed;
+  std::atomic<uint32_t> &word = map->insert_lock;
+  // Holders keep the lock for ~100 ns: spin, reading, before sleeping, which
+  // would cost the holder a wake-up system call when it unlocks.
+  for (int spin = 0; spin < kSpins; ++spin) {
+    uint32_t held = word.load(std::memory_order_relaxed);
+    if (held == 0) {
+      if (word.compare_exchange_weak(held, me, std::memory_order_acquire))
+        return LockResult::Acquired;
+      continue;
+    }
+    if ((held & kHolderBits) == me)
+      return LockResult::Failed; // re-entered: a probe in a signal handler
+    __builtin_ia32_pause();
+  }
+  const uint64_t deadline = now_ns() + timeout_ns;
+  for (;;) {
+    uint32_t held = word.load(std::memory_order_relaxed);
+    if (held == 0) {
+      // Others may still sleep: keep the flag so that unlock wakes them.
+      if (word.compare_exchange_weak(held, me | kWaiters,
+                                     std::memory_order_acquire))
+        return LockResult::Acquired;
+      continue;
+    }
+    if ((held & kHolderBits) == me)
+      return LockResult::Failed;
+    if (!holder_alive(map, held)) {
+      if (word.compare_exchange_strong(held, me | (held & kWaiters),
+                                       std::memory_order_acquire))
+        return LockResult::OwnerDied;
+      continue;
+    }
+    const uint64_t now = now_ns();
+    if (now >= deadline)
+      return LockResult::TimedOut;
+    if (!(held & kWaiters) &&
+        !word.compare_exchange_weak(held, held | kWaiters,
+                                    std::memory_order_relaxed))
+      continue;
+    const uint64_t left = deadline - now;
+    nap(word, held | kWaiters, left < kNapNs ? left : kNapNs);
+  }
+}
+
+void unlock_map(MapHeader *map) {
+  if (map->insert_lock.exchange(0, std::memory_order_release) & kWaiters)
+    syscall(SYS_futex, &map->insert_lock, FUTEX_WAKE, INT_MAX, nullptr, nullptr,
+            0);
+}
+
+} // namespace ubtrace::runtime::maps

@@ -1,0 +1,37 @@
+// The insert lock of a hash map: one 32-bit word in the map header naming its
+// holder by thread slot (format.h), so that a waiter can tell a holder that
+// died (its slot's robust mutex says so; see thread_slot.h) and take the lock
+// over instead of waiting forever. Cheaper than a robust pthread mutex on
+// every insert (one compare-and-swap to lock, one exchange to unlock) and it
+// keeps glibc's per-thread robust list out of the probe path: only a slot
+// claim, once per thread, touches it.
+//
+// A thread without a slot (the pool is exhausted) cannot be identified, so it
+// cannot take the lock: its inserts are dropped (and counted).
+#pragma once
+
+#include "runtime/maps/format.h"
+
+#include <cstdint>
+
+namespace ubtrace::runtime::maps {
+
+enum class LockResult {
+  Acquired,
+  OwnerDied, // acquired from a holder that died: repair what it left
+  TimedOut,
+  Failed, // not obtainable: re-entered by its holder (a probe in a signal
+          // handler that interrupted it), or the caller has no thread slot
+};
+
+inline bool acquired(LockResult result) {
+  return result == LockResult::Acquired || result == LockResult::OwnerDied;
+}
+
+// Spins, then sleeps on the word (futex, shared between processes) in short
+// naps, checking that the holder still lives, up to timeout_ns.
+LockResult lock_map(MapHeader *map, uint64_t timeout_ns);
+LockResult try_lock_map(MapHeader *map); // never waits
+void unlock_map(MapHeader *map);
+
+} // namespace ubtrace::runtime::maps

@@ -1,0 +1,186 @@
+#include "runtime/maps/thread_slot.h"
+
+#include "runtime/maps/region_registry.h"
+#include "runtime/maps/robust_mutex.h"
+
+#include <cerrno>
+#include <cstring>
+#include <pthread.h>
+
+namespace ubtrace::runtime::maps {
+
+__thread ThreadSlotCache g_thread_slot_cache
+    __attribute__((tls_model("initial-exec")));
+
+namespace {
+
+pthread_once_t g_hooks_once = PTHREAD_ONCE_INIT;
+pthread_key_t g_exit_key;
+bool g_exit_key_live = false;
+
+void release_entry(SlotCacheEntry &entry) {
+  if (entry.region_id != 0 && entry.slot != kNoSlot) {
+    ThreadSlot &slot = thread_slots(entry.region)[entry.slot];
+    slot.claimed.store(0, std::memory_order_relaxed);
+    pthread_mutex_unlock(&slot.owner);
+    registry::release(entry.region);
+  }
+  entry = SlotCacheEntry{};
+}
+
+void on_thread_exit(void *) {
+  for (SlotCacheEntry &entry : g_thread_slot_cache.way)
+    release_entry(entry);
+}
+
+// The child's only thread is a copy of the forking one, with another tid: the
+// slots in its cache belong to the parent's thread.
+void on_fork_child() {
+  std::memset(&g_thread_slot_cache, 0, sizeof g_thread_slot_cache);
+  registry::reset_claims_in_child();
+}
+
+void install_thread_hooks() {
+  g_exit_key_live = pthread_key_create(&g_exit_key, on_thread_exit) == 0;
+  pthread_atfork(nullptr, nullptr, on_fork_child);
+}
+
+// When the agent library is unloaded, threads must not call into it at exit.
+__attribute__((destructor)) void remove_thread_hooks() {
+  if (g_exit_key_live)
+    pthread_key_delete(g_exit_key);
+  g_exit_key_live = false;
+}
+
+bool take_slot(ThreadSlot &slot) {
+  int rc = pthread_mutex_trylock(&slot.owner);
+  if (rc == EOWNERDEAD) {
+    // Its holder died: the slot, and its partial sums, are ours now.
+    pthread_mutex_consistent(&slot.owner);
+    rc = 0;
+  }
+  return rc == 0;
+}
+
+uint32_t try_claim(RegionHeader *region) {
+  ThreadSlot *slots = thread_slots(region);
+  const uint32_t count = region->thread_slots;
+  uint32_t taken = kNoSlot;
+  // Slots not marked claimed first; then claimed ones, whose holders may have
+  // died without releasing them.
+  for (uint32_t pass = 0; pass < 2 && taken == kNoSlot; ++pass) {
+    for (uint32_t s = 0; s < count; ++s) {
+      const bool marked = slots[s].claimed.load(std::memory_order_relaxed);
+      if (marked != (pass == 1))
+        continue;
+      if (take_slot(slots[s])) {
+        taken = s;
+        break;
+      }
+    }
+  }
+  if (taken == kNoSlot)
+    return kNoSlot;
+  slots[taken].generation.fetch_add(1, std::memory_order_relaxed);
+  slots[taken].claimed.store(1, std::memory_order_relaxed);
+  // Raise the high-water mark before the first write to the slot: readers
+  // and new entries rely on slots at or above it being untouched.
+  uint32_t high = region->slot_high_water.load(std::memory_order_relaxed);
+  while (high < taken + 1 && !region->slot_high_water.compare_exchange_weak(
+                                 high, taken + 1, std::memory_order_seq_cst))
+    ;
+  return taken;
+}
+
+void move_to_front(int way) {
+  ThreadSlotCache &cache = g_thread_slot_cache;
+  const SlotCacheEntry entry = cache.way[way];
+  for (int i = way; i > 0; --i)
+    cache.way[i] = cache.way[i - 1];
+  cache.way[0] = entry;
+}
+
+void insert_front(const SlotCacheEntry &entry) {
+  ThreadSlotCache &cache = g_thread_slot_cache;
+  release_entry(cache.way[kSlotCacheWays - 1]);
+  for (int i = kSlotCacheWays - 1; i > 0; --i)
+    cache.way[i] = cache.way[i - 1];
+  cache.way[0] = entry;
+}
+
+} // namespace
+
+uint32_t claim_thread_slot(RegionHeader *region) {
+  ThreadSlotCache &cache = g_thread_slot_cache;
+  const uint64_t id = region->region_id;
+  for (int i = 0; i < kSlotCacheWays; ++i) {
+    SlotCacheEntry &entry = cache.way[i];
+    if (entry.region_id != id)
+      continue;
+    if (entry.slot != kNoSlot) {
+      move_to_front(i);
+      return cache.way[0].slot;
+    }
+    if (entry.generation > 0) { // refused lately: wait before retrying
+      --entry.generation;
+      move_to_front(i);
+      return kNoSlot;
+    }
+    entry = SlotCacheEntry{};
+    break;
+  }
+
+  pthread_once(&g_hooks_once, install_thread_hooks);
+  if (!registry::acquire(region))
+    return kNoSlot;
+  const uint32_t slot = try_claim(region);
+  if (slot == kNoSlot) {
+    registry::release(region);
+    region->slot_exhausted.fetch_add(1, std::memory_order_relaxed);
+    insert_front({id, region, kNoSlot, kSlotRetryInterval});
+    return kNoSlot;
+  }
+  const uint32_t generation =
+      thread_slots(region)[slot].generation.load(std::memory_order_relaxed);
+  insert_front({id, region, slot, generation});
+  if (g_exit_key_live)
+    pthread_setspecific(g_exit_key, &cache);
+  return slot;
+}
+
+void release_thread_slot(uint64_t region_id) {
+  for (SlotCacheEntry &entry : g_thread_slot_cache.way)
+    if (entry.region_id == region_id)
+      release_entry(entry);
+}
+
+bool init_thread_slot(ThreadSlot &slot) {
+  slot.generation.store(0, std::memory_order_relaxed);
+  slot.claimed.store(0, std::memory_order_relaxed);
+  return init_robust_mutex(slot.owner);
+}
+
+bool slot_holder_alive(RegionHeader *region, uint32_t slot,
+                       uint32_t generation_low14) {
+  if (slot >= region->thread_slots)
+    return false;
+  ThreadSlot &s = thread_slots(region)[slot];
+  if ((s.generation.load(std::memory_order_acquire) & 0x3fff) !=
+      generation_low14)
+    return false; // taken over by another thread since
+  const int rc = pthread_mutex_trylock(&s.owner);
+  if (rc == EBUSY)
+    return true; // held: its owner lives (or is the caller itself)
+  if (rc == EOWNERDEAD) {
+    // Dead: hand the slot back to the pool for the next claimer.
+    s.claimed.store(0, std::memory_order_relaxed);
+    pthread_mutex_consistent(&s.owner);
+    pthread_mutex_unlock(&s.owner);
+    return false;
+  }
+  if (rc == 0)
+    pthread_mutex_unlock(&s.owner); // released: its owner exited
+  return false;
+}
+
+} // namespace ubtrace::runtime::maps

@@ -1,0 +1,88 @@
+// Thread slots: which slot of a per-slot map value a thread writes, and who
+// writes a ring record.
+//
+// Decision (see also format.h, ThreadSlot):
+// - A region has a fixed pool of `thread_slots` slots, shared by every thread
+//   of every process that maps it. A thread claims the lowest free slot the
+//   first time it needs one and keeps it, cached in thread-local storage,
+//   until it exits (a pthread key destructor releases it) or its process dies
+//   (the robust mutex it holds is then marked OWNER_DIED by the kernel and
+//   the next claimer takes the slot over).
+// - A recycled slot keeps its values: they are partial sums that still belong
+//   in the merge, and the new owner adds to them. The release (mutex unlock)
+//   and the claim (lock) order the old owner's plain stores before the new
+//   owner's, so the plain, non-atomic increments JIT'd code does are never
+//   lost.
+// - Slots are claimed lowest first and the region records a high-water mark,
+//   so the CLI merges only slots that were ever used, and pages of the others
+//   are never touched: reserving many slots costs address space, not memory.
+// - When every slot is held by a live thread, the claim fails: lookups of
+//   per-slot maps return NULL and updates fail, each counted as a drop of the
+//   map, and the region counts the refused claims (slot_exhausted) so the CLI
+//   can say "N threads had no slot, raise thread slots". A refused thread
+//   retries after kSlotRetryInterval calls. Sharing a slot instead would lose
+//   updates silently, since the increment codegen emits is not atomic.
+#pragma once
+
+#include "runtime/maps/format.h"
+
+#include <cstdint>
+
+namespace ubtrace::runtime::maps {
+
+struct SlotCacheEntry {
+  uint64_t region_id;   // 0: unused
+  RegionHeader *region; // the mapping the slot was claimed through
+  uint32_t slot;        // kNoSlot: refused at the last try
+  uint32_t generation;  // of the claim; retry countdown when refused
+};
+
+inline constexpr int kSlotCacheWays = 4;
+inline constexpr uint32_t kSlotRetryInterval = 1024;
+
+struct ThreadSlotCache {
+  SlotCacheEntry way[kSlotCacheWays];
+};
+
+// initial-exec: the agent is a dlopen'ed library, and the default TLS model
+// would call __tls_get_addr on every probe hit. The cache is small enough for
+// glibc's static TLS surplus.
+extern __thread ThreadSlotCache g_thread_slot_cache
+    __attribute__((tls_model("initial-exec")));
+
+// Slow path of thread_slot(): claims a slot. kNoSlot when none is free.
+uint32_t claim_thread_slot(RegionHeader *region);
+
+inline uint32_t thread_slot(RegionHeader *region, uint64_t region_id) {
+  const SlotCacheEntry &hit = g_thread_slot_cache.way[0];
+  if (hit.region_id == region_id && hit.slot != kNoSlot) [[likely]]
+    return hit.slot;
+  return claim_thread_slot(region);
+}
+
+inline uint32_t thread_slot(const MapHeader *map) {
+  const SlotCacheEntry &hit = g_thread_slot_cache.way[0];
+  if (hit.region_id == map->region_id && hit.slot != kNoSlot) [[likely]]
+    return hit.slot;
+  return claim_thread_slot(region_of(map));
+}
+
+// The calling thread's claim generation of its current slot in the region
+// (valid right after thread_slot() returned a slot).
+inline uint32_t thread_slot_generation() {
+  return g_thread_slot_cache.way[0].generation;
+}
+
+// Releases the calling thread's slot in the region, if it holds one.
+void release_thread_slot(uint64_t region_id);
+
+// Sets up a slot's robust process-shared mutex (region creation).
+bool init_thread_slot(ThreadSlot &slot);
+
+// Whether the thread that held `slot` at claim `generation` (its low 14 bits,
+// as ring records carry it) is still alive. A slot released or taken over
+// since then means that thread is gone.
+bool slot_holder_alive(RegionHeader *region, uint32_t slot,
+                       uint32_t generation_low14);
+
+} // namespace ubtrace::runtime::maps
