@@ -27,8 +27,9 @@ Type make_string(uint32_t size) {
   return make_simple(TypeKind::String, size);
 }
 
+// Stored as a u32 length and then the data.
 Type make_buffer(uint32_t size) {
-  return make_simple(TypeKind::Buffer, size);
+  return make_simple(TypeKind::Buffer, size + 4);
 }
 
 Type make_pointer(Type pointee, AddrSpace as) {
@@ -204,7 +205,7 @@ std::string type_str(const Type &t) {
   case TypeKind::String:
     return t.size ? "string[" + std::to_string(t.size) + "]" : "string";
   case TypeKind::Buffer:
-    return "buffer[" + std::to_string(t.size) + "]";
+    return "buffer[" + std::to_string(t.size - 4) + "]";
   case TypeKind::Inet:
     return "inet[" + std::to_string(t.size) + "]";
   case TypeKind::Array:

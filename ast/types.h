@@ -17,7 +17,7 @@ enum class TypeKind : uint8_t {
   Pointer,   // elem = pointee
   CStruct,   // struct/union from C definitions: name, fields
   String,    // size = capacity including the NUL
-  Buffer,    // buf(): size = data capacity
+  Buffer,    // buf(): a u32 length, then the data (size = 4 + capacity)
   Array,     // elem, count
   Tuple,     // fields (unnamed)
   Record,    // fields (named)
@@ -100,7 +100,7 @@ Type make_int(uint32_t bytes, bool is_signed);
 Type make_bool();
 Type make_void();
 Type make_string(uint32_t size);
-Type make_buffer(uint32_t size);
+Type make_buffer(uint32_t capacity);
 Type make_pointer(Type pointee, AddrSpace as = AddrSpace::None);
 Type make_array(Type elem, uint32_t count);
 Type make_simple(TypeKind k, uint32_t size = 0);

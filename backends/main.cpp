@@ -9,6 +9,7 @@
 #include "ast/pass_manager.h"
 #include "ast/printer.h"
 #include "backends/options.h"
+#include "codegen/codegen.h"
 #include "parser/driver.h"
 
 namespace {
@@ -35,8 +36,33 @@ int run(const cli::Options &opts) {
   ctx.diags().emit(std::cerr, !opts.no_warnings);
   if (!ok)
     return 1;
+  ctx.diags() = ast::Diagnostics();
   if (wants(opts, "types"))
     ast::print_ast(std::cout, *ctx.root, true);
+
+  codegen::Options cg;
+  cg.want_ir = wants(opts, "ir");
+  cg.want_disasm = wants(opts, "bpf");
+  auto out = codegen::generate(ctx, cg);
+  ctx.diags().emit(std::cerr, false);
+  if (!out) {
+    if (ctx.diags().ok())
+      std::cerr << "ERROR: " << out.error() << std::endl;
+    return 1;
+  }
+  if (cg.want_ir)
+    std::cout << out->ir;
+  if (cg.want_disasm)
+    std::cout << out->disasm;
+  if (!opts.emit_elf.empty()) {
+    std::ofstream f(opts.emit_elf, std::ios::binary);
+    f.write(reinterpret_cast<const char *>(out->bundle.object.data()),
+            static_cast<std::streamsize>(out->bundle.object.size()));
+    if (!f) {
+      std::cerr << "ERROR: cannot write " << opts.emit_elf << std::endl;
+      return 1;
+    }
+  }
   if (opts.dry_run)
     return 0;
   std::cerr << "ERROR: running programs is not implemented yet; use --dry-run"

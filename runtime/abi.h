@@ -108,6 +108,7 @@ inline constexpr const char *kGlobalsMap = "ubt_globals"; // Globals below
 struct Globals {
   uint64_t start_ns; // CLOCK_MONOTONIC at start, for `elapsed`
   uint64_t ncpus;    // slots of per-slot maps, for summing them in probes
+  uint64_t cpid;     // the pid of the -c command, for `cpid`
 };
 
 } // namespace ubtrace::abi

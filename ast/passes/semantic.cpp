@@ -117,7 +117,7 @@ Type Semantic::resolve_spec(TypeSpec &spec, bool allow_unsized_array) {
       }
       t = n == "string"   ? make_string(size)
           : n == "buffer" ? make_buffer(size)
-                          : make_simple(TypeKind::Inet, size);
+                          : make_simple(TypeKind::Inet, 24); // u64 family, 16 bytes
     } else {
       t = c_base_type(n);
       if (t.is_none()) {

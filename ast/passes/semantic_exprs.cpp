@@ -90,8 +90,10 @@ void Semantic::visit(Identifier &e) {
       e.type = make_string(16);
     else if (n == "uid" || n == "gid" || n == "nsecs" || n == "elapsed" ||
              n == "cgroup" || n == "jiffies" || n == "ncpus" || n == "curtask" ||
-             n == "retval" || n == "ctx")
+             n == "ctx")
       e.type = make_int(8, false);
+    else if (n == "retval")
+      e.type = make_int(8, true);
     else if (n == "usermode")
       e.type = make_int(1, false);
     else if (n == "kstack" || n == "ustack") {

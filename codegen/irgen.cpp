@@ -1,0 +1,430 @@
+#include "codegen/irgen.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sys/sysinfo.h>
+
+#include <linux/bpf.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "ast/visitor.h"
+#include "codegen/emit.h"
+#include "codegen/value_types.h"
+
+namespace ubtrace::codegen {
+
+using namespace ast;
+
+IRGen::IRGen(ASTContext &ast, const Options &opts)
+    : ast_(ast), opts_(opts), llctx_(std::make_unique<llvm::LLVMContext>()),
+      mod_(std::make_unique<llvm::Module>("ubtrace", *llctx_)), b_(*llctx_) {
+  mod_->setTargetTriple("bpfel");
+  mod_->setDataLayout("e-m:e-p:64:64-i64:64-i128:128-n32:64-S128");
+  di_ = std::make_unique<llvm::DIBuilder>(*mod_);
+  difile_ = di_->createFile(ast.source().name, ".");
+  cu_ = di_->createCompileUnit(llvm::dwarf::DW_LANG_C, difile_, "ubtrace",
+                               /*isOptimized=*/true, "", 0);
+  mod_->addModuleFlag(llvm::Module::Warning, "Debug Info Version",
+                      llvm::DEBUG_METADATA_VERSION);
+  mod_->addModuleFlag(llvm::Module::Warning, "Dwarf Version", 4);
+  ncpus_ = opts.ncpus ? opts.ncpus : static_cast<uint32_t>(get_nprocs_conf());
+  if (auto it = ast.config.find("max_map_keys"); it != ast.config.end())
+    opts_.max_map_keys = static_cast<uint32_t>(std::stoul(it->second));
+  if (auto it = ast.config.find("perf_rb_pages"); it != ast.config.end())
+    opts_.ringbuf_pages = static_cast<uint32_t>(std::stoul(it->second));
+}
+
+IRGen::~IRGen() = default;
+
+void IRGen::fail(const Location &loc, const std::string &msg) {
+  ast_.diags().error(loc) << msg;
+}
+
+bool IRGen::is_scalar(const Type &t) {
+  switch (t.kind) {
+  case TypeKind::Integer:
+  case TypeKind::Boolean:
+  case TypeKind::Pointer:
+  case TypeKind::ProbeName:
+  case TypeKind::Username:
+  case TypeKind::StrError:
+  case TypeKind::KSym:
+  case TypeKind::CgroupPath:
+  case TypeKind::Count:
+  case TypeKind::Sum:
+  case TypeKind::Min:
+  case TypeKind::Max:
+  case TypeKind::Avg:
+    return true;
+  default:
+    return false;
+  }
+}
+
+Type IRGen::storage_type(const Type &t) {
+  if (is_scalar(t) && !t.is_int() && t.kind != TypeKind::Boolean) {
+    Type s = make_int(8, false);
+    if (t.kind == TypeKind::Sum || t.kind == TypeKind::Min ||
+        t.kind == TypeKind::Max || t.kind == TypeKind::Avg)
+      s.is_signed = t.agg_signed;
+    return s;
+  }
+  return t;
+}
+
+llvm::BasicBlock *IRGen::block(const std::string &name) {
+  return llvm::BasicBlock::Create(*llctx_, name, fn_);
+}
+
+llvm::AllocaInst *IRGen::entry_alloca(uint32_t size, const std::string &name) {
+  llvm::IRBuilder<> eb(entry_, entry_->begin());
+  auto *ty = llvm::ArrayType::get(b_.getInt8Ty(), std::max<uint32_t>(size, 1));
+  auto *a = eb.CreateAlloca(ty, nullptr, name);
+  a->setAlignment(llvm::Align(8));
+  return a;
+}
+
+llvm::Value *IRGen::byte_ptr(llvm::Value *base, uint64_t offset) {
+  if (offset == 0)
+    return base;
+  return b_.CreateInBoundsGEP(b_.getInt8Ty(), base, b_.getInt64(offset));
+}
+
+static llvm::Type *int_type(llvm::LLVMContext &c, uint32_t size) {
+  return llvm::Type::getIntNTy(c, 8 * std::max<uint32_t>(size, 1));
+}
+
+// Integers in memory are naturally aligned: stack slots and map values are
+// 8-aligned and tuples, records and C structs lay fields out aligned.
+static llvm::Align natural(uint32_t size) {
+  return llvm::Align(size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1);
+}
+
+llvm::Value *IRGen::load_int(llvm::Value *ptr, const Type &t) {
+  uint32_t size = t.size ? t.size : 8;
+  auto *v = b_.CreateLoad(int_type(*llctx_, size), ptr);
+  v->setAlignment(natural(size));
+  if (size == 8)
+    return v;
+  bool sign = t.is_int() && t.is_signed;
+  return sign ? b_.CreateSExt(v, i64t()) : b_.CreateZExt(v, i64t());
+}
+
+void IRGen::store_int(llvm::Value *ptr, llvm::Value *v, const Type &t) {
+  uint32_t size = t.size ? t.size : 8;
+  if (v->getType() != i64t())
+    v = b_.CreateZExtOrTrunc(v, i64t());
+  if (size != 8)
+    v = b_.CreateTrunc(v, int_type(*llctx_, size));
+  auto *s = b_.CreateStore(v, ptr);
+  s->setAlignment(natural(size));
+}
+
+void IRGen::zero(llvm::Value *ptr, uint32_t size) {
+  if (size == 0)
+    return;
+  if (size <= 256) {
+    uint32_t off = 0;
+    for (; off + 8 <= size; off += 8)
+      b_.CreateAlignedStore(i64(0), byte_ptr(ptr, off), llvm::Align(1));
+    for (; off < size; off++)
+      b_.CreateStore(b_.getInt8(0), byte_ptr(ptr, off));
+    return;
+  }
+  // Large: a loop of 8-byte stores, then the tail.
+  uint32_t words = size / 8;
+  auto *pre = b_.GetInsertBlock();
+  auto *loop = block("zero.loop");
+  auto *done = block("zero.done");
+  b_.CreateBr(loop);
+  b_.SetInsertPoint(loop);
+  auto *i = b_.CreatePHI(i64t(), 2);
+  i->addIncoming(i64(0), pre);
+  auto *p = b_.CreateInBoundsGEP(b_.getInt8Ty(), ptr, b_.CreateMul(i, i64(8)));
+  b_.CreateAlignedStore(i64(0), p, llvm::Align(1));
+  auto *next = b_.CreateAdd(i, i64(1));
+  i->addIncoming(next, loop);
+  b_.CreateCondBr(b_.CreateICmpULT(next, i64(words)), loop, done);
+  b_.SetInsertPoint(done);
+  for (uint32_t off = words * 8; off < size; off++)
+    b_.CreateStore(b_.getInt8(0), byte_ptr(ptr, off));
+}
+
+void IRGen::copy(llvm::Value *dst, llvm::Value *src, uint32_t size) {
+  if (size == 0 || dst == src)
+    return;
+  if (size <= 256) {
+    uint32_t off = 0;
+    for (; off + 8 <= size; off += 8) {
+      auto *v = b_.CreateAlignedLoad(i64t(), byte_ptr(src, off), llvm::Align(1));
+      b_.CreateAlignedStore(v, byte_ptr(dst, off), llvm::Align(1));
+    }
+    for (; off < size; off++) {
+      auto *v = b_.CreateLoad(b_.getInt8Ty(), byte_ptr(src, off));
+      b_.CreateStore(v, byte_ptr(dst, off));
+    }
+    return;
+  }
+  uint32_t words = size / 8;
+  auto *pre = b_.GetInsertBlock();
+  auto *loop = block("copy.loop");
+  auto *done = block("copy.done");
+  b_.CreateBr(loop);
+  b_.SetInsertPoint(loop);
+  auto *i = b_.CreatePHI(i64t(), 2);
+  i->addIncoming(i64(0), pre);
+  auto *off = b_.CreateMul(i, i64(8));
+  auto *v = b_.CreateAlignedLoad(
+      i64t(), b_.CreateInBoundsGEP(b_.getInt8Ty(), src, off), llvm::Align(1));
+  b_.CreateAlignedStore(v, b_.CreateInBoundsGEP(b_.getInt8Ty(), dst, off),
+                        llvm::Align(1));
+  auto *next = b_.CreateAdd(i, i64(1));
+  i->addIncoming(next, loop);
+  b_.CreateCondBr(b_.CreateICmpULT(next, i64(words)), loop, done);
+  b_.SetInsertPoint(done);
+  for (uint32_t o = words * 8; o < size; o++) {
+    auto *x = b_.CreateLoad(b_.getInt8Ty(), byte_ptr(src, o));
+    b_.CreateStore(x, byte_ptr(dst, o));
+  }
+}
+
+llvm::Value *IRGen::to_mem(Val v, const Type &t) {
+  if (v.mem)
+    return v.v;
+  Type st = storage_type(t);
+  auto *slot = entry_alloca(std::max<uint32_t>(st.size, 8), "spill");
+  store_int(slot, v.v, st.size ? st : make_int(8, false));
+  return slot;
+}
+
+void IRGen::store_value(llvm::Value *dst, const Type &to, Val v, const Type &from) {
+  Type st = storage_type(to);
+  if (is_scalar(st) || st.kind == TypeKind::Boolean) {
+    llvm::Value *x = v.mem ? load_int(v.v, storage_type(from)) : v.v;
+    store_int(dst, x, st);
+    return;
+  }
+  llvm::Value *src = to_mem(v, from);
+  switch (st.kind) {
+  case TypeKind::String:
+  case TypeKind::Buffer: {
+    // Strings of different capacity: copy what fits, zero the rest.
+    uint32_t n = std::min(st.size, from.size);
+    if (n < st.size)
+      zero(dst, st.size);
+    copy(dst, src, n);
+    if (st.kind == TypeKind::String && n == st.size && from.size > st.size)
+      b_.CreateStore(b_.getInt8(0), byte_ptr(dst, st.size - 1));
+    return;
+  }
+  case TypeKind::Tuple:
+  case TypeKind::Record: {
+    if (from.kind == st.kind && from.fields.size() == st.fields.size() &&
+        from.size == st.size) {
+      bool same = true;
+      for (size_t i = 0; i < st.fields.size(); i++)
+        same &= st.fields[i].offset == from.fields[i].offset &&
+                same_type(*st.fields[i].type, *from.fields[i].type) &&
+                st.fields[i].type->size == from.fields[i].type->size;
+      if (same) {
+        copy(dst, src, st.size);
+        return;
+      }
+    }
+    // Field by field (a field widened by type unification).
+    zero(dst, st.size);
+    for (size_t i = 0; i < st.fields.size() && i < from.fields.size(); i++) {
+      const auto &tf = st.fields[i];
+      const auto &ff = from.fields[i];
+      Val fv;
+      fv.mem = true;
+      fv.v = byte_ptr(src, ff.offset);
+      store_value(byte_ptr(dst, tf.offset), *tf.type, fv, *ff.type);
+    }
+    return;
+  }
+  default:
+    copy(dst, src, std::min(st.size, from.size));
+    return;
+  }
+}
+
+llvm::Value *IRGen::helper(int id, llvm::Type *ret,
+                           std::vector<llvm::Value *> args) {
+  std::vector<llvm::Type *> types;
+  for (auto *a : args)
+    types.push_back(a->getType());
+  auto *fty = llvm::FunctionType::get(ret, types, false);
+  auto *callee = b_.CreateIntToPtr(i64(static_cast<uint64_t>(id)), ptrt());
+  return b_.CreateCall(fty, callee, args);
+}
+
+llvm::Value *IRGen::var_slot(const std::string &name) {
+  auto it = vars_.find(name);
+  return it == vars_.end() ? nullptr : it->second;
+}
+
+void IRGen::collect_vars(Block &body) {
+  struct Collector : Visitor<Collector> {
+    std::map<std::string, Type> &types;
+    explicit Collector(std::map<std::string, Type> &t) : types(t) {}
+    using Visitor::visit;
+    void note(const Variable &v) {
+      Type t = storage_type(v.type);
+      if (t.is_none())
+        return;
+      auto [it, inserted] = types.try_emplace(v.name, t);
+      if (inserted)
+        return;
+      if (it->second.size < t.size || it->second.kind != t.kind) {
+        Type c = common_type(it->second, t);
+        if (!c.is_none())
+          it->second = c;
+        else if (t.size > it->second.size)
+          it->second = t;
+      }
+    }
+    void visit(Variable &v) { note(v); }
+  } c(var_types_);
+  c.visit(body);
+  // Every use of a variable reads its slot as the slot's (widest) type.
+  struct Retype : Visitor<Retype> {
+    std::map<std::string, Type> &types;
+    explicit Retype(std::map<std::string, Type> &t) : types(t) {}
+    using Visitor::visit;
+    void visit(Variable &v) {
+      if (auto it = types.find(v.name); it != types.end())
+        v.type = it->second;
+    }
+  } r(var_types_);
+  r.visit(body);
+}
+
+void IRGen::gen_probe(Probe &p, size_t index) {
+  gpu_ = false;
+  for (auto *ap : p.attach_points)
+    gpu_ |= ap->provider == "kernel" || ap->provider == "kernelret";
+  std::string name = "p" + std::to_string(index);
+  std::string section = (gpu_ ? "ubtrace_gpu/" : "uprobe/") + name;
+  auto *fty = llvm::FunctionType::get(i64t(), {ptrt()}, false);
+  fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, *mod_);
+  fn_->setSection(section);
+  fn_->addFnAttr(llvm::Attribute::NoUnwind);
+  ctx_ = fn_->getArg(0);
+  ctx_->setName("ctx");
+
+  // BTF func info: a subprogram for every program.
+  auto *sp_ty = di_->createSubroutineType(di_->getOrCreateTypeArray(
+      {di_int(), di_->createPointerType(nullptr, 64)}));
+  auto *sp = di_->createFunction(cu_, name, name, difile_, p.loc.begin.line, sp_ty,
+                                 p.loc.begin.line, llvm::DINode::FlagPrototyped,
+                                 llvm::DISubprogram::SPFlagDefinition);
+  fn_->setSubprogram(sp);
+
+  entry_ = llvm::BasicBlock::Create(*llctx_, "entry", fn_);
+  auto *body = llvm::BasicBlock::Create(*llctx_, "body", fn_);
+  b_.SetInsertPoint(body);
+  b_.SetCurrentDebugLocation(llvm::DILocation::get(*llctx_, p.loc.begin.line,
+                                                   p.loc.begin.column, sp));
+
+  vars_.clear();
+  var_types_.clear();
+  loops_.clear();
+  returned_flag_ = nullptr;
+  collect_vars(*p.body);
+  for (const auto &[vname, t] : var_types_) {
+    auto *slot = entry_alloca(std::max<uint32_t>(t.size, 8), vname);
+    vars_[vname] = slot;
+    zero(slot, std::max<uint32_t>(t.size, 8));
+  }
+
+  if (p.pred) {
+    auto *cond = gen_cond(p.pred);
+    auto *go = block("pred.true");
+    auto *skip = block("pred.false");
+    b_.CreateCondBr(cond, go, skip);
+    b_.SetInsertPoint(skip);
+    b_.CreateRet(i64(0));
+    b_.SetInsertPoint(go);
+  }
+  gen_block(*p.body);
+  if (!b_.GetInsertBlock()->getTerminator())
+    b_.CreateRet(i64(0));
+
+  // The entry block holds the allocas (and zeroing); then the body.
+  llvm::IRBuilder<> eb(entry_);
+  eb.SetCurrentDebugLocation(b_.getCurrentDebugLocation());
+  eb.CreateBr(body);
+
+  for (auto *ap : p.attach_points) {
+    runtime::ProbeSpec ps;
+    const std::string &pv = ap->provider;
+    ps.kind = pv == "begin"       ? runtime::ProbeKind::Begin
+              : pv == "end"       ? runtime::ProbeKind::End
+              : pv == "interval"  ? runtime::ProbeKind::Interval
+              : pv == "uprobe"    ? runtime::ProbeKind::Uprobe
+              : pv == "uretprobe" ? runtime::ProbeKind::Uretprobe
+              : pv == "usdt"      ? runtime::ProbeKind::Usdt
+              : pv == "kernel"    ? runtime::ProbeKind::GpuKernelEntry
+                                  : runtime::ProbeKind::GpuKernelExit;
+    ps.name = ap->name();
+    ps.section = section;
+    ps.target = ap->target;
+    ps.function = ap->func;
+    ps.provider = ap->ns;
+    ps.offset = ap->offset;
+    ps.address = ap->has_address ? ap->address : 0;
+    if (pv == "interval") {
+      uint64_t unit = ap->unit == "s"    ? 1000000000ull
+                      : ap->unit == "ms" ? 1000000ull
+                      : ap->unit == "us" ? 1000ull
+                      : ap->unit == "m"  ? 60000000000ull
+                      : ap->unit == "h"  ? 3600000000000ull
+                                         : 1ull;
+      ps.interval_ns = ap->unit == "hz" ? 1000000000ull / ap->freq : ap->freq * unit;
+    }
+    bundle_.probes.push_back(ps);
+  }
+  fn_ = nullptr;
+}
+
+Result<Output> IRGen::run() {
+  size_t errors = ast_.diags().error_count();
+  declare_maps();
+  size_t index = 0;
+  for (auto *p : ast_.root->probes)
+    gen_probe(*p, index++);
+  if (ast_.diags().error_count() != errors)
+    return make_error("code generation failed");
+  finish_module();
+  di_->finalize();
+
+  std::string verify_err;
+  llvm::raw_string_ostream vs(verify_err);
+  if (llvm::verifyModule(*mod_, &vs))
+    return make_error("BUG: generated invalid LLVM IR: " + vs.str());
+
+  Output out;
+  auto obj = emit_object(*mod_, opts_.want_ir ? &out.ir : nullptr);
+  if (!obj)
+    return std::move(obj).take_error();
+  bundle_.object = std::move(*obj);
+  bundle_.positional_params = ast_.positional;
+  bundle_.config = ast_.config;
+  if (opts_.want_disasm) {
+    auto d = disassemble(bundle_.object);
+    if (!d)
+      return std::move(d).take_error();
+    out.disasm = *d;
+  }
+  out.bundle = std::move(bundle_);
+  return out;
+}
+
+Result<Output> generate(ASTContext &ctx, const Options &opts) {
+  IRGen g(ctx, opts);
+  return g.run();
+}
+
+} // namespace ubtrace::codegen

@@ -1,0 +1,166 @@
+// IRGen: lowers the typed AST to LLVM IR for the BPF target. Private to
+// codegen/; split by node family over irgen_*.cpp.
+//
+// Values: integers, booleans, pointers and other 8-byte scalars are i64 in
+// registers; strings, tuples, records, arrays, buffers, stacks and the like
+// live in memory (a stack slot, a map value, the scratch buffer) and are
+// handled by pointer. In memory, integers keep their type's width.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <llvm/IR/DIBuilder.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include "ast/context.h"
+#include "codegen/codegen.h"
+#include "runtime/abi.h"
+#include "runtime/bundle.h"
+
+namespace ubtrace::codegen {
+
+struct Val {
+  llvm::Value *v = nullptr; // i64 scalar, or a pointer to the bytes
+  bool mem = false;         // v points to memory holding the value
+};
+
+// A BPF map of the object: its spec and the global that defines it.
+struct MapGen {
+  runtime::MapSpec spec;
+  const ast::MapInfo *info = nullptr; // null for internal maps
+  int id = -1;                        // index in bundle.maps
+  uint32_t bpf_type = 0;              // BPF_MAP_TYPE_*
+  llvm::GlobalVariable *gv = nullptr;
+  ast::Type key;   // as stored (None: the u64 0 of scalar maps)
+  ast::Type value; // one slot as stored
+};
+
+class IRGen {
+public:
+  IRGen(ast::ASTContext &ast, const Options &opts);
+  ~IRGen();
+  Result<Output> run();
+
+  // ---- irgen.cpp: module, probes, variables, memory helpers ----
+  void declare_maps();
+  void gen_probe(ast::Probe &p, size_t index);
+  void finish_module();
+  llvm::AllocaInst *entry_alloca(uint32_t size, const std::string &name);
+  llvm::Value *var_slot(const std::string &name);
+  void collect_vars(ast::Block &body);
+  void zero(llvm::Value *ptr, uint32_t size);
+  void copy(llvm::Value *dst, llvm::Value *src, uint32_t size);
+  llvm::Value *byte_ptr(llvm::Value *base, uint64_t offset);
+  llvm::Value *load_int(llvm::Value *ptr, const ast::Type &t);
+  void store_int(llvm::Value *ptr, llvm::Value *v, const ast::Type &t);
+  // Stores `v` (of type `from`) into memory of type `to` (widening
+  // integers, padding strings).
+  void store_value(llvm::Value *dst, const ast::Type &to, Val v,
+                   const ast::Type &from);
+  // A value of type `t` as memory (spills scalars to a stack slot).
+  llvm::Value *to_mem(Val v, const ast::Type &t);
+  llvm::Value *helper(int id, llvm::Type *ret, std::vector<llvm::Value *> args);
+  llvm::Value *i64(uint64_t v) { return b_.getInt64(v); }
+  llvm::Type *i64t() { return b_.getInt64Ty(); }
+  llvm::Type *ptrt() { return b_.getPtrTy(); }
+  llvm::BasicBlock *block(const std::string &name);
+  static bool is_scalar(const ast::Type &t);
+  static ast::Type storage_type(const ast::Type &t);
+
+  // ---- irgen_exprs.cpp ----
+  Val gen(ast::Expr *e);
+  llvm::Value *gen_scalar(ast::Expr *e); // an i64
+  llvm::Value *gen_cond(ast::Expr *e);   // an i1
+  Val gen_binop(ast::Binop &e);
+  Val gen_unop(ast::Unop &e);
+  Val gen_ternary(ast::Ternary &e);
+  Val gen_field(ast::FieldAccess &e);
+  Val gen_index(ast::ArrayAccess &e);
+  Val gen_cast(ast::Cast &e);
+  Val gen_tuple(ast::Expr &e, const std::vector<ast::Expr *> &elems);
+  Val gen_identifier(ast::Identifier &e);
+  Val gen_string_literal(const std::string &s, uint32_t size);
+  llvm::Value *gen_memcmp_eq(llvm::Value *a, llvm::Value *b, uint32_t size,
+                             bool strings);
+  llvm::Value *probe_read(llvm::Value *dst, uint32_t size, llvm::Value *src);
+
+  // ---- irgen_maps.cpp ----
+  MapGen &map_of(const std::string &name);
+  llvm::Value *gen_key(ast::Map &m, MapGen &mg);
+  llvm::Value *gen_key_from(ast::Expr *key, MapGen &mg, const ast::Location &loc);
+  Val gen_map_read(ast::Map &m);
+  void gen_map_assign(ast::AssignMap &s);
+  void gen_aggregate(ast::Map &m, ast::Call &c);
+  // A pointer to the caller's slot of `key` in `mg`, creating the entry
+  // (zeroed) when missing; null when the map is full.
+  llvm::Value *lookup_or_init(MapGen &mg, llvm::Value *key);
+  llvm::Value *sum_slots(MapGen &mg, llvm::Value *key);
+  Val gen_incdec(ast::Unop &e);
+
+  // ---- irgen_calls.cpp ----
+  Val gen_call(ast::Call &c);
+  Val gen_builtin(const std::string &name, ast::Expr &e);
+
+  // ---- irgen_events.cpp ----
+  llvm::Value *scratch(uint32_t size);
+  void emit_event(llvm::Value *buf, uint32_t size);
+  void gen_format_event(abi::EventType type, std::vector<runtime::FormatSpec> &table,
+                        ast::Call &c);
+  void gen_simple_event(abi::EventType type, uint64_t id,
+                        std::vector<llvm::Value *> extra = {});
+  Val gen_print(ast::Call &c);
+  Val gen_join(ast::Call &c);
+
+  // ---- irgen_stmts.cpp ----
+  void gen_block(ast::Block &b);
+  void gen_stmt(ast::Stmt *s);
+  void gen_if(ast::If &s);
+  void gen_while(ast::While &s);
+  void gen_for(ast::For &s);
+  void gen_return();
+
+  // ---- btf.cpp: BTF-defined map globals ----
+  void define_map_global(MapGen &mg);
+  llvm::DIType *di_bytes(uint32_t size);
+  llvm::DIType *di_int();
+
+  // ---- state ----
+  ast::ASTContext &ast_;
+  Options opts_;
+  std::unique_ptr<llvm::LLVMContext> llctx_;
+  std::unique_ptr<llvm::Module> mod_;
+  llvm::IRBuilder<> b_;
+  std::unique_ptr<llvm::DIBuilder> di_;
+  llvm::DICompileUnit *cu_ = nullptr;
+  llvm::DIFile *difile_ = nullptr;
+  runtime::Bundle bundle_;
+  std::map<std::string, MapGen> maps_;
+  std::vector<std::string> map_order_; // user maps, in id order
+  uint32_t scratch_size_ = 64;
+  uint32_t ncpus_ = 1;
+
+  // Current function.
+  llvm::Function *fn_ = nullptr;
+  llvm::Value *ctx_ = nullptr;
+  llvm::BasicBlock *entry_ = nullptr;
+  bool gpu_ = false;
+  std::map<std::string, llvm::Value *> vars_; // name -> slot pointer
+  std::map<std::string, ast::Type> var_types_;
+  struct Loop {
+    llvm::BasicBlock *brk;
+    llvm::BasicBlock *cont;
+    bool callback; // a for loop's callback: break/continue return
+  };
+  std::vector<Loop> loops_;
+  // Inside a for loop's callback: where `return` records itself.
+  llvm::Value *returned_flag_ = nullptr;
+  std::string error_;
+  void fail(const ast::Location &loc, const std::string &msg);
+};
+
+} // namespace ubtrace::codegen

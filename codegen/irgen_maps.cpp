@@ -1,0 +1,501 @@
+// Maps: their definitions, keys, reads, writes and aggregations.
+#include <linux/bpf.h>
+
+#include "codegen/irgen.h"
+#include "codegen/value_types.h"
+
+namespace ubtrace::codegen {
+
+using namespace ast;
+
+namespace {
+
+// The C-identifier name of a map in the object: "@x" -> "AT_x".
+std::string object_name(const std::string &name) {
+  std::string out = "AT_";
+  for (char c : name.substr(1))
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  return out;
+}
+
+runtime::AggKind agg_of(const Type &t) {
+  switch (t.kind) {
+  case TypeKind::Count: return runtime::AggKind::Count;
+  case TypeKind::Sum: return runtime::AggKind::Sum;
+  case TypeKind::Min: return runtime::AggKind::Min;
+  case TypeKind::Max: return runtime::AggKind::Max;
+  case TypeKind::Avg: return runtime::AggKind::Avg;
+  case TypeKind::Stats: return runtime::AggKind::Stats;
+  case TypeKind::Hist: return runtime::AggKind::Hist;
+  case TypeKind::LHist: return runtime::AggKind::LHist;
+  default: return runtime::AggKind::None;
+  }
+}
+
+uint32_t slot_size(const Type &t) {
+  switch (t.kind) {
+  case TypeKind::Count:
+  case TypeKind::Sum:
+    return 8;
+  case TypeKind::Min:
+  case TypeKind::Max:
+  case TypeKind::Avg:
+  case TypeKind::Stats:
+    return 16;
+  case TypeKind::Hist:
+    return 8 * runtime::hist_buckets(t.hist_bits);
+  case TypeKind::LHist:
+    return 8 * runtime::lhist_buckets(t.lhist_min, t.lhist_max, t.lhist_step);
+  default:
+    return std::max<uint32_t>(IRGen::storage_type(t).size, 1);
+  }
+}
+
+} // namespace
+
+void IRGen::declare_maps() {
+  auto *map_ty4 = llvm::StructType::get(*llctx_, {ptrt(), ptrt(), ptrt(), ptrt()});
+  auto *map_ty2 = llvm::StructType::get(*llctx_, {ptrt(), ptrt()});
+  auto make_global = [&](MapGen &mg) {
+    auto *ty = mg.bpf_type == BPF_MAP_TYPE_RINGBUF ? map_ty2 : map_ty4;
+    mg.gv = new llvm::GlobalVariable(*mod_, ty, false, llvm::GlobalValue::ExternalLinkage,
+                                     llvm::Constant::getNullValue(ty),
+                                     mg.spec.object_name);
+    mg.gv->setSection(".maps");
+    mg.gv->setDSOLocal(true);
+    mg.gv->setAlignment(llvm::Align(8));
+  };
+
+  for (auto &[name, info] : ast_.maps) {
+    if (info.value.is_none())
+      continue; // reported by semantic analysis
+    MapGen mg;
+    mg.info = &info;
+    mg.spec.name = name;
+    mg.spec.object_name = object_name(name);
+    mg.spec.role = runtime::MapRole::User;
+    mg.spec.agg = agg_of(info.value);
+    bool per_slot = mg.spec.agg != runtime::AggKind::None;
+    bool lru = info.decl_kind == "lruhash" || info.decl_kind == "percpulruhash";
+    mg.bpf_type = per_slot ? (lru ? BPF_MAP_TYPE_LRU_PERCPU_HASH : BPF_MAP_TYPE_PERCPU_HASH)
+                           : (lru ? BPF_MAP_TYPE_LRU_HASH : BPF_MAP_TYPE_HASH);
+    mg.spec.kind = per_slot ? (lru ? runtime::MapKind::PerCpuLruHash : runtime::MapKind::PerCpuHash)
+                            : (lru ? runtime::MapKind::LruHash : runtime::MapKind::Hash);
+    mg.key = info.key.is_none() ? make_int(8, false) : info.key;
+    mg.value = per_slot ? info.value : storage_type(info.value);
+    mg.spec.key = info.key.is_none() ? runtime::ValueType{} : to_value_type(info.key);
+    mg.spec.value = to_value_type(info.value);
+    mg.spec.key_size = mg.key.size;
+    mg.spec.value_size = slot_size(info.value);
+    mg.spec.max_entries = info.key.is_none() ? 1
+                          : info.max_entries ? static_cast<uint32_t>(info.max_entries)
+                                             : opts_.max_map_keys;
+    mg.spec.hist_bits = info.value.hist_bits;
+    mg.spec.lhist_min = info.value.lhist_min;
+    mg.spec.lhist_max = info.value.lhist_max;
+    mg.spec.lhist_step = info.value.lhist_step;
+    mg.id = static_cast<int>(map_order_.size());
+    map_order_.push_back(name);
+    auto &slot = maps_[name] = std::move(mg);
+    make_global(slot);
+  }
+
+  auto internal = [&](const char *name, runtime::MapRole role, uint32_t type,
+                      runtime::MapKind kind, uint32_t key_size, uint32_t value_size,
+                      uint32_t max_entries) {
+    MapGen mg;
+    mg.spec.name = name;
+    mg.spec.object_name = name;
+    mg.spec.role = role;
+    mg.spec.kind = kind;
+    mg.bpf_type = type;
+    mg.spec.key_size = key_size;
+    mg.spec.value_size = value_size;
+    mg.spec.max_entries = max_entries;
+    mg.key = make_int(key_size ? key_size : 4, false);
+    mg.id = static_cast<int>(map_order_.size());
+    map_order_.push_back(name);
+    auto &slot = maps_[name] = std::move(mg);
+    make_global(slot);
+  };
+  uint32_t rb_bytes = 4096;
+  while (rb_bytes < opts_.ringbuf_pages * 4096u)
+    rb_bytes *= 2;
+  internal(abi::kEventsMap, runtime::MapRole::Events, BPF_MAP_TYPE_RINGBUF,
+           runtime::MapKind::RingBuf, 0, 0, rb_bytes);
+  internal(abi::kScratchMap, runtime::MapRole::Scratch, BPF_MAP_TYPE_PERCPU_ARRAY,
+           runtime::MapKind::PerCpuArray, 4, 0, 1);
+  internal(abi::kGlobalsMap, runtime::MapRole::Globals, BPF_MAP_TYPE_ARRAY,
+           runtime::MapKind::Array, 4, sizeof(abi::Globals), 1);
+}
+
+void IRGen::finish_module() {
+  maps_.at(abi::kScratchMap).spec.value_size = (scratch_size_ + 7) / 8 * 8;
+  for (const auto &name : map_order_) {
+    MapGen &mg = maps_.at(name);
+    define_map_global(mg);
+    bundle_.maps.push_back(mg.spec);
+  }
+  // The license: helpers like bpf_probe_read_user are GPL-only in kernels.
+  std::string license = "GPL";
+  if (auto it = ast_.config.find("license"); it != ast_.config.end())
+    license = it->second;
+  auto *init = llvm::ConstantDataArray::getString(*llctx_, license, true);
+  auto *gv = new llvm::GlobalVariable(*mod_, init->getType(), true,
+                                      llvm::GlobalValue::ExternalLinkage, init, "_license");
+  gv->setSection("license");
+}
+
+MapGen &IRGen::map_of(const std::string &name) { return maps_.at(name); }
+
+llvm::Value *IRGen::gen_key_from(Expr *key, MapGen &mg, const Location &loc) {
+  auto *slot = entry_alloca(mg.spec.key_size, "key");
+  zero(slot, mg.spec.key_size);
+  Val v = gen(key);
+  store_value(slot, mg.key, v, key->type);
+  (void)loc;
+  return slot;
+}
+
+llvm::Value *IRGen::gen_key(Map &m, MapGen &mg) {
+  if (!m.subscripted) {
+    auto *slot = entry_alloca(8, "key");
+    b_.CreateAlignedStore(i64(0), slot, llvm::Align(8));
+    return slot;
+  }
+  std::vector<Expr *> keys = m.keys;
+  if (keys.size() == 1)
+    return gen_key_from(keys[0], mg, m.loc);
+  auto *slot = entry_alloca(mg.spec.key_size, "key");
+  zero(slot, mg.spec.key_size);
+  for (size_t i = 0; i < keys.size() && i < mg.key.fields.size(); i++) {
+    Val v = gen(keys[i]);
+    const auto &f = mg.key.fields[i];
+    store_value(byte_ptr(slot, f.offset), *f.type, v, keys[i]->type);
+  }
+  return slot;
+}
+
+static llvm::Value *map_ptr(MapGen &mg) { return mg.gv; }
+
+llvm::Value *IRGen::lookup_or_init(MapGen &mg, llvm::Value *key) {
+  auto *p = helper(BPF_FUNC_map_lookup_elem, ptrt(), {map_ptr(mg), key});
+  auto *found = b_.GetInsertBlock();
+  auto *missing = block("map.missing");
+  auto *done = block("map.ready");
+  b_.CreateCondBr(b_.CreateIsNull(p), missing, done);
+  b_.SetInsertPoint(missing);
+  // A zeroed value; large ones (histograms) are built in the scratch area.
+  uint32_t size = mg.spec.value_size;
+  llvm::Value *zero_val;
+  if (size <= 64) {
+    zero_val = entry_alloca(size, "zero");
+  } else {
+    zero_val = scratch(size);
+  }
+  auto *missing_now = b_.GetInsertBlock();
+  (void)missing_now;
+  if (zero_val) {
+    zero(zero_val, size);
+    helper(BPF_FUNC_map_update_elem, i64t(),
+           {map_ptr(mg), key, zero_val, i64(BPF_NOEXIST)});
+  }
+  auto *p2 = helper(BPF_FUNC_map_lookup_elem, ptrt(), {map_ptr(mg), key});
+  auto *from_missing = b_.GetInsertBlock();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  auto *phi = b_.CreatePHI(ptrt(), 2);
+  phi->addIncoming(p, found);
+  phi->addIncoming(p2, from_missing);
+  return phi;
+}
+
+llvm::Value *IRGen::sum_slots(MapGen &mg, llvm::Value *key) {
+  // Sum (or fold) every slot of a per-slot entry. The slot count comes from
+  // the globals the runtime fills; the loop bound keeps it provably finite.
+  const Type &vt = mg.info->value;
+  auto &gm = map_of(abi::kGlobalsMap);
+  auto *gkey = entry_alloca(4, "gkey");
+  b_.CreateAlignedStore(b_.getInt32(0), gkey, llvm::Align(4));
+  auto *g = helper(BPF_FUNC_map_lookup_elem, ptrt(), {map_ptr(gm), gkey});
+  auto *acc = entry_alloca(16, "acc");
+  zero(acc, 16);
+  auto *have_g = block("slots.globals");
+  auto *done = block("slots.done");
+  b_.CreateCondBr(b_.CreateIsNull(g), done, have_g);
+  b_.SetInsertPoint(have_g);
+  auto *n = b_.CreateAlignedLoad(i64t(), byte_ptr(g, offsetof(abi::Globals, ncpus)),
+                                 llvm::Align(8));
+  auto *cap = b_.CreateSelect(b_.CreateICmpULT(n, i64(4096)), n, i64(4096));
+  auto *idx = entry_alloca(8, "slot");
+  b_.CreateAlignedStore(i64(0), idx, llvm::Align(8));
+  auto *head = block("slots.head");
+  auto *body = block("slots.body");
+  auto *next = block("slots.next");
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  auto *i = b_.CreateAlignedLoad(i64t(), idx, llvm::Align(8));
+  b_.CreateCondBr(b_.CreateICmpULT(i, cap), body, done);
+  b_.SetInsertPoint(body);
+  auto *p = helper(BPF_FUNC_map_lookup_percpu_elem, ptrt(),
+                   {map_ptr(mg), key, b_.CreateTrunc(i, b_.getInt32Ty())});
+  auto *has = block("slots.has");
+  b_.CreateCondBr(b_.CreateIsNull(p), next, has);
+  b_.SetInsertPoint(has);
+  auto *v0 = b_.CreateAlignedLoad(i64t(), p, llvm::Align(8));
+  auto *a0 = b_.CreateAlignedLoad(i64t(), acc, llvm::Align(8));
+  switch (vt.kind) {
+  case TypeKind::Count:
+  case TypeKind::Sum:
+    b_.CreateAlignedStore(b_.CreateAdd(a0, v0), acc, llvm::Align(8));
+    break;
+  case TypeKind::Avg:
+  case TypeKind::Stats: {
+    auto *c0 = b_.CreateAlignedLoad(i64t(), byte_ptr(p, 8), llvm::Align(8));
+    auto *ac = b_.CreateAlignedLoad(i64t(), byte_ptr(acc, 8), llvm::Align(8));
+    b_.CreateAlignedStore(b_.CreateAdd(a0, v0), acc, llvm::Align(8));
+    b_.CreateAlignedStore(b_.CreateAdd(ac, c0), byte_ptr(acc, 8), llvm::Align(8));
+    break;
+  }
+  case TypeKind::Min:
+  case TypeKind::Max: {
+    auto *set = b_.CreateAlignedLoad(i64t(), byte_ptr(p, 8), llvm::Align(8));
+    auto *aset = b_.CreateAlignedLoad(i64t(), byte_ptr(acc, 8), llvm::Align(8));
+    bool is_min = vt.kind == TypeKind::Min;
+    auto *better = is_min ? (vt.agg_signed ? b_.CreateICmpSLT(v0, a0) : b_.CreateICmpULT(v0, a0))
+                          : (vt.agg_signed ? b_.CreateICmpSGT(v0, a0) : b_.CreateICmpUGT(v0, a0));
+    auto *take = b_.CreateAnd(b_.CreateICmpNE(set, i64(0)),
+                              b_.CreateOr(b_.CreateICmpEQ(aset, i64(0)), better));
+    b_.CreateAlignedStore(b_.CreateSelect(take, v0, a0), acc, llvm::Align(8));
+    b_.CreateAlignedStore(b_.CreateSelect(take, i64(1), aset), byte_ptr(acc, 8),
+                          llvm::Align(8));
+    break;
+  }
+  default:
+    break;
+  }
+  b_.CreateBr(next);
+  b_.SetInsertPoint(next);
+  b_.CreateAlignedStore(b_.CreateAdd(i, i64(1)), idx, llvm::Align(8));
+  b_.CreateBr(head);
+  b_.SetInsertPoint(done);
+  llvm::Value *total = b_.CreateAlignedLoad(i64t(), acc, llvm::Align(8));
+  if (vt.kind == TypeKind::Avg) {
+    auto *cnt = b_.CreateAlignedLoad(i64t(), byte_ptr(acc, 8), llvm::Align(8));
+    auto *safe = b_.CreateSelect(b_.CreateICmpEQ(cnt, i64(0)), i64(1), cnt);
+    total = vt.agg_signed ? b_.CreateSDiv(total, safe) : b_.CreateUDiv(total, safe);
+  }
+  return total;
+}
+
+Val IRGen::gen_map_read(Map &m) {
+  MapGen &mg = map_of(m.name);
+  auto *key = gen_key(m, mg);
+  const Type &vt = mg.info->value;
+  if (mg.spec.agg != runtime::AggKind::None) {
+    if (vt.kind == TypeKind::Stats || vt.kind == TypeKind::Hist ||
+        vt.kind == TypeKind::LHist) {
+      fail(m.loc, "reading a " + type_str(vt) + " map as a value is not supported");
+      return {i64(0), false};
+    }
+    return {sum_slots(mg, key), false};
+  }
+  auto *p = helper(BPF_FUNC_map_lookup_elem, ptrt(), {map_ptr(mg), key});
+  if (is_scalar(mg.value) || mg.value.kind == TypeKind::Boolean) {
+    auto *from = b_.GetInsertBlock();
+    auto *has = block("read.found");
+    auto *done = block("read.done");
+    b_.CreateCondBr(b_.CreateIsNull(p), done, has);
+    b_.SetInsertPoint(has);
+    auto *v = load_int(p, mg.value);
+    auto *from_has = b_.GetInsertBlock();
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+    auto *phi = b_.CreatePHI(i64t(), 2);
+    phi->addIncoming(i64(0), from);
+    phi->addIncoming(v, from_has);
+    return {phi, false};
+  }
+  auto *out = entry_alloca(mg.value.size, "mapval");
+  zero(out, mg.value.size);
+  auto *has = block("read.found");
+  auto *done = block("read.done");
+  b_.CreateCondBr(b_.CreateIsNull(p), done, has);
+  b_.SetInsertPoint(has);
+  copy(out, p, mg.value.size);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  return {out, true};
+}
+
+void IRGen::gen_map_assign(AssignMap &s) {
+  MapGen &mg = map_of(s.map->name);
+  if (auto *c = dyn_cast<Call>(s.value); c && c->type.is_aggregation()) {
+    gen_aggregate(*s.map, *c);
+    return;
+  }
+  Val v = gen(s.value);
+  auto *key = gen_key(*s.map, mg);
+  auto *val = entry_alloca(mg.spec.value_size, "val");
+  if (!is_scalar(mg.value))
+    zero(val, mg.spec.value_size);
+  store_value(val, mg.value, v, s.value->type);
+  helper(BPF_FUNC_map_update_elem, i64t(), {map_ptr(mg), key, val, i64(BPF_ANY)});
+}
+
+// Adds `v` to the u64 at `p`: a plain add on the host (the slot is the
+// thread's own), a device atomic on the GPU (all threads share it).
+static void add_to(IRGen &g, llvm::Value *p, llvm::Value *v) {
+  if (g.gpu_) {
+    g.b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, p, v, llvm::Align(8),
+                         llvm::AtomicOrdering::Monotonic);
+    return;
+  }
+  auto *old = g.b_.CreateAlignedLoad(g.i64t(), p, llvm::Align(8));
+  g.b_.CreateAlignedStore(g.b_.CreateAdd(old, v), p, llvm::Align(8));
+}
+
+void IRGen::gen_aggregate(Map &m, Call &c) {
+  MapGen &mg = map_of(m.name);
+  llvm::Value *arg = nullptr;
+  if (!c.args.empty())
+    arg = gen_scalar(c.args[0]);
+  auto *key = gen_key(m, mg);
+  auto *p = lookup_or_init(mg, key);
+  auto *have = block("agg.update");
+  auto *done = block("agg.done");
+  b_.CreateCondBr(b_.CreateIsNull(p), done, have);
+  b_.SetInsertPoint(have);
+  const Type &t = c.type;
+  switch (t.kind) {
+  case TypeKind::Count:
+    add_to(*this, p, i64(1));
+    break;
+  case TypeKind::Sum:
+    add_to(*this, p, arg);
+    break;
+  case TypeKind::Avg:
+  case TypeKind::Stats:
+    add_to(*this, p, arg);
+    add_to(*this, byte_ptr(p, 8), i64(1));
+    break;
+  case TypeKind::Min:
+  case TypeKind::Max: {
+    bool is_min = t.kind == TypeKind::Min;
+    bool sign = mg.info->value.agg_signed;
+    auto *cur = b_.CreateAlignedLoad(i64t(), p, llvm::Align(8));
+    auto *set = b_.CreateAlignedLoad(i64t(), byte_ptr(p, 8), llvm::Align(8));
+    auto *better = is_min ? (sign ? b_.CreateICmpSLT(arg, cur) : b_.CreateICmpULT(arg, cur))
+                          : (sign ? b_.CreateICmpSGT(arg, cur) : b_.CreateICmpUGT(arg, cur));
+    auto *write = block("agg.write");
+    b_.CreateCondBr(b_.CreateOr(b_.CreateICmpEQ(set, i64(0)), better), write, done);
+    b_.SetInsertPoint(write);
+    if (gpu_) {
+      // Racy on the GPU without a compare-and-swap loop; good enough until
+      // the lifter grows one: every thread writes a candidate.
+      b_.CreateAtomicRMW(is_min ? (sign ? llvm::AtomicRMWInst::Min : llvm::AtomicRMWInst::UMin)
+                                : (sign ? llvm::AtomicRMWInst::Max : llvm::AtomicRMWInst::UMax),
+                         p, arg, llvm::Align(8), llvm::AtomicOrdering::Monotonic);
+    } else {
+      b_.CreateAlignedStore(arg, p, llvm::Align(8));
+    }
+    b_.CreateAlignedStore(i64(1), byte_ptr(p, 8), llvm::Align(8));
+    break;
+  }
+  case TypeKind::Hist: {
+    // bpftrace's log2 buckets: 0 for negative values, 1 + v below 2^k, then
+    // 2^k buckets per power of two.
+    uint64_t k = t.hist_bits;
+    uint64_t mask = (1ull << k) - 1;
+    auto *pre = b_.GetInsertBlock();
+    auto *neg = b_.CreateICmpSLT(arg, i64(0));
+    auto *small = b_.CreateICmpULE(arg, i64(mask));
+    auto *small_idx = b_.CreateSelect(neg, i64(0), b_.CreateAdd(arg, i64(1)));
+    auto *big = block("hist.big");
+    auto *idx_done = block("hist.index");
+    b_.CreateCondBr(b_.CreateOr(neg, small), idx_done, big);
+    b_.SetInsertPoint(big);
+    llvm::Value *n = arg, *l = i64(0);
+    for (int i = 5; i >= 0; i--) {
+      auto *ge = b_.CreateZExt(b_.CreateICmpUGE(n, i64(1ull << (1u << i))), i64t());
+      auto *shift = b_.CreateShl(ge, i64(i));
+      n = b_.CreateLShr(n, shift);
+      l = b_.CreateAdd(l, shift);
+    }
+    l = b_.CreateSub(l, i64(k));
+    auto *x = b_.CreateAnd(b_.CreateLShr(arg, l), i64(mask));
+    auto *big_idx = b_.CreateAdd(
+        b_.CreateAdd(b_.CreateShl(b_.CreateAdd(l, i64(1)), i64(k)), x), i64(1));
+    auto *from_big = b_.GetInsertBlock();
+    b_.CreateBr(idx_done);
+    b_.SetInsertPoint(idx_done);
+    auto *idx = b_.CreatePHI(i64t(), 2);
+    idx->addIncoming(small_idx, pre);
+    idx->addIncoming(big_idx, from_big);
+    uint64_t nb = runtime::hist_buckets(static_cast<uint32_t>(k));
+    auto *clamped = b_.CreateSelect(b_.CreateICmpULT(idx, i64(nb)), idx, i64(nb - 1));
+    auto *bucket = b_.CreateInBoundsGEP(b_.getInt8Ty(), p, b_.CreateMul(clamped, i64(8)));
+    add_to(*this, bucket, i64(1));
+    break;
+  }
+  case TypeKind::LHist: {
+    int64_t mn = t.lhist_min, mx = t.lhist_max, step = t.lhist_step;
+    uint64_t last = static_cast<uint64_t>((mx - mn) / step) + 1;
+    auto *below = b_.CreateICmpSLT(arg, i64(static_cast<uint64_t>(mn)));
+    auto *above = b_.CreateICmpSGT(arg, i64(static_cast<uint64_t>(mx)));
+    auto *in = b_.CreateAdd(
+        b_.CreateUDiv(b_.CreateSub(arg, i64(static_cast<uint64_t>(mn))),
+                      i64(static_cast<uint64_t>(step))),
+        i64(1));
+    llvm::Value *idx = b_.CreateSelect(below, i64(0), b_.CreateSelect(above, i64(last), in));
+    idx = b_.CreateSelect(b_.CreateICmpULE(idx, i64(last)), idx, i64(last));
+    auto *bucket = b_.CreateInBoundsGEP(b_.getInt8Ty(), p, b_.CreateMul(idx, i64(8)));
+    add_to(*this, bucket, i64(1));
+    break;
+  }
+  default:
+    fail(c.loc, "BUG: unknown aggregation " + c.name);
+    break;
+  }
+  if (!b_.GetInsertBlock()->getTerminator())
+    b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
+Val IRGen::gen_incdec(Unop &e) {
+  bool inc = e.op == UnOp::PreInc || e.op == UnOp::PostInc;
+  bool post = e.op == UnOp::PostInc || e.op == UnOp::PostDec;
+  Type t = storage_type(e.type);
+  uint64_t step = 1;
+  if (t.kind == TypeKind::Pointer && t.elem && t.elem->size)
+    step = t.elem->size;
+  if (auto *v = dyn_cast<Variable>(e.expr)) {
+    auto *slot = var_slot(v->name);
+    Type vt = var_types_.count(v->name) ? var_types_[v->name] : t;
+    auto *old = load_int(slot, vt);
+    auto *nv = inc ? b_.CreateAdd(old, i64(step)) : b_.CreateSub(old, i64(step));
+    store_int(slot, nv, vt);
+    return {post ? old : nv, false};
+  }
+  auto *m = static_cast<Map *>(e.expr);
+  MapGen &mg = map_of(m->name);
+  auto *key = gen_key(*m, mg);
+  auto *p = lookup_or_init(mg, key);
+  auto *from = b_.GetInsertBlock();
+  auto *have = block("incdec.update");
+  auto *done = block("incdec.done");
+  b_.CreateCondBr(b_.CreateIsNull(p), done, have);
+  b_.SetInsertPoint(have);
+  auto *old = load_int(p, mg.value);
+  auto *nv = inc ? b_.CreateAdd(old, i64(step)) : b_.CreateSub(old, i64(step));
+  store_int(p, nv, mg.value);
+  auto *from_have = b_.GetInsertBlock();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  auto *phi = b_.CreatePHI(i64t(), 2);
+  phi->addIncoming(i64(0), from);
+  phi->addIncoming(post ? old : nv, from_have);
+  return {phi, false};
+}
+
+} // namespace ubtrace::codegen
