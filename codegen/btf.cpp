@@ -13,6 +13,11 @@ llvm::DIType *IRGen::di_int() {
 }
 
 llvm::DIType *IRGen::di_bytes(uint32_t size) {
+  // Array maps want an integer key; 4 and 8 bytes read as integers anyway.
+  if (size == 4)
+    return di_->createBasicType("unsigned int", 32, llvm::dwarf::DW_ATE_unsigned);
+  if (size == 8)
+    return di_->createBasicType("unsigned long", 64, llvm::dwarf::DW_ATE_unsigned);
   auto *u8 = di_->createBasicType("unsigned char", 8, llvm::dwarf::DW_ATE_unsigned_char);
   if (size == 1)
     return u8;

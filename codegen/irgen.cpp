@@ -320,6 +320,9 @@ void IRGen::gen_probe(Probe &p, size_t index) {
   auto *sp = di_->createFunction(cu_, name, name, difile_, p.loc.begin.line, sp_ty,
                                  p.loc.begin.line, llvm::DINode::FlagPrototyped,
                                  llvm::DISubprogram::SPFlagDefinition);
+  // Named parameters: the kernel rejects BTF functions with unnamed ones.
+  di_->createParameterVariable(sp, "ctx", 1, difile_, p.loc.begin.line,
+                               di_->createPointerType(nullptr, 64), true);
   fn_->setSubprogram(sp);
 
   entry_ = llvm::BasicBlock::Create(*llctx_, "entry", fn_);

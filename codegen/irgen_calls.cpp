@@ -262,11 +262,18 @@ Val IRGen::gen_call(Call &c) {
     auto *cb = llvm::Function::Create(cb_ty, llvm::Function::InternalLinkage,
                                       "len_cb", *mod_);
     cb->setSection(".text");
-    cb->setSubprogram(di_->createFunction(
+    auto *di_ptr = di_->createPointerType(nullptr, 64);
+    auto *sp = di_->createFunction(
         cu_, "len_cb", "len_cb", difile_, c.loc.begin.line,
-        di_->createSubroutineType(di_->getOrCreateTypeArray({di_int()})),
+        di_->createSubroutineType(
+            di_->getOrCreateTypeArray({di_int(), di_ptr, di_ptr, di_ptr, di_ptr})),
         c.loc.begin.line, llvm::DINode::FlagPrototyped,
-        llvm::DISubprogram::SPFlagDefinition | llvm::DISubprogram::SPFlagLocalToUnit));
+        llvm::DISubprogram::SPFlagDefinition | llvm::DISubprogram::SPFlagLocalToUnit);
+    const char *pnames[] = {"map", "key", "value", "data"};
+    for (unsigned i = 0; i < 4; i++)
+      di_->createParameterVariable(sp, pnames[i], i + 1, difile_, c.loc.begin.line, di_ptr,
+                                   true);
+    cb->setSubprogram(sp);
     {
       llvm::IRBuilder<> cbb(llvm::BasicBlock::Create(*llctx_, "entry", cb));
       auto *cp = cb->getArg(3);

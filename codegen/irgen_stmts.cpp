@@ -168,11 +168,24 @@ void IRGen::gen_for(For &s) {
                                     std::string(fn_->getName()) + "_for", *mod_);
   cb->setSection(".text");
   cb->addFnAttr(llvm::Attribute::NoUnwind);
+  auto *di_ptr = di_->createPointerType(nullptr, 64);
+  auto *di_u64 = di_->createBasicType("unsigned long", 64, llvm::dwarf::DW_ATE_unsigned);
+  std::vector<std::pair<const char *, llvm::DIType *>> params =
+      s.map ? std::vector<std::pair<const char *, llvm::DIType *>>{
+                  {"map", di_ptr}, {"key", di_ptr}, {"value", di_ptr}, {"data", di_ptr}}
+            : std::vector<std::pair<const char *, llvm::DIType *>>{{"index", di_u64},
+                                                                     {"data", di_ptr}};
+  std::vector<llvm::Metadata *> sig = {di_int()};
+  for (auto &[pname, pt] : params)
+    sig.push_back(pt);
   auto *sp = di_->createFunction(
       cu_, cb->getName(), cb->getName(), difile_, s.loc.begin.line,
-      di_->createSubroutineType(di_->getOrCreateTypeArray({di_int()})), s.loc.begin.line,
+      di_->createSubroutineType(di_->getOrCreateTypeArray(sig)), s.loc.begin.line,
       llvm::DINode::FlagPrototyped,
       llvm::DISubprogram::SPFlagDefinition | llvm::DISubprogram::SPFlagLocalToUnit);
+  for (unsigned i = 0; i < params.size(); i++)
+    di_->createParameterVariable(sp, params[i].first, i + 1, difile_, s.loc.begin.line,
+                                 params[i].second, true);
   cb->setSubprogram(sp);
 
   // Save the probe's state, generate the callback, restore.
