@@ -1,5 +1,6 @@
 // The ubtrace CLI: reads a script, runs the front end (parse, passes), and
 // hands the compiled bundle to the backends.
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include "ast/pass_manager.h"
 #include "ast/printer.h"
 #include "backends/options.h"
+#include "backends/session.h"
 #include "codegen/codegen.h"
 #include "parser/driver.h"
 
@@ -65,9 +67,29 @@ int run(const cli::Options &opts) {
   }
   if (opts.dry_run)
     return 0;
-  std::cerr << "ERROR: running programs is not implemented yet; use --dry-run"
-            << std::endl;
-  return 1;
+
+  std::ofstream file;
+  backends::SessionOptions so;
+  so.output_format = opts.output_format;
+  so.out = &std::cout;
+  so.err = &std::cerr;
+  if (!opts.output_file.empty()) {
+    file.open(opts.output_file, std::ios::trunc);
+    if (!file) {
+      std::cerr << "ERROR: cannot open " << opts.output_file << std::endl;
+      return 1;
+    }
+    so.out = &file;
+  }
+  so.quiet = opts.quiet;
+  so.unsafe = opts.unsafe;
+  so.command = opts.command;
+  so.pid = opts.pid;
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { backends::g_stop_requested.store(true); };
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  return backends::run_session(out->bundle, so);
 }
 
 } // namespace

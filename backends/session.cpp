@@ -1,0 +1,417 @@
+#include "backends/session.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "backends/output/decode.h"
+#include "backends/output/host_system.h"
+#include "backends/output/json_output.h"
+#include "backends/output/merge.h"
+#include "backends/output/printed_map.h"
+#include "backends/output/printf_format.h"
+#include "backends/output/text_output.h"
+#include "backends/output/time_format.h"
+#include "backends/program_set.h"
+#include "runtime/abi.h"
+#include "runtime/maps/helper_table.h"
+#include "runtime/maps/layout.h"
+#include "runtime/maps/map_reader.h"
+#include "runtime/maps/ring_consumer.h"
+#include "runtime/maps/spec_layout.h"
+
+namespace ubtrace::backends {
+
+std::atomic<bool> g_stop_requested{false};
+
+namespace {
+
+uint64_t now_ns() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+class Session {
+public:
+  Session(const runtime::Bundle &bundle, const SessionOptions &opts)
+      : bundle_(bundle), opts_(opts) {}
+
+  int run();
+
+private:
+  const runtime::Bundle &bundle_;
+  SessionOptions opts_;
+  std::unique_ptr<output::Output> out_;
+  std::unique_ptr<runtime::maps::Region> region_;
+  std::unique_ptr<ProgramSet> programs_;
+  std::unique_ptr<runtime::maps::RingConsumer> consumer_;
+  output::HostSystemInfo system_;
+  output::FormatContext fmt_;
+  std::vector<std::string> probe_names_;
+  std::vector<output::ParsedFormat> printf_, system_fmt_, cat_;
+  bool exit_ = false;
+  int exit_code_ = 0;
+  bool print_maps_ = true;
+  uint32_t max_strlen_ = 64;
+  uint64_t max_cat_bytes_ = 10240;
+
+  Result<void> setup();
+  void run_cli_probe(size_t index);
+  void drain();
+  bool handle_event(std::span<const uint8_t> rec);
+  output::PrintedMap printed(size_t map, size_t top, uint32_t div);
+  void print_all_maps();
+  void report_losses();
+};
+
+Result<void> Session::setup() {
+  if (opts_.output_format == "json")
+    out_ = std::make_unique<output::JsonOutput>(*opts_.out);
+  else
+    out_ = std::make_unique<output::TextOutput>(*opts_.out, *opts_.err);
+
+  auto cfg = [&](const char *key) -> const std::string * {
+    auto it = bundle_.config.find(key);
+    return it == bundle_.config.end() ? nullptr : &it->second;
+  };
+  if (auto *v = cfg("print_maps_on_exit"))
+    print_maps_ = *v != "false";
+  if (auto *v = cfg("max_strlen"))
+    max_strlen_ = static_cast<uint32_t>(std::stoul(*v));
+  if (auto *v = cfg("max_cat_bytes"))
+    max_cat_bytes_ = std::stoull(*v);
+
+  auto layouts = runtime::maps::layouts_for(bundle_.maps);
+  if (!layouts)
+    return make_error("cannot lay out the maps: " + layouts.error());
+  auto region = runtime::maps::Region::create(*layouts);
+  if (!region)
+    return make_error("cannot create the maps: " + region.error());
+  region_ = std::make_unique<runtime::maps::Region>(std::move(*region));
+
+  // Globals the programs read (elapsed, slot count, cpid).
+  for (size_t i = 0; i < bundle_.maps.size(); i++) {
+    if (bundle_.maps[i].role != runtime::MapRole::Globals)
+      continue;
+    auto *g = static_cast<abi::Globals *>(
+        runtime::maps::array_value_base(region_->map(static_cast<uint32_t>(i))));
+    if (g) {
+      g->start_ns = now_ns();
+      g->ncpus = region_->thread_slots();
+      g->cpid = 0;
+    }
+  }
+  for (size_t i = 0; i < bundle_.maps.size(); i++)
+    if (bundle_.maps[i].role == runtime::MapRole::Events)
+      consumer_ = std::make_unique<runtime::maps::RingConsumer>(
+          region_->map(static_cast<uint32_t>(i)));
+  if (!consumer_)
+    return make_error("BUG: the bundle has no events ring buffer");
+
+  auto programs = ProgramSet::load(bundle_, *region_);
+  if (!programs)
+    return std::move(programs).take_error();
+  programs_ = std::make_unique<ProgramSet>(std::move(*programs));
+
+  for (const auto &p : bundle_.probes)
+    probe_names_.push_back(p.name);
+  for (const auto &f : bundle_.printf_formats)
+    printf_.push_back(output::ParsedFormat::parse(f.format));
+  for (const auto &f : bundle_.system_formats)
+    system_fmt_.push_back(output::ParsedFormat::parse(f.format));
+  for (const auto &f : bundle_.cat_formats)
+    cat_.push_back(output::ParsedFormat::parse(f.format));
+  fmt_.system = &system_;
+  fmt_.probe_names = &probe_names_;
+  fmt_.strftime_formats = &bundle_.time_formats;
+  fmt_.max_strlen = max_strlen_;
+  if (auto *v = cfg("str_trunc_trailer"))
+    fmt_.str_trunc_trailer = *v;
+  // strftime() gets monotonic nanoseconds; wall clock = monotonic + offset.
+  {
+    struct timespec real, mono;
+    clock_gettime(CLOCK_REALTIME, &real);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    fmt_.timestamp_offset_ns = (int64_t(real.tv_sec) - mono.tv_sec) * 1000000000ll +
+                               (int64_t(real.tv_nsec) - mono.tv_nsec);
+  }
+  return {};
+}
+
+void Session::run_cli_probe(size_t index) {
+  const auto &spec = bundle_.probes[index];
+  const vm::BoundProgram *prog = programs_->bound(spec.section);
+  if (!prog)
+    return;
+  abi::HostProbeCtx ctx{};
+  ctx.probe_id = index;
+  vm::RunResult r = vm::run(*prog, &ctx);
+  if (r.status != vm::RunStatus::Ok)
+    out_->runtime_error(std::string(vm::describe(r.status)) + " in " + spec.name +
+                            " at PC " + std::to_string(r.stop_pc),
+                        {});
+}
+
+void Session::drain() {
+  consumer_->drain([this](std::span<const uint8_t> rec) { return handle_event(rec); });
+}
+
+bool Session::handle_event(std::span<const uint8_t> rec) {
+  if (rec.size() < sizeof(abi::EventHeader))
+    return true;
+  abi::EventHeader h;
+  std::memcpy(&h, rec.data(), sizeof h);
+  output::Bytes payload = rec.subspan(sizeof h);
+  auto u64_at = [&](size_t off) {
+    uint64_t v = 0;
+    if (off + 8 <= payload.size())
+      std::memcpy(&v, payload.data() + off, 8);
+    return v;
+  };
+  switch (static_cast<abi::EventType>(h.type)) {
+  case abi::EventType::Printf:
+    if (h.id < printf_.size())
+      out_->printf(printf_[h.id].format(bundle_.printf_formats[h.id], payload, fmt_));
+    return true;
+  case abi::EventType::Errorf:
+  case abi::EventType::Warnf:
+    if (h.id < printf_.size())
+      out_->diagnostic(static_cast<abi::EventType>(h.type) == abi::EventType::Errorf
+                           ? output::Severity::Error
+                           : output::Severity::Warning,
+                       printf_[h.id].format(bundle_.printf_formats[h.id], payload, fmt_),
+                       {});
+    return true;
+  case abi::EventType::Exit:
+    exit_ = true;
+    exit_code_ = static_cast<int>(h.id);
+    return true;
+  case abi::EventType::PrintMap:
+    if (h.id < bundle_.maps.size())
+      out_->map(printed(h.id, u64_at(0), static_cast<uint32_t>(u64_at(8))));
+    return true;
+  case abi::EventType::ClearMap:
+    if (h.id < bundle_.maps.size())
+      runtime::maps::clear_map(region_->map(static_cast<uint32_t>(h.id)));
+    return true;
+  case abi::EventType::ZeroMap:
+    if (h.id < bundle_.maps.size())
+      runtime::maps::zero_map(region_->map(static_cast<uint32_t>(h.id)));
+    return true;
+  case abi::EventType::Time: {
+    if (h.id >= bundle_.time_formats.size())
+      return true;
+    auto text = output::format_time(bundle_.time_formats[h.id], std::time(nullptr));
+    if (text)
+      out_->time(*text);
+    else
+      out_->runtime_error("time(): " + text.error(), {});
+    return true;
+  }
+  case abi::EventType::PrintValue:
+    if (h.id < bundle_.print_types.size())
+      out_->value(output::decode(bundle_.print_types[h.id], payload, fmt_));
+    return true;
+  case abi::EventType::Join: {
+    if (h.id >= bundle_.join_separators.size())
+      return true;
+    uint64_t n = u64_at(0);
+    std::string text;
+    for (uint64_t i = 0; i < n && i < abi::kJoinMaxArgs; i++) {
+      size_t off = 8 + i * max_strlen_;
+      if (off >= payload.size())
+        break;
+      const char *s = reinterpret_cast<const char *>(payload.data() + off);
+      if (i)
+        text += bundle_.join_separators[h.id];
+      text += std::string(s, strnlen(s, std::min<size_t>(max_strlen_, payload.size() - off)));
+    }
+    out_->join(text);
+    return true;
+  }
+  case abi::EventType::System: {
+    if (h.id >= system_fmt_.size() || !opts_.unsafe)
+      return true;
+    std::string cmd = system_fmt_[h.id].format(bundle_.system_formats[h.id], payload, fmt_);
+    FILE *p = popen(cmd.c_str(), "r");
+    if (!p) {
+      out_->runtime_error("system(): cannot run " + cmd, {});
+      return true;
+    }
+    std::string result;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+      result.append(buf, n);
+    pclose(p);
+    out_->syscall(result);
+    return true;
+  }
+  case abi::EventType::Cat: {
+    if (h.id >= cat_.size())
+      return true;
+    std::string path = cat_[h.id].format(bundle_.cat_formats[h.id], payload, fmt_);
+    std::ifstream f(path, std::ios::binary);
+    if (!f) {
+      out_->runtime_error("failed to open file '" + path + "': " + std::strerror(errno), {});
+      return true;
+    }
+    std::string text(max_cat_bytes_, '\0');
+    f.read(text.data(), static_cast<std::streamsize>(max_cat_bytes_));
+    text.resize(static_cast<size_t>(f.gcount()));
+    out_->cat(text);
+    return true;
+  }
+  case abi::EventType::Signal:
+    return true;
+  }
+  return true;
+}
+
+output::PrintedMap Session::printed(size_t map, size_t top, uint32_t div) {
+  const auto &spec = bundle_.maps[map];
+  auto snap = runtime::maps::snapshot(region_->map(static_cast<uint32_t>(map)));
+  bool scalar = spec.key.kind == runtime::ValueType::Kind::None;
+  std::vector<std::vector<uint8_t>> merged;
+  merged.reserve(snap.entries);
+  std::vector<output::MapEntry> entries;
+  size_t slots = snap.info.slots ? snap.info.slots : 1;
+  for (size_t i = 0; i < snap.entries; i++) {
+    output::Bytes all(snap.values.data() + i * slots * snap.info.value_size,
+                      slots * snap.info.value_size);
+    merged.push_back(output::merge_slots(spec, all, slots));
+  }
+  for (size_t i = 0; i < snap.entries; i++)
+    entries.push_back({scalar ? output::Bytes{} : snap.key(i), merged[i]});
+  return output::build_printed_map(spec, std::move(entries), fmt_, top, div);
+}
+
+void Session::print_all_maps() {
+  std::vector<output::PrintedMap> maps;
+  for (size_t i = 0; i < bundle_.maps.size(); i++) {
+    if (bundle_.maps[i].role != runtime::MapRole::User)
+      continue;
+    auto m = printed(i, 0, 0);
+    if (!m.entries.empty())
+      maps.push_back(std::move(m));
+  }
+  output::print_maps_at_exit(*out_, std::move(maps));
+}
+
+void Session::report_losses() {
+  auto stats = consumer_->stats();
+  if (stats.lost)
+    out_->lost_events(stats.lost);
+  for (size_t i = 0; i < bundle_.maps.size(); i++) {
+    if (bundle_.maps[i].role != runtime::MapRole::User)
+      continue;
+    auto c = runtime::maps::map_counters(region_->map(static_cast<uint32_t>(i)));
+    if (c.drops)
+      out_->runtime_error("map " + bundle_.maps[i].name + " dropped " +
+                              std::to_string(c.drops) +
+                              " update(s): the map was full (raise max_map_keys or "
+                              "declare it with a larger size)",
+                          {});
+  }
+}
+
+int Session::run() {
+  auto ok = setup();
+  if (!ok) {
+    *opts_.err << "ERROR: " << ok.error() << std::endl;
+    return 1;
+  }
+  // The selector: every probe to the backend that runs it.
+  struct Interval {
+    size_t probe;
+    uint64_t period;
+    uint64_t next;
+  };
+  std::vector<size_t> begins, ends;
+  std::vector<Interval> intervals;
+  size_t attached = 0;
+  for (size_t i = 0; i < bundle_.probes.size(); i++) {
+    const auto &p = bundle_.probes[i];
+    switch (p.kind) {
+    case runtime::ProbeKind::Begin:
+      begins.push_back(i);
+      break;
+    case runtime::ProbeKind::End:
+      ends.push_back(i);
+      break;
+    case runtime::ProbeKind::Interval:
+      intervals.push_back({i, std::max<uint64_t>(p.interval_ns, 1000), 0});
+      break;
+    case runtime::ProbeKind::Uprobe:
+    case runtime::ProbeKind::Uretprobe:
+    case runtime::ProbeKind::Usdt:
+      *opts_.err << "ERROR: " << p.name
+                 << ": user-space probes are not runnable in this build yet" << std::endl;
+      return 1;
+    case runtime::ProbeKind::GpuKernelEntry:
+    case runtime::ProbeKind::GpuKernelExit:
+      *opts_.err << "ERROR: " << p.name
+                 << ": GPU probes are not runnable in this build yet" << std::endl;
+      return 1;
+    }
+    attached++;
+  }
+  if (!opts_.quiet)
+    out_->attached_probes(attached);
+
+  for (size_t i : begins) {
+    run_cli_probe(i);
+    drain();
+    if (exit_)
+      break;
+  }
+  uint64_t start = now_ns();
+  for (auto &iv : intervals)
+    iv.next = start + iv.period;
+  while (!exit_ && !g_stop_requested.load()) {
+    uint64_t now = now_ns();
+    uint64_t wait = 100000000; // wake at least every 100 ms for signals
+    for (auto &iv : intervals) {
+      if (iv.next <= now) {
+        run_cli_probe(iv.probe);
+        drain();
+        iv.next += iv.period;
+        if (iv.next <= now)
+          iv.next = now + iv.period; // fell behind: do not burst
+        if (exit_)
+          break;
+      }
+      wait = std::min(wait, iv.next > now ? iv.next - now : 0);
+    }
+    if (exit_)
+      break;
+    consumer_->poll([this](std::span<const uint8_t> rec) { return handle_event(rec); },
+                    wait);
+  }
+  for (size_t i : ends) {
+    run_cli_probe(i);
+    drain();
+  }
+  drain();
+  report_losses();
+  if (print_maps_)
+    print_all_maps();
+  else
+    out_->end();
+  opts_.out->flush();
+  return exit_code_;
+}
+
+} // namespace
+
+int run_session(const runtime::Bundle &bundle, const SessionOptions &opts) {
+  Session s(bundle, opts);
+  return s.run();
+}
+
+} // namespace ubtrace::backends
