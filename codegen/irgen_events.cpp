@@ -52,7 +52,10 @@ void IRGen::gen_format_event(abi::EventType type,
   std::vector<Type> types;
   uint32_t offset = 0;
   for (size_t i = 1; i < c.args.size(); i++) {
-    Type t = storage_type(c.args[i]->type);
+    // Stored as its storage type (integers widened to 64 bits), printed as
+    // its own type (a probe id prints as the probe's name).
+    const Type &orig = c.args[i]->type;
+    Type t = storage_type(orig);
     if (t.is_int() || t.kind == TypeKind::Boolean)
       t = make_int(8, t.is_int() ? t.is_signed : false);
     vals.push_back(gen(c.args[i]));
@@ -60,7 +63,8 @@ void IRGen::gen_format_event(abi::EventType type,
     offset = (offset + align - 1) / align * align;
     runtime::ValueType::Field f;
     f.offset = offset;
-    f.type = to_value_type(t);
+    f.type = to_value_type(orig.is_int() || orig.kind == TypeKind::Boolean ? t : orig);
+    f.type.size = t.size;
     spec.args.push_back(f);
     types.push_back(t);
     offset += t.size;
@@ -86,12 +90,15 @@ Val IRGen::gen_print(Call &c) {
     gen_simple_event(abi::EventType::PrintMap, mg.id, {top, div});
     return {i64(0), false};
   }
-  Type t = storage_type(c.args[0]->type);
-  if (t.is_int() || t.kind == TypeKind::Boolean)
-    t = t.is_int() ? make_int(8, t.is_signed) : t;
+  const Type &orig = c.args[0]->type;
+  Type t = storage_type(orig);
+  if (t.is_int())
+    t = make_int(8, t.is_signed);
   Val v = gen(c.args[0]);
   uint64_t id = bundle_.print_types.size();
-  bundle_.print_types.push_back(to_value_type(t));
+  runtime::ValueType vt = to_value_type(orig.is_int() ? t : orig);
+  vt.size = t.size;
+  bundle_.print_types.push_back(vt);
   uint32_t size = sizeof(abi::EventHeader) + (std::max<uint32_t>(t.size, 1) + 7) / 8 * 8;
   auto *buf = scratch(size);
   b_.CreateAlignedStore(i64(static_cast<uint64_t>(abi::EventType::PrintValue)), buf,

@@ -211,77 +211,97 @@ llvm::Value *IRGen::lookup_or_init(MapGen &mg, llvm::Value *key) {
 }
 
 llvm::Value *IRGen::sum_slots(MapGen &mg, llvm::Value *key) {
-  // Sum (or fold) every slot of a per-slot entry. The slot count comes from
-  // the globals the runtime fills; the loop bound keeps it provably finite.
+  // Fold every slot of a per-slot entry with bpf_loop over the slot count
+  // the runtime publishes in the globals (a plain loop would make the
+  // verifier walk every iteration). The callback's data block is
+  // { ptr key; i64 acc; i64 acc2 }.
   const Type &vt = mg.info->value;
+  llvm::Function *cb = mod_->getFunction(mg.spec.object_name + "_fold");
+  if (!cb) {
+    auto *cb_ty = llvm::FunctionType::get(i64t(), {i64t(), ptrt()}, false);
+    cb = llvm::Function::Create(cb_ty, llvm::Function::InternalLinkage,
+                                mg.spec.object_name + "_fold", *mod_);
+    cb->setSection(".text");
+    cb->addFnAttr(llvm::Attribute::NoUnwind);
+    auto *di_ptr = di_->createPointerType(nullptr, 64);
+    auto *di_u64 = di_->createBasicType("unsigned long", 64, llvm::dwarf::DW_ATE_unsigned);
+    auto *sp = di_->createFunction(
+        cu_, cb->getName(), cb->getName(), difile_, 0,
+        di_->createSubroutineType(di_->getOrCreateTypeArray({di_int(), di_u64, di_ptr})), 0,
+        llvm::DINode::FlagPrototyped,
+        llvm::DISubprogram::SPFlagDefinition | llvm::DISubprogram::SPFlagLocalToUnit);
+    di_->createParameterVariable(sp, "index", 1, difile_, 0, di_u64, true);
+    di_->createParameterVariable(sp, "data", 2, difile_, 0, di_ptr, true);
+    cb->setSubprogram(sp);
+    llvm::IRBuilder<> cbb(llvm::BasicBlock::Create(*llctx_, "entry", cb));
+    cbb.SetCurrentDebugLocation(llvm::DILocation::get(*llctx_, 0, 0, sp));
+    auto *data = cb->getArg(1);
+    auto *k = cbb.CreateAlignedLoad(ptrt(), data, llvm::Align(8));
+    auto *fty = llvm::FunctionType::get(ptrt(), {ptrt(), ptrt(), b_.getInt32Ty()}, false);
+    auto *callee = cbb.CreateIntToPtr(i64(BPF_FUNC_map_lookup_percpu_elem), ptrt());
+    auto *p = cbb.CreateCall(fty, callee,
+                             {mg.gv, k, cbb.CreateTrunc(cb->getArg(0), b_.getInt32Ty())});
+    auto *has = llvm::BasicBlock::Create(*llctx_, "has", cb);
+    auto *out = llvm::BasicBlock::Create(*llctx_, "out", cb);
+    cbb.CreateCondBr(cbb.CreateIsNull(p), out, has);
+    cbb.SetInsertPoint(has);
+    auto *acc = cbb.CreateInBoundsGEP(b_.getInt8Ty(), data, i64(8));
+    auto *acc2 = cbb.CreateInBoundsGEP(b_.getInt8Ty(), data, i64(16));
+    auto *v0 = cbb.CreateAlignedLoad(i64t(), p, llvm::Align(8));
+    auto *a0 = cbb.CreateAlignedLoad(i64t(), acc, llvm::Align(8));
+    switch (vt.kind) {
+    case TypeKind::Avg:
+    case TypeKind::Stats: {
+      auto *c0 = cbb.CreateAlignedLoad(i64t(), cbb.CreateInBoundsGEP(b_.getInt8Ty(), p, i64(8)),
+                                       llvm::Align(8));
+      auto *ac = cbb.CreateAlignedLoad(i64t(), acc2, llvm::Align(8));
+      cbb.CreateAlignedStore(cbb.CreateAdd(a0, v0), acc, llvm::Align(8));
+      cbb.CreateAlignedStore(cbb.CreateAdd(ac, c0), acc2, llvm::Align(8));
+      break;
+    }
+    case TypeKind::Min:
+    case TypeKind::Max: {
+      auto *set = cbb.CreateAlignedLoad(
+          i64t(), cbb.CreateInBoundsGEP(b_.getInt8Ty(), p, i64(8)), llvm::Align(8));
+      auto *aset = cbb.CreateAlignedLoad(i64t(), acc2, llvm::Align(8));
+      bool is_min = vt.kind == TypeKind::Min;
+      auto *better = is_min ? (vt.agg_signed ? cbb.CreateICmpSLT(v0, a0) : cbb.CreateICmpULT(v0, a0))
+                            : (vt.agg_signed ? cbb.CreateICmpSGT(v0, a0) : cbb.CreateICmpUGT(v0, a0));
+      auto *take = cbb.CreateAnd(cbb.CreateICmpNE(set, i64(0)),
+                                 cbb.CreateOr(cbb.CreateICmpEQ(aset, i64(0)), better));
+      cbb.CreateAlignedStore(cbb.CreateSelect(take, v0, a0), acc, llvm::Align(8));
+      cbb.CreateAlignedStore(cbb.CreateSelect(take, i64(1), aset), acc2, llvm::Align(8));
+      break;
+    }
+    default: // count, sum
+      cbb.CreateAlignedStore(cbb.CreateAdd(a0, v0), acc, llvm::Align(8));
+      break;
+    }
+    cbb.CreateBr(out);
+    cbb.SetInsertPoint(out);
+    cbb.CreateRet(i64(0));
+  }
+
   auto &gm = map_of(abi::kGlobalsMap);
   auto *gkey = entry_alloca(4, "gkey");
   b_.CreateAlignedStore(b_.getInt32(0), gkey, llvm::Align(4));
   auto *g = helper(BPF_FUNC_map_lookup_elem, ptrt(), {map_ptr(gm), gkey});
-  auto *acc = entry_alloca(16, "acc");
-  zero(acc, 16);
+  auto *data = entry_alloca(24, "fold");
+  b_.CreateAlignedStore(key, data, llvm::Align(8));
+  b_.CreateAlignedStore(i64(0), byte_ptr(data, 8), llvm::Align(8));
+  b_.CreateAlignedStore(i64(0), byte_ptr(data, 16), llvm::Align(8));
   auto *have_g = block("slots.globals");
   auto *done = block("slots.done");
   b_.CreateCondBr(b_.CreateIsNull(g), done, have_g);
   b_.SetInsertPoint(have_g);
   auto *n = b_.CreateAlignedLoad(i64t(), byte_ptr(g, offsetof(abi::Globals, ncpus)),
                                  llvm::Align(8));
-  auto *cap = b_.CreateSelect(b_.CreateICmpULT(n, i64(4096)), n, i64(4096));
-  auto *idx = entry_alloca(8, "slot");
-  b_.CreateAlignedStore(i64(0), idx, llvm::Align(8));
-  auto *head = block("slots.head");
-  auto *body = block("slots.body");
-  auto *next = block("slots.next");
-  b_.CreateBr(head);
-  b_.SetInsertPoint(head);
-  auto *i = b_.CreateAlignedLoad(i64t(), idx, llvm::Align(8));
-  b_.CreateCondBr(b_.CreateICmpULT(i, cap), body, done);
-  b_.SetInsertPoint(body);
-  auto *p = helper(BPF_FUNC_map_lookup_percpu_elem, ptrt(),
-                   {map_ptr(mg), key, b_.CreateTrunc(i, b_.getInt32Ty())});
-  auto *has = block("slots.has");
-  b_.CreateCondBr(b_.CreateIsNull(p), next, has);
-  b_.SetInsertPoint(has);
-  auto *v0 = b_.CreateAlignedLoad(i64t(), p, llvm::Align(8));
-  auto *a0 = b_.CreateAlignedLoad(i64t(), acc, llvm::Align(8));
-  switch (vt.kind) {
-  case TypeKind::Count:
-  case TypeKind::Sum:
-    b_.CreateAlignedStore(b_.CreateAdd(a0, v0), acc, llvm::Align(8));
-    break;
-  case TypeKind::Avg:
-  case TypeKind::Stats: {
-    auto *c0 = b_.CreateAlignedLoad(i64t(), byte_ptr(p, 8), llvm::Align(8));
-    auto *ac = b_.CreateAlignedLoad(i64t(), byte_ptr(acc, 8), llvm::Align(8));
-    b_.CreateAlignedStore(b_.CreateAdd(a0, v0), acc, llvm::Align(8));
-    b_.CreateAlignedStore(b_.CreateAdd(ac, c0), byte_ptr(acc, 8), llvm::Align(8));
-    break;
-  }
-  case TypeKind::Min:
-  case TypeKind::Max: {
-    auto *set = b_.CreateAlignedLoad(i64t(), byte_ptr(p, 8), llvm::Align(8));
-    auto *aset = b_.CreateAlignedLoad(i64t(), byte_ptr(acc, 8), llvm::Align(8));
-    bool is_min = vt.kind == TypeKind::Min;
-    auto *better = is_min ? (vt.agg_signed ? b_.CreateICmpSLT(v0, a0) : b_.CreateICmpULT(v0, a0))
-                          : (vt.agg_signed ? b_.CreateICmpSGT(v0, a0) : b_.CreateICmpUGT(v0, a0));
-    auto *take = b_.CreateAnd(b_.CreateICmpNE(set, i64(0)),
-                              b_.CreateOr(b_.CreateICmpEQ(aset, i64(0)), better));
-    b_.CreateAlignedStore(b_.CreateSelect(take, v0, a0), acc, llvm::Align(8));
-    b_.CreateAlignedStore(b_.CreateSelect(take, i64(1), aset), byte_ptr(acc, 8),
-                          llvm::Align(8));
-    break;
-  }
-  default:
-    break;
-  }
-  b_.CreateBr(next);
-  b_.SetInsertPoint(next);
-  b_.CreateAlignedStore(b_.CreateAdd(i, i64(1)), idx, llvm::Align(8));
-  b_.CreateBr(head);
+  helper(BPF_FUNC_loop, i64t(), {n, cb, data, i64(0)});
+  b_.CreateBr(done);
   b_.SetInsertPoint(done);
-  llvm::Value *total = b_.CreateAlignedLoad(i64t(), acc, llvm::Align(8));
+  llvm::Value *total = b_.CreateAlignedLoad(i64t(), byte_ptr(data, 8), llvm::Align(8));
   if (vt.kind == TypeKind::Avg) {
-    auto *cnt = b_.CreateAlignedLoad(i64t(), byte_ptr(acc, 8), llvm::Align(8));
+    auto *cnt = b_.CreateAlignedLoad(i64t(), byte_ptr(data, 16), llvm::Align(8));
     auto *safe = b_.CreateSelect(b_.CreateICmpEQ(cnt, i64(0)), i64(1), cnt);
     total = vt.agg_signed ? b_.CreateSDiv(total, safe) : b_.CreateUDiv(total, safe);
   }

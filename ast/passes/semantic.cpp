@@ -27,6 +27,11 @@ bool Semantic::run() {
   final_ = true;
   visit(*ctx_.root);
 
+  for (const auto &[name, info] : ctx_.maps)
+    if (info.assigned && info.value.is_none() && ctx_.diags().ok())
+      ctx_.diags().error(info.first_use)
+          << "Could not resolve the type of " << name
+          << ": assign it a value of a known type somewhere";
   for (const auto &name : read_maps_) {
     auto it = ctx_.maps.find(name);
     if (it == ctx_.maps.end() || !it->second.assigned)

@@ -468,7 +468,7 @@ void Semantic::visit(Call &c) {
       }
     }
     if (t.kind == TypeKind::String && c.args.size() == 1)
-      size = t.size;
+      size = std::min(t.size, max_strlen_);
     c.type = make_string(size);
     return;
   }

@@ -185,6 +185,12 @@ void Semantic::visit(Binop &e) {
   visit(e.right);
   Type l = decay(e.left->type), r = decay(e.right->type);
   e.type = Type{};
+  // A map not typed yet (@sum = @sum + $x) takes the other side's integer
+  // type, so its type can be learnt from its own assignment.
+  if (l.is_none() && isa<Map>(e.left) && r.is_intlike())
+    l = r;
+  if (r.is_none() && isa<Map>(e.right) && l.is_intlike())
+    r = l;
   if (l.is_none() || r.is_none())
     return;
   const char *op = binop_str(e.op);
@@ -281,6 +287,13 @@ void Semantic::visit(Binop &e) {
 
 void Semantic::visit(Unop &e) {
   visit(e.expr);
+  bool incdec = e.op == UnOp::PreInc || e.op == UnOp::PreDec ||
+                e.op == UnOp::PostInc || e.op == UnOp::PostDec;
+  if (auto *m = dyn_cast<Map>(e.expr); m && incdec) {
+    // @x++ on a map nobody assigned yet starts it at 0: it defines the map.
+    Type current = map_info(m->name, m->loc).value;
+    update_map_value(*m, current.is_none() ? make_int(8, true) : decay(current), e.loc);
+  }
   Type t = decay(e.expr->type);
   e.type = Type{};
   if (t.is_none())
