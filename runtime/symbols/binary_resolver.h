@@ -1,0 +1,74 @@
+// BIN of `uprobe:BIN:FUNC` and `usdt:BIN:...` to the files it means, the
+// way bpftrace and the dynamic loader find them:
+//
+//   "/usr/bin/bash", "./app"  a path (relative to the current directory)
+//   "/usr/lib/*/libc.so.*"    a glob; every probeable match
+//   "*"                       every file the process maps (needs a pid;
+//                             without one, every process's files)
+//   "libc", "libssl",         a library: the one the process maps (when a
+//   "libc.so.6"               pid is known: the most reliable answer), else
+//                             LD_LIBRARY_PATH, /etc/ld.so.cache and the
+//                             standard (multiarch) directories, like ld.so
+//   "bash"                    a program: ./bash, then each PATH directory
+//
+// A name that could be either ("libfoo") is tried as a library first, then
+// as a program. Only ELF files a uprobe can target are returned (shared
+// objects, and executables with the owner-execute bit). The same file
+// reached twice (/bin/bash and /usr/bin/bash with a merged /usr) is
+// returned once: bpftrace would warn that two binaries matched.
+#pragma once
+
+#include "runtime/result.h"
+#include "runtime/symbols/ld_cache.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+#include <vector>
+
+namespace ubtrace::runtime::symbols {
+
+enum class BinarySource : uint8_t {
+  GivenPath,     // BIN held a '/'
+  Glob,          // BIN held a wildcard
+  ProcessMaps,   // mapped by the process (library name, or "*")
+  LdLibraryPath, // a directory of LD_LIBRARY_PATH
+  LdCache,       // /etc/ld.so.cache
+  DefaultDir,    // a standard library directory
+  CurrentDir,    // a bare name found in the current directory
+  SearchPath,    // a bare name found on PATH
+};
+
+struct ResolvedBinary {
+  std::string path;
+  BinarySource source = BinarySource::GivenPath;
+};
+
+struct BinaryResolveOptions {
+  std::optional<pid_t> pid;
+  // Unset: this process's environment. The CLI passes the target's when it
+  // differs (a process started with another PATH).
+  std::optional<std::string> path_env;
+  std::optional<std::string> ld_library_path;
+  std::string ld_cache = kLdCachePath;
+  // Searched after the cache, in this order (ld.so's trusted directories
+  // with Debian's multiarch ones first).
+  std::vector<std::string> default_dirs = default_library_dirs();
+
+  static std::vector<std::string> default_library_dirs();
+};
+
+// All files BIN stands for, best first; an error that says what was
+// searched when there is none.
+Result<std::vector<ResolvedBinary>>
+resolve_binary(std::string_view bin, const BinaryResolveOptions &options = {});
+
+// Whether a library file or soname `candidate` ("libc.so.6",
+// "libc-2.31.so") is what the user meant by `name` ("libc", "libc.so.6").
+bool library_name_matches(std::string_view name, std::string_view candidate);
+
+// Whether BIN reads as a library name rather than a program or path.
+bool looks_like_library(std::string_view bin);
+
+} // namespace ubtrace::runtime::symbols

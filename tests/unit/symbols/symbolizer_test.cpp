@@ -1,0 +1,179 @@
+// Symbolisation of addresses of live processes, and after they exited.
+#include "runtime/symbols/debug_file.h"
+#include "runtime/symbols/symbolizer.h"
+#include "tests/unit/symbols/test_support.h"
+
+#include <dlfcn.h>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+
+using namespace ubtrace::runtime::symbols;
+using ubtrace::symbols_test::Child;
+using ubtrace::symbols_test::parse_addresses;
+using ubtrace::symbols_test::prog;
+
+namespace {
+
+std::string describe(const std::vector<SymbolizedFrame> &frames) {
+  std::string s;
+  for (const auto &f : frames)
+    s += (f.inlined ? "[inlined] " : "") + f.name + "+" +
+         std::to_string(f.offset) + "@" + f.file + ":" +
+         std::to_string(f.line) + "; ";
+  return s;
+}
+
+// The line of `marker` in a test program's source.
+uint32_t source_line(const std::string &file, const std::string &marker) {
+  std::ifstream in(std::string(UBT_SYMBOLS_SOURCE) + "/" + file);
+  std::string line;
+  for (uint32_t n = 1; std::getline(in, line); ++n)
+    if (line.find(marker) != std::string::npos)
+      return n;
+  return 0;
+}
+
+} // namespace
+
+TEST(Symbolizer, LiveProcessFunctionsAndOffsets) {
+  const std::string path = prog("symtest_pie");
+  Child child(path);
+  ASSERT_TRUE(child.started());
+  auto at = parse_addresses(child.read_until_ready());
+  Symbolizer s;
+  ASSERT_TRUE(s.snapshot(child.pid()));
+  for (const char *fn :
+       {"ubt_add", "ubt_static_helper", "ubt_read_one", "main"}) {
+    auto frames = s.symbolize(child.pid(), at[fn]);
+    ASSERT_EQ(frames.size(), 1u) << fn;
+    EXPECT_EQ(frames[0].name, fn);
+    EXPECT_EQ(frames[0].offset, 0u);
+    EXPECT_EQ(frames[0].module, std::filesystem::canonical(path).string());
+    EXPECT_FALSE(frames[0].inlined);
+  }
+  auto plus = s.symbolize(child.pid(), at["ubt_add"] + 2);
+  ASSERT_EQ(plus.size(), 1u);
+  EXPECT_EQ(plus[0].offset, 2u);
+  // A return address: inside main, past its start.
+  auto ret = s.symbolize(child.pid(), at["return_address"]);
+  ASSERT_EQ(ret.size(), 1u);
+  EXPECT_EQ(ret[0].name, "main");
+  EXPECT_EQ(ret[0].offset, at["return_address"] - at["main"]);
+  // The alias and its target share code; the shorter name is printed.
+  EXPECT_EQ(s.symbolize(child.pid(), at["ubt_alias_target"])[0].name,
+            "ubt_alias");
+  // Not code of a file: unknown (printed in hex by the caller).
+  uint64_t stack_addr = reinterpret_cast<uint64_t>(&s);
+  EXPECT_TRUE(s.symbolize(child.pid(), 8).empty());
+  (void)stack_addr;
+
+  auto loc = s.locate(child.pid(), at["ubt_add"]);
+  ASSERT_TRUE(loc);
+  auto elf = ElfFile::open(path);
+  EXPECT_EQ(loc->build_id, elf->build_id());
+  EXPECT_EQ(elf->offset_to_vaddr(loc->file_offset), loc->vaddr);
+  child.finish();
+}
+
+TEST(Symbolizer, WorksAfterTheProcessExited) {
+  Child child(prog("symtest_lib"));
+  ASSERT_TRUE(child.started());
+  auto at = parse_addresses(child.read_until_ready());
+  const pid_t pid = child.pid();
+  auto snapshot = AddressSpace::snapshot(pid);
+  ASSERT_TRUE(snapshot);
+  child.finish();
+  ASSERT_NE(::kill(pid, 0), 0); // gone
+
+  Symbolizer s;
+  s.add_snapshot(std::move(*snapshot));
+  auto frames = s.symbolize(pid, at["ubt_lib_other"] + 1);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].name, "ubt_lib_other");
+  EXPECT_EQ(frames[0].offset, 1u);
+  EXPECT_EQ(frames[0].module,
+            std::filesystem::canonical(prog("libubtsym.so")).string());
+  // Without a snapshot, a dead process's addresses are unknown.
+  Symbolizer fresh;
+  EXPECT_TRUE(fresh.symbolize(pid, at["ubt_lib_other"]).empty());
+}
+
+TEST(Symbolizer, Demangling) {
+  Child child(prog("symtest_cpp"));
+  ASSERT_TRUE(child.started());
+  auto at = parse_addresses(child.read_until_ready());
+  Symbolizer on;
+  SymbolizerOptions raw_options;
+  raw_options.demangle = false;
+  Symbolizer raw(raw_options);
+  EXPECT_EQ(on.symbolize(child.pid(), at["Widget::bar(int)"])[0].name,
+            "ubt::Widget::bar(int)");
+  EXPECT_EQ(raw.symbolize(child.pid(), at["Widget::bar(int)"])[0].name,
+            "_ZN3ubt6Widget3barEi");
+  EXPECT_EQ(on.symbolize(child.pid(), at["twice<double>"])[0].name,
+            "double ubt::twice<double>(double)");
+  child.finish();
+}
+
+TEST(Symbolizer, SourceLinesAndInlinedFrames) {
+  const std::string path = prog("symtest_pie");
+  Child child(path);
+  ASSERT_TRUE(child.started());
+  auto at = parse_addresses(child.read_until_ready());
+  SymbolizerOptions options;
+  options.source_lines = true;
+  Symbolizer s(options);
+
+  auto add = s.symbolize(child.pid(), at["ubt_add"]);
+  ASSERT_EQ(add.size(), 1u) << describe(add);
+  EXPECT_TRUE(add[0].file.ends_with("progs/symtest.c")) << describe(add);
+  // Its first instruction computes the sum (at -O1 there is no prologue).
+  EXPECT_EQ(add[0].line, source_line("progs/symtest.c", "UBT_ADD_BODY"));
+
+  // Code inlined into ubt_outer: the inlined function first, at its line,
+  // then ubt_outer at the call site.
+  auto inl = s.symbolize(child.pid(), at["inlined_pc"]);
+  ASSERT_EQ(inl.size(), 2u) << describe(inl);
+  EXPECT_TRUE(inl[0].inlined);
+  EXPECT_EQ(inl[0].name, "ubt_inlined_here");
+  EXPECT_EQ(inl[0].line, source_line("progs/symtest.c", "UBT_INLINED_LINE"));
+  EXPECT_FALSE(inl[1].inlined);
+  EXPECT_EQ(inl[1].name, "ubt_outer");
+  EXPECT_LT(inl[1].offset, 64u);
+  EXPECT_EQ(inl[1].line, source_line("progs/symtest.c", "UBT_CALL_SITE"));
+  child.finish();
+}
+
+TEST(Symbolizer, FileAddressesWithoutAProcess) {
+  auto elf = ElfFile::open(prog("symtest_nopie"));
+  ASSERT_TRUE(elf);
+  auto table = SymbolTable::load(*elf);
+  ASSERT_TRUE(table);
+  const ElfSymbol *add = table->functions_named("ubt_add")[0];
+  Symbolizer s;
+  auto frames = s.symbolize_file_vaddr(prog("symtest_nopie"), add->vaddr + 3);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].name, "ubt_add");
+  EXPECT_EQ(frames[0].offset, 3u);
+}
+
+TEST(Symbolizer, LibcOfThisProcess) {
+  void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+  if (!libc)
+    GTEST_SKIP() << "libc.so.6 is not loaded here";
+  auto malloc_at = reinterpret_cast<uint64_t>(dlsym(libc, "malloc"));
+  dlclose(libc);
+  SymbolizerOptions options;
+  options.source_lines = true;
+  Symbolizer s(options);
+  auto frames = s.symbolize(::getpid(), malloc_at + 1);
+  ASSERT_FALSE(frames.empty());
+  EXPECT_EQ(frames.back().name, "malloc");
+  EXPECT_EQ(frames.back().offset, 1u);
+  // With libc's debug file installed (libc6-dbg), the line is known too.
+  auto elf = ElfFile::open(frames.back().module);
+  ASSERT_TRUE(elf);
+  if (find_debug_file(*elf))
+    EXPECT_TRUE(frames.back().file.ends_with("malloc.c")) << frames.back().file;
+}
