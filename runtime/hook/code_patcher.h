@@ -1,0 +1,35 @@
+// Writing a site's patch over code that other threads may be running, and
+// taking it out again.
+//
+// Protocol (after the Linux kernel's text_poke_bp, extended to patches that
+// cover several instructions); "sync" is sync_cores():
+//   attach: int3 at P, sync; the patch bytes at the other instruction
+//           starts (each a trap byte by construction), sync; the remaining
+//           bytes, sync; the jump's first byte, sync.
+//   detach: int3 at P, sync; the bytes that are not instruction starts,
+//           sync; the instruction starts, sync; the first byte, sync.
+// At every moment, a thread fetching at P or at an instruction start of
+// either image finds either a trap byte (the trap handler sends it to the
+// trampoline or to the relocated instruction) or a complete, consistent
+// instruction: single-byte stores are atomic for instruction fetch, and
+// bytes that are not instruction starts are never fetched first. A thread
+// stopped inside the displaced range when the patch went in resumes on a
+// trap byte; one inside the trampoline when the patch is removed finishes
+// it and jumps back to the original code at an instruction start.
+//
+// Code pages are made writable (keeping their execute permission, so
+// threads running elsewhere in the page are not disturbed) only for the
+// duration, and get their exact previous protection back; pages that were
+// already writable are left alone.
+#pragma once
+
+#include "runtime/hook/memory_map.h"
+#include "runtime/hook/site.h"
+#include "runtime/result.h"
+
+namespace ubtrace::runtime::hook {
+
+Result<void> attach_patch(Site &site, const MemoryMap &map);
+Result<void> detach_patch(Site &site, const MemoryMap &map);
+
+} // namespace ubtrace::runtime::hook

@@ -1,0 +1,157 @@
+// The dispatcher the trampolines call. Compiled with -mgeneral-regs-only:
+// when a handler promises not to touch vector state, nothing on the way to
+// it does either. No allocation, no locks, no exceptions, no guard
+// variables; async-signal-safe (the trap path calls it from a signal
+// handler).
+#include "runtime/hook/cpu_features.h"
+#include "runtime/hook/return_stubs.h"
+#include "runtime/hook/site_bindings.h"
+#include "runtime/hook/thread_state.h"
+
+#include <unistd.h>
+
+namespace ubtrace::runtime::hook {
+namespace {
+
+[[noreturn]] void fatal(const char *message) {
+  size_t n = 0;
+  while (message[n])
+    ++n;
+  ssize_t ignored = write(2, message, n);
+  (void)ignored;
+  __builtin_trap(); // <stdlib.h> (abort) cannot be included here
+}
+
+// claim_thread_state calls into libc (pthread_setspecific), which may use
+// vector registers: keep the traced code's vector state around it. Runs
+// once per thread.
+ThreadState *claim_keeping_vector_state() {
+  const CpuFeatures &cpu = cpu_features();
+  alignas(64) uint8_t area[4096 + 64];
+  bool xsave = cpu.save_insn != VectorSaveInsn::Fxsave &&
+               cpu.save_area_size <= sizeof area;
+  uint32_t lo = static_cast<uint32_t>(cpu.xsave_mask);
+  uint32_t hi = static_cast<uint32_t>(cpu.xsave_mask >> 32);
+  if (xsave) {
+    // Volatile stores: a plain loop could become a call to memset, which
+    // uses vector registers before they are saved.
+    volatile uint64_t *header = reinterpret_cast<uint64_t *>(area + 512);
+    for (int i = 0; i < 8; ++i)
+      header[i] = 0;
+    __asm__ volatile("xsave64 (%0)" ::"r"(area), "a"(lo), "d"(hi) : "memory");
+  } else {
+    __asm__ volatile("fxsave64 (%0)" ::"r"(area) : "memory");
+  }
+  ThreadState *ts = claim_thread_state();
+  if (xsave)
+    __asm__ volatile("xrstor64 (%0)" ::"r"(area), "a"(lo), "d"(hi) : "memory");
+  else
+    __asm__ volatile("fxrstor64 (%0)" ::"r"(area) : "memory");
+  return ts;
+}
+
+inline void enter(ThreadState *ts) {
+  store_relaxed(ts->seq, ts->seq + 1);
+  // Only the compiler must not sink the store below the binding load; the
+  // remover's membarrier orders it for the CPU (thread_state.h).
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+inline void leave(ThreadState *ts) {
+  __atomic_store_n(&ts->seq, ts->seq + 1, __ATOMIC_RELEASE);
+}
+
+inline void call(ThreadState *ts, const HandlerBinding *b, PtRegs *regs,
+                 uint64_t vectors_saved) {
+  if (!b)
+    return;
+  if (b->save_vectors && !vectors_saved) {
+    // Bound after this hit's trampoline decided not to save: skip once.
+    bump(ts->vector_skips);
+    return;
+  }
+  b->fn(regs, b->user);
+}
+
+// Pushes the shadow entry and swaps in the return stub. rsp points at the
+// return address (the site is a function entry).
+inline void arm_return(ThreadState *ts, PtRegs *regs, SiteBindings *site,
+                       bool save_vectors) {
+  uint64_t slot = regs->rsp;
+  uint32_t k = ts->depth;
+  if (k == kShadowDepth) {
+    // Full: entries at or below this frame's slot are dead (longjmp'ed or
+    // thrown over without a return through us). Done only when full so a
+    // signal handler on an alternate stack higher up cannot drop live ones
+    // in the common case.
+    while (k > 0 && ts->shadow[k - 1].slot <= slot)
+      --k;
+    ts->depth = k;
+    if (k == kShadowDepth) {
+      bump(ts->shadow_overflows);
+      return;
+    }
+  }
+  uint64_t *ret = reinterpret_cast<uint64_t *>(slot);
+  ShadowEntry &e = ts->shadow[k];
+  e.slot = slot;
+  e.return_address = *ret;
+  e.site = site;
+  ts->depth = k + 1;
+  *ret = return_stub(k, save_vectors);
+}
+
+} // namespace
+
+extern "C" void ubt_hook_dispatch_entry(PtRegs *regs, SiteBindings *site,
+                                        uint64_t vectors_saved) {
+  ThreadState *ts = t_thread_state;
+  if (!ts) [[unlikely]] {
+    ts = claim_keeping_vector_state();
+    if (!ts)
+      return;
+  }
+  if (ts->seq & 1) {
+    bump(ts->nested_skips);
+    return;
+  }
+  enter(ts);
+  call(ts, load_binding(site->entry), regs, vectors_saved);
+  if (const HandlerBinding *r = load_binding(site->ret))
+    arm_return(ts, regs, site, r->save_vectors);
+  leave(ts);
+}
+
+extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,
+                                             uint64_t vectors_saved) {
+  ThreadState *ts = t_thread_state;
+  if (!ts)
+    fatal("ubtrace: return trampoline reached on a thread without hook "
+          "state\n");
+  uint64_t slot = regs->rsp - 8;
+  uint32_t k = static_cast<uint32_t>(index);
+  if (k >= ts->depth || ts->shadow[k].slot != slot) {
+    // Not where the stub says: look for the slot from the top.
+    k = ts->depth;
+    while (k > 0 && ts->shadow[k - 1].slot != slot)
+      --k;
+    if (k == 0)
+      fatal("ubtrace: return hook lost the return address of a frame "
+            "(stack switched by swapcontext?)\n");
+    --k;
+  }
+  uint64_t return_address = ts->shadow[k].return_address;
+  SiteBindings *site = ts->shadow[k].site;
+  ts->depth = k; // pops k and anything above it (stale after a longjmp)
+  regs->rip = return_address;
+  if (ts->seq & 1) {
+    bump(ts->nested_skips);
+    return return_address;
+  }
+  enter(ts);
+  call(ts, load_binding(site->ret), regs, vectors_saved);
+  leave(ts);
+  return return_address;
+}
+
+} // namespace ubtrace::runtime::hook

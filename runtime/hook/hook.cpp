@@ -1,0 +1,399 @@
+#include "runtime/hook/hook.h"
+
+#include "runtime/hook/code_memory.h"
+#include "runtime/hook/code_patcher.h"
+#include "runtime/hook/cpu_features.h"
+#include "runtime/hook/cpu_sync.h"
+#include "runtime/hook/return_trampoline.h"
+#include "runtime/hook/site.h"
+#include "runtime/hook/thread_pool.h"
+#include "runtime/hook/trampoline.h"
+#include "runtime/hook/trap_bytes.h"
+#include "runtime/hook/trap_handler.h"
+#include "runtime/hook/trap_table.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <mutex>
+
+namespace ubtrace::runtime::hook {
+namespace {
+
+std::mutex g_lock;
+std::map<uint64_t, Site *> g_sites; // by requested address; never erased
+bool g_initialized = false;
+
+std::string hex(uint64_t v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+Result<void> initialize(const MemoryMap &map) {
+  if (g_initialized)
+    return {};
+  const CpuFeatures &cpu = cpu_features();
+  if (!init_thread_pool())
+    return make_error("cannot map the hook thread-state pool");
+  Result<void> r = init_return_code(cpu, map);
+  if (!r)
+    return r;
+  sync_cores(); // registers with membarrier early; fails quietly if absent
+  g_initialized = true;
+  return {};
+}
+
+// A site whose patch (or requested address) overlaps [start, end), if any.
+const Site *overlapping(uint64_t start, uint64_t end) {
+  for (const auto &[address, site] : g_sites) {
+    uint64_t s = std::min(site->plan.address, site->plan.patch_start);
+    uint64_t e = site->plan.patch_start + site->patch_len;
+    if (start < e && s < end)
+      return site;
+  }
+  return nullptr;
+}
+
+// Where the trampoline of a Jump plan may lie: the rel32 jump into it and
+// its relocated [rip] operands must all reach.
+void reach_window(const PatchPlan &plan, uint32_t size, CodeRequest &req) {
+  constexpr int64_t kReach = INT32_MAX - (1 << 20); // margin for the size
+  auto clip = [&](uint64_t anchor) {
+    uint64_t lo = anchor > static_cast<uint64_t>(kReach)
+                      ? anchor - kReach + size
+                      : kLowestMappable;
+    uint64_t hi = anchor + kReach - size;
+    req.lo = std::max(req.lo, lo);
+    req.hi = std::min(req.hi, hi);
+  };
+  clip(plan.patch_start + kJumpSize);
+  for (uint32_t i = 0; i < plan.insn_count; ++i)
+    if (plan.insns[i].rip_relative)
+      clip(plan.insns[i].memory_target);
+}
+
+Result<void> build_jump_site(Site &site, const MemoryMap &map) {
+  const PatchPlan &plan = site.plan;
+  const CpuFeatures &cpu = cpu_features();
+  // Measure the trampoline once at a nearby address; far branches in the
+  // relocated code can make the real one larger, hence the slack.
+  uint32_t ignored = 0;
+  CodeBuffer measure(plan.patch_start);
+  Result<void> measured = emit_entry_trampoline(measure, site, cpu, ignored);
+  if (!measured)
+    return measured;
+  uint32_t size = static_cast<uint32_t>(measure.size()) + 48;
+
+  CodeRequest req;
+  req.size = size;
+  req.near = plan.patch_start;
+  req.rel_base = plan.patch_start + kJumpSize;
+  for (uint32_t k = 1; k < plan.insn_count; ++k) {
+    uint64_t offset = plan.insns[k].address - plan.patch_start;
+    if (offset < kJumpSize)
+      req.constraint.mask |= static_cast<uint8_t>(1u << (offset - 1));
+  }
+  reach_window(plan, size, req);
+  Result<uint64_t> at = allocate_code(req, map);
+  if (!at)
+    return std::move(at).take_error();
+
+  CodeBuffer code(*at);
+  uint32_t displaced_offset = 0;
+  Result<void> emitted =
+      emit_entry_trampoline(code, site, cpu, displaced_offset);
+  if (!emitted)
+    return emitted;
+  if (code.size() > size)
+    return make_error("trampoline outgrew its block");
+  Result<void> written = write_code(*at, code.data(), code.size());
+  if (!written)
+    return written;
+  site.trampoline = *at;
+  site.displaced_code = *at + displaced_offset;
+
+  // The patch: jmp rel32, then the rest of the displaced bytes with every
+  // former instruction start made an int3.
+  uint64_t rel = *at - (plan.patch_start + kJumpSize);
+  site.patch_len = plan.displaced_bytes;
+  site.patched[0] = 0xE9;
+  for (int j = 0; j < 4; ++j)
+    site.patched[1 + j] = static_cast<uint8_t>(rel >> (8 * j));
+  for (uint32_t i = kJumpSize; i < site.patch_len; ++i)
+    site.patched[i] = site.original[i];
+  for (uint32_t k = 1; k < plan.insn_count; ++k) {
+    uint32_t offset =
+        static_cast<uint32_t>(plan.insns[k].address - plan.patch_start);
+    if (offset >= kJumpSize)
+      site.patched[offset] = kInt3;
+    if (!is_trap_byte(site.patched[offset]))
+      return make_error("internal: trampoline placed without a trap byte at "
+                        "an instruction start");
+  }
+  return {};
+}
+
+Result<void> build_trap_site(Site &site, const MemoryMap &map) {
+  const PatchPlan &plan = site.plan;
+  CodeBuffer measure(plan.patch_start);
+  Result<void> measured = emit_out_of_line(measure, site);
+  if (!measured)
+    return measured;
+  CodeRequest req;
+  req.size = static_cast<uint32_t>(measure.size()) + 48;
+  req.near = plan.patch_start;
+  reach_window(plan, req.size, req);
+  Result<uint64_t> at = allocate_code(req, map);
+  if (!at)
+    return make_error("cannot place the out-of-line copy of " +
+                      hex(plan.patch_start) + ": " + at.error());
+  CodeBuffer code(*at);
+  Result<void> emitted = emit_out_of_line(code, site);
+  if (!emitted)
+    return emitted;
+  Result<void> written = write_code(*at, code.data(), code.size());
+  if (!written)
+    return written;
+  site.displaced_code = *at;
+  site.patch_len = 1;
+  site.patched[0] = kInt3;
+  return {};
+}
+
+Result<void> register_traps(Site &site) {
+  const PatchPlan &plan = site.plan;
+  if (!trap_table_add(plan.patch_start, TrapKind::SiteEntry, kInt3,
+                      site.trampoline, &site))
+    return make_error("the hook trap table is full");
+  if (plan.mode == PatchMode::Trap)
+    return {};
+  for (uint32_t k = 1; k < plan.insn_count; ++k) {
+    uint64_t at = plan.insns[k].address;
+    uint8_t byte = site.patched[at - plan.patch_start];
+    if (!trap_table_add(at, TrapKind::Boundary, byte,
+                        site.displaced_code + site.starts[k], &site))
+      return make_error("the hook trap table is full");
+  }
+  return {};
+}
+
+Result<Site *> create_site(uint64_t address, const HookOptions &options,
+                           const MemoryMap &map) {
+  if (const Site *other = overlapping(address, address + 1))
+    return make_error("cannot hook " + hex(address) +
+                      ": inside the bytes patched for the hook at " +
+                      hex(other->plan.address));
+  const CpuFeatures &cpu = cpu_features();
+  Result<PatchPlan> plan =
+      plan_patch(address, options.function, map, cpu.shadow_stack);
+  if (!plan)
+    return std::move(plan).take_error();
+  if (const Site *other = overlapping(plan->patch_start, plan->patch_end()))
+    return make_error("cannot hook " + hex(address) +
+                      ": its patch would overlap the hook at " +
+                      hex(other->plan.address));
+
+  auto *site = new Site;
+  site->plan = std::move(*plan);
+  for (uint32_t i = 0;
+       i < site->plan.displaced_bytes && i < sizeof site->original; ++i)
+    site->original[i] =
+        *reinterpret_cast<const uint8_t *>(site->plan.patch_start + i);
+  Result<void> built = {};
+  if (site->plan.mode == PatchMode::Jump) {
+    built = build_jump_site(*site, map);
+    if (!built) {
+      // No trampoline within reach: the int3 path still works.
+      Result<PatchPlan> trap =
+          plan_as_trap(site->plan, "no trampoline placement: " + built.error(),
+                       cpu.shadow_stack);
+      if (!trap) {
+        delete site;
+        return std::move(trap).take_error();
+      }
+      site->plan = std::move(*trap);
+      built = {};
+    }
+  }
+  if (site->plan.mode == PatchMode::Trap) {
+    if (!options.allow_trap) {
+      std::string why = "cannot patch a jump at " + hex(address) + ": " +
+                        site->plan.trap_reason;
+      delete site;
+      return make_error(why);
+    }
+    built = build_trap_site(*site, map);
+  }
+  if (!built) {
+    delete site;
+    return std::move(built).take_error();
+  }
+  Result<void> traps = register_traps(*site);
+  if (!traps)
+    return std::move(traps)
+        .take_error(); // the site leaks: its table entries point at it
+  g_sites[address] = site;
+  return site;
+}
+
+} // namespace
+
+Result<Patchability> check_patchable(uint64_t address,
+                                     FunctionBounds function) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  auto it = g_sites.find(address);
+  PatchPlan plan;
+  if (it != g_sites.end()) {
+    plan = it->second->plan;
+  } else {
+    Result<MemoryMap> map = MemoryMap::read_self();
+    if (!map)
+      return std::move(map).take_error();
+    if (const Site *other = overlapping(address, address + 1))
+      return make_error("cannot hook " + hex(address) +
+                        ": inside the bytes patched for the hook at " +
+                        hex(other->plan.address));
+    Result<PatchPlan> planned =
+        plan_patch(address, function, *map, cpu_features().shadow_stack);
+    if (!planned)
+      return std::move(planned).take_error();
+    plan = std::move(*planned);
+  }
+  Patchability p;
+  p.mode = plan.mode;
+  p.patch_address = plan.patch_start;
+  p.displaced_bytes = plan.displaced_bytes;
+  p.trap_reason = plan.trap_reason;
+  return p;
+}
+
+Result<HookId> install_hook(uint64_t address, HookKind kind, Handler handler,
+                            void *user, const HookOptions &options) {
+  if (!handler)
+    return make_error("install_hook: no handler");
+  std::lock_guard<std::mutex> guard(g_lock);
+  Result<MemoryMap> map = MemoryMap::read_self();
+  if (!map)
+    return std::move(map).take_error();
+  Result<void> ready = initialize(*map);
+  if (!ready)
+    return std::move(ready).take_error();
+  Result<void> traps = install_trap_handlers();
+  if (!traps)
+    return std::move(traps).take_error();
+  if (kind == HookKind::Return) {
+    if (cpu_features().shadow_stack)
+      return make_error("cannot hook returns: this process runs with a CET "
+                        "shadow stack, which forbids replacing return "
+                        "addresses");
+    if (options.function.size && options.function.start &&
+        options.function.start != address)
+      return make_error("cannot hook the return of " + hex(address) +
+                        ": not the entry of its function");
+  }
+
+  Site *site;
+  auto it = g_sites.find(address);
+  if (it != g_sites.end()) {
+    site = it->second;
+    if (site->plan.mode == PatchMode::Trap && !options.allow_trap)
+      return make_error("cannot patch a jump at " + hex(address) + ": " +
+                        site->plan.trap_reason);
+  } else {
+    Result<Site *> created = create_site(address, options, *map);
+    if (!created)
+      return std::move(created).take_error();
+    site = *created;
+  }
+  const HandlerBinding *&slot =
+      kind == HookKind::Entry ? site->bindings.entry : site->bindings.ret;
+  if (load_binding(slot))
+    return make_error(hex(address) + std::string(" already has ") +
+                      (kind == HookKind::Entry ? "an entry" : "a return") +
+                      " hook");
+  bool save = options.vectors == VectorState::Preserve;
+  auto *binding = new HandlerBinding{handler, user, save};
+  if (kind == HookKind::Entry)
+    __atomic_store_n(&site->bindings.save_vectors_on_entry, save ? 1 : 0,
+                     __ATOMIC_RELEASE);
+  store_binding(slot, binding);
+  Result<void> attached = attach_patch(*site, *map);
+  if (!attached) {
+    store_binding(slot, nullptr);
+    wait_for_running_dispatches();
+    delete binding;
+    return std::move(attached).take_error();
+  }
+  return HookId{address, kind};
+}
+
+Result<void> uninstall_hook(HookId id) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  auto it = g_sites.find(id.address);
+  if (it == g_sites.end())
+    return make_error(hex(id.address) + " is not hooked");
+  Site *site = it->second;
+  const HandlerBinding *&slot =
+      id.kind == HookKind::Entry ? site->bindings.entry : site->bindings.ret;
+  const HandlerBinding *binding = load_binding(slot);
+  store_binding(slot, nullptr);
+  if (!binding)
+    return make_error(hex(id.address) + std::string(" has no ") +
+                      (id.kind == HookKind::Entry ? "entry" : "return") +
+                      " hook");
+  if (id.kind == HookKind::Entry)
+    __atomic_store_n(&site->bindings.save_vectors_on_entry, 0,
+                     __ATOMIC_RELEASE);
+  Result<void> detached = {};
+  if (!load_binding(site->bindings.entry) &&
+      !load_binding(site->bindings.ret)) {
+    Result<MemoryMap> map = MemoryMap::read_self();
+    if (!map)
+      detached = std::move(map).take_error();
+    else
+      detached = detach_patch(*site, *map);
+  }
+  // Whatever happened to the bytes, no dispatch may still hold the binding
+  // once this returns.
+  wait_for_running_dispatches();
+  delete binding;
+  return detached;
+}
+
+Result<PatchMode> hooked_mode(uint64_t address) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  auto it = g_sites.find(address);
+  if (it == g_sites.end())
+    return make_error(hex(address) + " is not hooked");
+  return it->second->plan.mode;
+}
+
+HookStats hook_stats() {
+  std::lock_guard<std::mutex> guard(g_lock);
+  HookStats s;
+  for (const auto &[address, site] : g_sites) {
+    ++s.sites;
+    if (site->attached)
+      ++s.attached;
+    if (site->plan.mode == PatchMode::Trap)
+      ++s.trap_sites;
+  }
+  ThreadCounters c = thread_counters();
+  s.nested_skips = c.nested_skips;
+  s.shadow_overflows = c.shadow_overflows;
+  s.vector_skips = c.vector_skips;
+  s.unwound_entries = c.unwound_entries;
+  s.refused_claims = c.refused_claims;
+  s.threads_seen = c.threads_seen;
+  s.code_bytes = code_memory_mapped_bytes();
+  TrapCounters t = trap_counters();
+  s.trap_site_hits = t.trap_site;
+  s.patching_traps = t.patching;
+  s.boundary_traps = t.boundary;
+  s.retried_traps = t.retried;
+  s.foreign_traps = t.foreign;
+  return s;
+}
+
+} // namespace ubtrace::runtime::hook

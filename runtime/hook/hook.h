@@ -1,0 +1,163 @@
+// ubtrace_hook: x86-64 inline hooks for userspace uprobes and uretprobes,
+// run inside the traced process.
+//
+// Design note
+// ===========
+// Entry hooks. A 5-byte `jmp rel32` over the instructions at the address
+// (after an endbr64, which stays first) enters a per-site trampoline placed
+// within +-2 GiB. The trampoline steps over the red zone, saves all general
+// registers and the flags as a kernel pt_regs frame (pt_regs.h), saves
+// vector state unless the handler promised not to touch it (trampoline.h),
+// calls the dispatcher, which calls the handler, restores everything, runs
+// the displaced instructions relocated (relocator.h) and jumps back. Where
+// a jump cannot go (a function shorter than 5 bytes, a branch into the
+// covered bytes, no memory in reach) the site falls back to an int3 whose
+// SIGTRAP handler does the same from the signal context (planner.h,
+// trap_handler.h): correct, but microseconds per hit instead of
+// nanoseconds.
+//
+// Return hooks. At entry the dispatcher swaps the return address for a
+// return stub and remembers the real one on the thread's shadow stack
+// (thread_state.h, return_trampoline.h); the stub runs the return handler
+// with rax = the return value, rip = the real return address, rsp = the
+// stack pointer after the return (as a kernel uretprobe sees them), then
+// jumps to the real address. A full shadow stack (64 live hooked frames on
+// a thread) leaves that call untraced. Recursion works (one entry per
+// frame). longjmp over hooked frames leaves stale entries that the next
+// return through an outer frame pops (the stub names its entry; entries
+// above it are dead), or that a full stack drops by comparing stack
+// pointers. C++ exceptions and pthread_cancel unwind through replaced
+// return addresses thanks to registered unwind info for the stubs
+// (unwind_info.h), whose personality routine also pops the entries of the
+// unwound frames. Not supported: return hooks on a thread that switches
+// stacks with swapcontext between a hooked entry and its return (the
+// process is aborted with a message, as the kernel kills it with SIGILL),
+// and CET user shadow stacks (install refuses).
+//
+// Patching live code. The int3-first protocol of code_patcher.h, with
+// membarrier(PRIVATE_EXPEDITED_SYNC_CORE) between the steps. Threads that
+// were between two displaced instructions when a jump went in resume on a
+// trap byte the patch leaves at every former instruction start (the
+// trampoline is placed so the jump's rel32 has trap bytes there,
+// trap_bytes.h) and the handler sends them to the relocated copy. Removing
+// a hook clears its handler, restores the original bytes with the same
+// protocol, then waits (membarrier + per-thread sequence counters) until
+// no thread can still be calling that handler; after uninstall returns,
+// the handler and its user data may be freed. Trampolines are never
+// unmapped.
+//
+// Hot path: no allocation, no lock, no atomic read-modify-write; a thread's
+// first hit claims its state from a preallocated pool. Handlers must be
+// async-signal-safe and must not throw. A handler that runs a hooked
+// function does not trigger hooks again (counted as nested skips).
+//
+// One entry handler and one return handler per address; a caller that
+// needs more multiplexes in its handler.
+//
+// install/uninstall take a lock, allocate and make system calls: never from
+// a signal handler or a hook handler (uninstall waits for running handlers,
+// so one calling it could deadlock against another uninstall). A thread
+// stopped inside a handler (SIGSTOP, a debugger) makes uninstall wait for
+// it. A thread that blocks SIGTRAP/SIGILL and runs into a trap of ours is
+// killed by the kernel (see trap_handler.h). Trampolines, sites and the
+// return stubs stay mapped for the life of the process: the library must
+// never be unloaded once a hook was installed.
+#pragma once
+
+#include "runtime/hook/planner.h"
+#include "runtime/hook/pt_regs.h"
+#include "runtime/result.h"
+
+#include <cstdint>
+#include <string>
+
+namespace ubtrace::runtime::hook {
+
+enum class HookKind : uint8_t { Entry, Return };
+
+enum class VectorState : uint8_t {
+  // Save and restore x87/SSE/AVX/AVX-512 state around the handler (XSAVEC).
+  // Right for any handler.
+  Preserve,
+  // The handler never touches vector or x87 registers: built with
+  // -mgeneral-regs-only and calling nothing that does (no libc string
+  // functions). Saves the XSAVE/XRSTOR pair on every hit.
+  NotTouched,
+};
+
+struct HookOptions {
+  // The function the address belongs to, when known: bounds what may be
+  // patched and lets the planner check branches into the patched bytes.
+  FunctionBounds function;
+  VectorState vectors = VectorState::Preserve;
+  // Fall back to the int3 path when a jump cannot be patched; when false,
+  // such an install fails with the reason.
+  bool allow_trap = true;
+};
+
+struct HookId {
+  uint64_t address = 0;
+  HookKind kind = HookKind::Entry;
+};
+
+struct Patchability {
+  PatchMode mode = PatchMode::Jump;
+  uint64_t patch_address = 0; // after an endbr64
+  uint32_t displaced_bytes = 0;
+  std::string trap_reason; // Trap: why no jump
+};
+
+// What installing at `address` would do (a Jump may still become a Trap at
+// install if no trampoline memory is within reach), or why it cannot.
+Result<Patchability> check_patchable(uint64_t address,
+                                     FunctionBounds function = {});
+
+// Return hooks need the function's entry address (the return address must
+// be at rsp).
+Result<HookId> install_hook(uint64_t address, HookKind kind, Handler handler,
+                            void *user, const HookOptions &options = {});
+inline Result<HookId> install_entry_hook(uint64_t address, Handler handler,
+                                         void *user,
+                                         const HookOptions &options = {}) {
+  return install_hook(address, HookKind::Entry, handler, user, options);
+}
+inline Result<HookId> install_return_hook(uint64_t address, Handler handler,
+                                          void *user,
+                                          const HookOptions &options = {}) {
+  return install_hook(address, HookKind::Return, handler, user, options);
+}
+
+// Removes the hook; when it returns, no thread runs or will run its
+// handler.
+Result<void> uninstall_hook(HookId id);
+
+// The mode a hooked address uses, or an error if it is not hooked.
+Result<PatchMode> hooked_mode(uint64_t address);
+
+struct HookStats {
+  uint32_t sites = 0;      // addresses ever hooked
+  uint32_t attached = 0;   // currently patched
+  uint32_t trap_sites = 0; // of those ever hooked, on the int3 path
+  uint64_t nested_skips = 0;
+  uint64_t shadow_overflows = 0;
+  uint64_t vector_skips = 0;
+  uint64_t unwound_entries = 0; // shadow entries popped by unwinding
+  uint64_t refused_claims = 0;  // threads with no state: pool full
+  uint32_t threads_seen = 0;
+  uint64_t code_bytes = 0; // trampoline memory mapped
+  // Traps taken (trap_handler.h): hits of int3-path sites, threads that ran
+  // into a Jump site while it was being patched, threads that resumed at a
+  // former instruction start inside a patch, traps retried because the
+  // patch moved on, and traps that were not ours.
+  uint64_t trap_site_hits = 0;
+  uint64_t patching_traps = 0;
+  uint64_t boundary_traps = 0;
+  uint64_t retried_traps = 0;
+  uint64_t foreign_traps = 0;
+};
+HookStats hook_stats();
+
+// The calling thread's count of live return-hooked frames.
+uint32_t current_shadow_depth();
+
+} // namespace ubtrace::runtime::hook

@@ -1,0 +1,44 @@
+// The part of a site the hot path reads: which handlers are bound. Kept
+// apart from site.h because the dispatcher is compiled with
+// -mgeneral-regs-only, which rules out most of the standard library's
+// headers (<atomic> and <string> declare long double functions); the fields
+// are accessed with the __atomic builtins instead.
+#pragma once
+
+#include "runtime/hook/pt_regs.h"
+
+#include <cstdint>
+
+namespace ubtrace::runtime::hook {
+
+struct HandlerBinding {
+  Handler fn;
+  void *user;
+  bool save_vectors; // the handler may touch vector/x87 state
+};
+
+struct SiteBindings {
+  // Published with release stores, read with acquire loads; null: none.
+  const HandlerBinding *entry = nullptr;
+  const HandlerBinding *ret = nullptr;
+  // Read by the trampoline on every hit: nonzero makes it save vector state
+  // before calling the dispatcher.
+  uint64_t save_vectors_on_entry = 0;
+};
+
+inline const HandlerBinding *load_binding(const HandlerBinding *const &slot) {
+  return __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
+}
+inline void store_binding(const HandlerBinding *&slot,
+                          const HandlerBinding *binding) {
+  __atomic_store_n(&slot, binding, __ATOMIC_RELEASE);
+}
+
+// Called by trampolines and the trap handler; defined in dispatch.cpp.
+extern "C" void ubt_hook_dispatch_entry(PtRegs *regs, SiteBindings *site,
+                                        uint64_t vectors_saved);
+// Returns the real return address.
+extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,
+                                             uint64_t vectors_saved);
+
+} // namespace ubtrace::runtime::hook

@@ -1,0 +1,43 @@
+// The pool of per-thread hook states (see thread_state.h).
+#pragma once
+
+#include "runtime/hook/thread_state.h"
+
+#include <atomic>
+#include <cstdint>
+
+namespace ubtrace::runtime::hook {
+
+struct ThreadPool {
+  ThreadState *states = nullptr; // kMaxThreads of them
+  std::atomic<uint64_t> used[kMaxThreads / 64] = {};
+  std::atomic<uint32_t> high_water{0}; // 1 + highest index ever claimed
+  std::atomic<uint64_t> refused{0};    // claims that found the pool full
+  // Counters of threads that have exited.
+  std::atomic<uint64_t> exited_nested_skips{0};
+  std::atomic<uint64_t> exited_shadow_overflows{0};
+  std::atomic<uint64_t> exited_vector_skips{0};
+  std::atomic<uint64_t> exited_unwound_entries{0};
+};
+
+extern ThreadPool g_thread_pool;
+
+// Maps the pool and creates the thread-exit key. Installer, once.
+bool init_thread_pool();
+
+// Sum of the counters over live and exited threads.
+struct ThreadCounters {
+  uint64_t nested_skips = 0;
+  uint64_t shadow_overflows = 0;
+  uint64_t vector_skips = 0;
+  uint64_t unwound_entries = 0;
+  uint64_t refused_claims = 0;
+  uint32_t threads_seen = 0; // high-water mark of claimed states
+};
+ThreadCounters thread_counters();
+
+// Waits until no dispatch that could have loaded a binding before this call
+// is still running on another thread (see thread_state.h).
+void wait_for_running_dispatches();
+
+} // namespace ubtrace::runtime::hook

@@ -1,0 +1,258 @@
+#include "runtime/hook/trampoline.h"
+
+#include "runtime/hook/relocator.h"
+
+namespace ubtrace::runtime::hook {
+
+namespace {
+// Pushed after the six header slots, in this order: pt_regs reads them
+// upward from r15.
+constexpr Reg kPushOrder[] = {Reg::Rdi, Reg::Rsi, Reg::Rdx, Reg::Rcx, Reg::Rax,
+                              Reg::R8,  Reg::R9,  Reg::R10, Reg::R11, Reg::Rbx,
+                              Reg::Rbp, Reg::R12, Reg::R13, Reg::R14, Reg::R15};
+constexpr int32_t kHeaderSlots = 6; // ss rsp rflags cs rip orig_rax
+} // namespace
+
+void emit_frame_save(CodeBuffer &c, const CpuFeatures &cpu, int32_t red_zone,
+                     int32_t rsp_above_frame) {
+  if (red_zone)
+    x86::lea_rsp(c, -red_zone);
+  x86::push_imm(c, cpu.user_ss);
+  x86::push(c, Reg::Rax); // rsp, filled in below
+  x86::pushfq(c);
+  x86::push_imm(c, cpu.user_cs);
+  x86::push(c, Reg::Rax); // rip, filled in by the caller
+  x86::push_imm(c, -1);   // orig_rax: not a system call
+  for (Reg r : kPushOrder)
+    x86::push(c, r);
+  static_assert((kHeaderSlots + 15) * 8 == kPtRegsSize);
+  // The traced code's rsp: above the frame, the red zone and whatever the
+  // caller says sits between.
+  x86::lea_from_rsp(c, Reg::Rax, kPtRegsSize + red_zone + rsp_above_frame);
+  x86::store_rsp(c, pt_regs_offset::kRsp, Reg::Rax);
+  x86::mov(c, Reg::Rbx, Reg::Rsp);
+}
+
+void emit_frame_restore(CodeBuffer &c, const CpuFeatures &cpu,
+                        int32_t skip_after_frame) {
+  x86::mov(c, Reg::Rsp, Reg::Rbx);
+  if (cpu.lahf_sahf)
+    x86::restore_flags_from(c, pt_regs_offset::kEflags); // rax, rcx popped next
+  for (int i = 14; i >= 0; --i)
+    x86::pop(c, kPushOrder[i]);
+  if (cpu.lahf_sahf) {
+    // orig_rax, rip, cs, rflags, rsp, ss, then the caller's
+    x86::lea_rsp(c, 6 * 8 + skip_after_frame);
+    return;
+  }
+  x86::lea_rsp(c, 3 * 8); // orig_rax, rip, cs
+  x86::popfq(c);
+  x86::lea_rsp(c, 2 * 8 + skip_after_frame); // rsp, ss, then the caller's
+}
+
+namespace {
+
+int width_code(const CpuFeatures &cpu) {
+  switch (cpu.width) {
+  case VectorWidth::Xmm:
+    return 0;
+  case VectorWidth::Ymm:
+    return 1;
+  case VectorWidth::Zmm:
+    return 2;
+  }
+  return 0;
+}
+
+// Bytes each saved vector register takes (64: one zmm, whatever the width).
+constexpr int32_t kVectorSlot = 64;
+// Return values: two vector registers, then up to two x87 values.
+constexpr int32_t kX87Slots = 2 * kVectorSlot;
+constexpr int32_t kReturnAreaSize = kX87Slots + 2 * 16 + 32;
+
+void emit_xsave_all(CodeBuffer &c, const CpuFeatures &cpu) {
+  x86::sub_rsp_imm32(c, static_cast<int32_t>(cpu.save_area_size));
+  switch (cpu.save_insn) {
+  case VectorSaveInsn::Xsavec:
+  case VectorSaveInsn::Xsave:
+    // The XSAVE header (bytes 512..575) must be zero where the instruction
+    // does not write it, or XRSTOR faults.
+    x86::xor32(c, Reg::Rax);
+    for (int32_t off = 512; off < 576; off += 8)
+      x86::store_rsp(c, off, Reg::Rax);
+    x86::mov_imm32(c, Reg::Rax, static_cast<uint32_t>(cpu.xsave_mask));
+    x86::mov_imm32(c, Reg::Rdx, static_cast<uint32_t>(cpu.xsave_mask >> 32));
+    if (cpu.save_insn == VectorSaveInsn::Xsavec)
+      x86::xsavec64_rsp(c);
+    else
+      x86::xsave64_rsp(c);
+    return;
+  case VectorSaveInsn::Fxsave:
+    x86::fxsave64_rsp(c);
+    return;
+  }
+}
+
+void emit_xrstor_all(CodeBuffer &c, const CpuFeatures &cpu) {
+  switch (cpu.save_insn) {
+  case VectorSaveInsn::Xsavec:
+  case VectorSaveInsn::Xsave:
+    x86::mov_imm32(c, Reg::Rax, static_cast<uint32_t>(cpu.xsave_mask));
+    x86::mov_imm32(c, Reg::Rdx, static_cast<uint32_t>(cpu.xsave_mask >> 32));
+    x86::xrstor64_rsp(c);
+    return;
+  case VectorSaveInsn::Fxsave:
+    x86::fxrstor64_rsp(c);
+    return;
+  }
+}
+
+// Pops the x87 values a long double result left (one, or two for a complex
+// one) to [rsp+disp] and [rsp+disp+16], their count in r13d. The count comes
+// from the stack top (TOP) in the status word: at a return the stack holds
+// only the result, so TOP = 8 - count. (FXAM would tell empty registers
+// apart too, but takes hundreds of cycles on an empty one.)
+void emit_pop_x87_results(CodeBuffer &c, int32_t disp) {
+  const uint8_t count[] = {
+      0xDF, 0xE0,       // fnstsw ax
+      0xC1, 0xE8, 0x0B, // shr eax, 11
+      0xF7, 0xD8,       // neg eax
+      0x83, 0xE0, 0x07, // and eax, 7: (8 - TOP) mod 8
+      0x41, 0x89, 0xC5, // mov r13d, eax
+      0x85, 0xC0,       // test eax, eax
+  };
+  c.bytes(count, sizeof count);
+  size_t none = x86::jz_short_forward(c);
+  auto fstp = [&](int32_t at) { // fstp tbyte [rsp+at]
+    c.u8(0xDB);
+    c.u8(0xBC);
+    c.u8(0x24);
+    c.u32(static_cast<uint32_t>(at));
+  };
+  fstp(disp);
+  const uint8_t two[] = {0x83, 0xF8, 0x02}; // cmp eax, 2
+  c.bytes(two, sizeof two);
+  c.u8(0x72); // jb: just one
+  size_t one = c.size();
+  c.u8(0);
+  fstp(disp + 16);
+  x86::bind_short(c, none);
+  x86::bind_short(c, one);
+}
+
+// Pushes [rsp+disp] back on the x87 stack if r13d >= count.
+void emit_push_x87_if_saved(CodeBuffer &c, int32_t disp, uint8_t count) {
+  const uint8_t compare[] = {0x41, 0x83, 0xFD, count}; // cmp r13d, count
+  c.bytes(compare, sizeof compare);
+  c.u8(0x72); // jb: not saved
+  size_t skip = c.size();
+  c.u8(0);
+  c.u8(0xDB); // fld tbyte [rsp+disp32]
+  c.u8(0xAC);
+  c.u8(0x24);
+  c.u32(static_cast<uint32_t>(disp));
+  x86::bind_short(c, skip);
+}
+
+} // namespace
+
+void emit_vector_save(CodeBuffer &c, const CpuFeatures &cpu,
+                      VectorSaveKind kind) {
+  x86::and_rsp_imm8(c, -64);
+  int width = width_code(cpu);
+  switch (kind) {
+  case VectorSaveKind::All:
+    emit_xsave_all(c, cpu);
+    return;
+  case VectorSaveKind::Arguments:
+    x86::sub_rsp_imm32(c, 8 * kVectorSlot);
+    for (int n = 0; n < 8; ++n)
+      x86::store_vector(c, width, n, n * kVectorSlot);
+    return;
+  case VectorSaveKind::ReturnValues: {
+    x86::sub_rsp_imm32(c, kReturnAreaSize);
+    for (int n = 0; n < 2; ++n)
+      x86::store_vector(c, width, n, n * kVectorSlot);
+    // A long double result sits in st0 (a complex one in st0 and st1):
+    // take them off so the handler finds the x87 stack empty, as the ABI
+    // promises compiled code.
+    emit_pop_x87_results(c, kX87Slots);
+    return;
+  }
+  }
+}
+
+void emit_vector_restore(CodeBuffer &c, const CpuFeatures &cpu,
+                         VectorSaveKind kind) {
+  int width = width_code(cpu);
+  switch (kind) {
+  case VectorSaveKind::All:
+    emit_xrstor_all(c, cpu);
+    return;
+  case VectorSaveKind::Arguments:
+    for (int n = 0; n < 8; ++n)
+      x86::load_vector(c, width, n, n * kVectorSlot);
+    return;
+  case VectorSaveKind::ReturnValues:
+    emit_push_x87_if_saved(c, kX87Slots + 16, 2); // st1 first
+    emit_push_x87_if_saved(c, kX87Slots, 1);
+    for (int n = 0; n < 2; ++n)
+      x86::load_vector(c, width, n, n * kVectorSlot);
+    return;
+  }
+}
+
+Result<void> emit_entry_trampoline(CodeBuffer &c, Site &site,
+                                   const CpuFeatures &cpu,
+                                   uint32_t &displaced_offset) {
+  constexpr int32_t kRedZone = 128;
+  emit_frame_save(c, cpu, kRedZone, 0);
+  x86::mov_imm64(c, Reg::Rax, site.plan.address);
+  x86::store_rsp(c, pt_regs_offset::kRip, Reg::Rax);
+  x86::mov_imm64(
+      c, Reg::R12,
+      reinterpret_cast<uint64_t>(&site.bindings.save_vectors_on_entry));
+  x86::load_from(c, Reg::R12, Reg::R12, 0);
+  x86::test64(c, Reg::R12, Reg::R12);
+  // At a function's entry only the argument registers can be live (the ABI
+  // makes every vector register caller-saved and the x87 stack empty at a
+  // call); anywhere else, anything can.
+  VectorSaveKind kind = site.plan.at_function_entry ? VectorSaveKind::Arguments
+                                                    : VectorSaveKind::All;
+  size_t skip_save = x86::jz_short_forward(c);
+  emit_vector_save(c, cpu, kind);
+  x86::bind_short(c, skip_save);
+  x86::cld(c); // the C ABI wants DF clear
+  x86::and_rsp_imm8(c, -16);
+  x86::mov(c, Reg::Rdi, Reg::Rbx);
+  x86::mov_imm64(c, Reg::Rsi, reinterpret_cast<uint64_t>(&site.bindings));
+  x86::mov(c, Reg::Rdx, Reg::R12);
+  x86::mov_imm64(c, Reg::Rax,
+                 reinterpret_cast<uint64_t>(&ubt_hook_dispatch_entry));
+  x86::call(c, Reg::Rax);
+  x86::test64(c, Reg::R12, Reg::R12);
+  size_t skip_restore = x86::jz_short_forward(c);
+  emit_vector_restore(c, cpu, kind);
+  x86::bind_short(c, skip_restore);
+  emit_frame_restore(c, cpu, kRedZone);
+  if (!c.ok())
+    return make_error("trampoline code buffer overflow");
+
+  displaced_offset = static_cast<uint32_t>(c.size());
+  const PatchPlan &plan = site.plan;
+  Result<void> r =
+      relocate(c, plan.insns, plan.insn_count, plan.patch_end(), site.starts);
+  if (!r)
+    return r;
+  for (uint32_t i = 0; i < plan.insn_count; ++i)
+    site.starts[i] -= displaced_offset;
+  return {};
+}
+
+Result<void> emit_out_of_line(CodeBuffer &c, Site &site) {
+  const PatchPlan &plan = site.plan;
+  return relocate(c, plan.insns, plan.insn_count, plan.patch_end(),
+                  site.starts);
+}
+
+} // namespace ubtrace::runtime::hook

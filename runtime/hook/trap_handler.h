@@ -1,0 +1,41 @@
+// The SIGTRAP and SIGILL handlers.
+//
+// They serve three kinds of trap (trap_table.h):
+//  * the int3 a Jump site carries at its patch address while being patched:
+//    the thread goes to the site's trampoline (the probe fires as usual);
+//  * a trap byte at an instruction start inside a Jump patch (a thread that
+//    was between the displaced instructions when the patch went in): the
+//    thread goes to the relocated copy of that instruction;
+//  * a Trap site's permanent int3: the handler builds pt_regs from the
+//    signal context, runs the dispatcher, writes the registers back and
+//    resumes at the out-of-line copy of the displaced instruction.
+// A trap at a known address whose byte is no longer a trap byte (the patch
+// moved on while the signal was on its way) re-executes the instruction.
+// Traps that are not ours go to the handler installed before ours (or get
+// the default action: a core dump, as without us).
+//
+// Caveat: a thread that blocks SIGTRAP/SIGILL and runs into one of our
+// traps is killed by the kernel (it forces the default action for a
+// blocked synchronous signal). Transient traps exist only for the few
+// microseconds of a patch; Trap-mode sites keep theirs.
+#pragma once
+
+#include "runtime/result.h"
+
+namespace ubtrace::runtime::hook {
+
+// Installs both handlers, or installs them again if something replaced
+// them since (chaining to the replacement). Installer, under its lock.
+Result<void> install_trap_handlers();
+
+// How often each kind of trap was taken (since the process started).
+struct TrapCounters {
+  uint64_t patching = 0;  // transient int3 of a Jump site being patched
+  uint64_t boundary = 0;  // trap byte at an instruction start in a patch
+  uint64_t trap_site = 0; // Trap-mode site hits
+  uint64_t retried = 0;   // trap byte gone by the time the handler ran
+  uint64_t foreign = 0;   // not ours: chained
+};
+TrapCounters trap_counters();
+
+} // namespace ubtrace::runtime::hook

@@ -1,0 +1,176 @@
+// Return hooks: return values, the kernel's uretprobe register view,
+// recursion, longjmp over hooked frames, overflow of the shadow stack, and
+// the trap path.
+#include "runtime/hook/hook.h"
+#include "tests/unit/hook/helpers.h"
+#include "tests/unit/hook/test_functions.h"
+
+#include <atomic>
+#include <gtest/gtest.h>
+#include <setjmp.h>
+
+namespace ubtrace::runtime::hook {
+namespace {
+
+using testing::addr;
+using testing::bounded;
+using testing::call;
+
+struct Returns {
+  std::atomic<long> hits{0};
+  long last_retval = 0;
+  uint64_t rip = 0, rsp = 0;
+  long sum = 0;
+};
+
+void on_return(PtRegs *regs, void *user) {
+  auto *r = static_cast<Returns *>(user);
+  r->last_retval = static_cast<long>(regs->rax);
+  r->rip = regs->rip;
+  r->rsp = regs->rsp;
+  r->sum += static_cast<long>(regs->rax);
+  r->hits.fetch_add(1);
+}
+
+struct Entries {
+  std::atomic<long> hits{0};
+  uint64_t rsp = 0;
+};
+
+void on_entry(PtRegs *regs, void *user) {
+  auto *e = static_cast<Entries *>(user);
+  e->rsp = regs->rsp;
+  e->hits.fetch_add(1);
+}
+
+TEST(HookReturn, SeesTheReturnValueLikeAUretprobe) {
+  uint64_t fn = addr(hk_counted);
+  Entries entries;
+  Returns returns;
+  Result<HookId> in =
+      install_entry_hook(fn, on_entry, &entries, bounded(hk_counted));
+  ASSERT_TRUE(in.ok()) << in.error();
+  Result<HookId> out =
+      install_return_hook(fn, on_return, &returns, bounded(hk_counted));
+  ASSERT_TRUE(out.ok()) << out.error();
+
+  EXPECT_EQ(hk_invoke(hk_counted, 7), 22);
+  EXPECT_EQ(returns.last_retval, 22);
+  // rip: where the function returns to; rsp: after the return.
+  EXPECT_EQ(returns.rip, addr(hk_invoke_ret));
+  EXPECT_EQ(returns.rsp, entries.rsp + 8);
+  EXPECT_EQ(current_shadow_depth(), 0u);
+
+  for (long x = 0; x < 100; ++x)
+    EXPECT_EQ(call(hk_counted, x), x * 3 + 1);
+  EXPECT_EQ(returns.hits.load(), 101);
+  EXPECT_EQ(entries.hits.load(), 101);
+  ASSERT_TRUE(uninstall_hook(*out).ok());
+  ASSERT_TRUE(uninstall_hook(*in).ok());
+}
+
+TEST(HookReturn, OnAJumpSiteWithARelocatedCall) {
+  Returns returns;
+  Result<HookId> id = install_return_hook(addr(hk_push_call), on_return,
+                                          &returns, bounded(hk_push_call));
+  ASSERT_TRUE(id.ok()) << id.error();
+  EXPECT_EQ(call(hk_push_call, 9L), 10);
+  EXPECT_EQ(returns.last_retval, 10);
+  ASSERT_TRUE(uninstall_hook(*id).ok());
+}
+
+TEST(HookReturn, Recursion) {
+  uint64_t fn = addr(hk_fib);
+  Entries entries;
+  Returns returns;
+  Result<HookId> in =
+      install_entry_hook(fn, on_entry, &entries, bounded(hk_fib));
+  ASSERT_TRUE(in.ok()) << in.error();
+  Result<HookId> out =
+      install_return_hook(fn, on_return, &returns, bounded(hk_fib));
+  ASSERT_TRUE(out.ok()) << out.error();
+  hk_fib_calls = 0;
+  EXPECT_EQ(call(hk_fib, 20L), 6765);
+  EXPECT_EQ(entries.hits.load(), hk_fib_calls);
+  EXPECT_EQ(returns.hits.load(), hk_fib_calls);
+  EXPECT_EQ(returns.last_retval, 6765); // the outermost returns last
+  EXPECT_EQ(current_shadow_depth(), 0u);
+  ASSERT_TRUE(uninstall_hook(*out).ok());
+  ASSERT_TRUE(uninstall_hook(*in).ok());
+  EXPECT_EQ(call(hk_fib, 10L), 55);
+}
+
+TEST(HookReturn, DeeperThanTheShadowStack) {
+  // 100 nested frames: the innermost 36 are not traced; results stay right.
+  uint64_t before = hook_stats().shadow_overflows;
+  Returns returns;
+  Result<HookId> id = install_return_hook(addr(hk_depth), on_return, &returns,
+                                          bounded(hk_depth));
+  ASSERT_TRUE(id.ok()) << id.error();
+  EXPECT_EQ(call(hk_depth, 100L), 100);
+  EXPECT_EQ(returns.hits.load(), 64);
+  EXPECT_EQ(hook_stats().shadow_overflows - before, 101u - 64u);
+  EXPECT_EQ(current_shadow_depth(), 0u);
+  ASSERT_TRUE(uninstall_hook(*id).ok());
+}
+
+TEST(HookReturn, LongjmpOverHookedFrames) {
+  Returns returns;
+  Result<HookId> id = install_return_hook(addr(hk_jumper), on_return, &returns,
+                                          bounded(hk_jumper));
+  ASSERT_TRUE(id.ok()) << id.error();
+  uint64_t overflows = hook_stats().shadow_overflows;
+  volatile long normal = 0;
+  for (int i = 0; i < 300; ++i) {
+    jmp_buf env;
+    if (setjmp(env) == 0) {
+      call(hk_jumper, &env, -1L); // longjmps out: no return
+      ADD_FAILURE() << "returned from a longjmp";
+    }
+    // The hooked frame was skipped; hooks keep working.
+    if (i % 10 == 0) {
+      EXPECT_EQ(call(hk_jumper, &env, long{i}), 2L * i);
+      normal = normal + 1;
+      EXPECT_EQ(returns.last_retval, 2L * i);
+    }
+    EXPECT_LE(current_shadow_depth(), 64u);
+  }
+  EXPECT_EQ(returns.hits.load(), normal);
+  // Stale entries were dropped when the stack filled, not counted as lost.
+  EXPECT_EQ(hook_stats().shadow_overflows, overflows);
+  ASSERT_TRUE(uninstall_hook(*id).ok());
+}
+
+TEST(HookReturn, OnTheTrapPath) {
+  uint64_t fn = addr(hk_tiny3);
+  Returns returns;
+  Entries entries;
+  Result<HookId> in =
+      install_entry_hook(fn, on_entry, &entries, bounded(hk_tiny3));
+  ASSERT_TRUE(in.ok()) << in.error();
+  Result<HookId> out =
+      install_return_hook(fn, on_return, &returns, bounded(hk_tiny3));
+  ASSERT_TRUE(out.ok()) << out.error();
+  EXPECT_EQ(*hooked_mode(fn), PatchMode::Trap);
+  EXPECT_EQ(hk_invoke(hk_tiny3, 77), 77);
+  EXPECT_EQ(returns.last_retval, 77);
+  EXPECT_EQ(returns.rip, addr(hk_invoke_ret));
+  EXPECT_EQ(returns.rsp, entries.rsp + 8);
+  for (long x = 0; x < 50; ++x)
+    EXPECT_EQ(call(hk_tiny3, x), x);
+  EXPECT_EQ(returns.hits.load(), 51);
+  ASSERT_TRUE(uninstall_hook(*out).ok());
+  ASSERT_TRUE(uninstall_hook(*in).ok());
+}
+
+TEST(HookReturn, RefusesAnAddressThatIsNotTheFunctionEntry) {
+  HookOptions o = bounded(hk_frame);
+  Result<HookId> id =
+      install_return_hook(addr(hk_frame) + 1, on_return, nullptr, o);
+  ASSERT_FALSE(id.ok());
+  EXPECT_NE(id.error().find("not the entry of its function"),
+            std::string::npos);
+}
+
+} // namespace
+} // namespace ubtrace::runtime::hook
