@@ -402,6 +402,11 @@ Result<Output> IRGen::run() {
     return make_error("code generation failed");
   finish_module();
   di_->finalize();
+  // BPF has no memset/memcpy to call: keep the optimiser from turning our
+  // zeroing and copying loops into calls to them.
+  for (auto &f : *mod_)
+    if (!f.isDeclaration())
+      f.addFnAttr("no-builtins");
 
   std::string verify_err;
   llvm::raw_string_ostream vs(verify_err);
