@@ -13,6 +13,7 @@
 #include "backends/session.h"
 #include "codegen/codegen.h"
 #include "parser/driver.h"
+#include "runtime/symbols/probe_resolver.h"
 
 namespace {
 
@@ -25,7 +26,40 @@ bool wants(const cli::Options &o, const char *stage) {
   return false;
 }
 
+// ubtrace -l [PATTERN]: the user-space probes a pattern matches, one per
+// line, as bpftrace lists them.
+int list_probes(const cli::Options &opts) {
+  std::string pattern = opts.list_pattern;
+  if (pattern.empty()) {
+    std::cerr << "ERROR: -l needs a pattern, e.g. -l 'uprobe:/bin/bash:read*' or "
+                 "-l 'usdt:./app:*'"
+              << std::endl;
+    return 1;
+  }
+  if (pattern.rfind("kprobe", 0) == 0 || pattern.rfind("tracepoint", 0) == 0 ||
+      pattern.rfind("kfunc", 0) == 0 || pattern.rfind("fentry", 0) == 0) {
+    std::cerr << "ERROR: ubtrace lists uprobe, uretprobe and usdt probes; kernel "
+                 "probes are not run by ubtrace"
+              << std::endl;
+    return 1;
+  }
+  runtime::symbols::ProbeResolver resolver;
+  std::optional<pid_t> pid;
+  if (opts.pid)
+    pid = opts.pid;
+  auto lines = resolver.list(pattern, pid);
+  if (!lines) {
+    std::cerr << "ERROR: " << lines.error() << std::endl;
+    return 1;
+  }
+  for (const auto &l : *lines)
+    std::cout << l << "\n";
+  return 0;
+}
+
 int run(const cli::Options &opts) {
+  if (opts.list && opts.program.empty())
+    return list_probes(opts);
   ast::ASTContext ctx(opts.program_name, opts.program);
   ctx.positional = opts.positional;
   ctx.unsafe = opts.unsafe;

@@ -3,21 +3,14 @@
 #include <linux/bpf.h>
 
 #include "runtime/abi.h"
-#include "runtime/helpers/host_helpers.h"
+#include "runtime/helpers/all_helpers.h"
 #include "runtime/maps/helper_table.h"
 #include "runtime/maps/helpers.h"
 
 namespace ubtrace::backends {
 
 const vm::HelperImpls &host_helper_impls() {
-  static const vm::HelperImpls impls = [] {
-    vm::HelperImpls h;
-    for (const auto &e : runtime::maps::map_helpers())
-      h.set(e.id, e.fn);
-    for (const auto &e : runtime::helpers::host_helpers())
-      h.set(e.id, e.fn);
-    return h;
-  }();
+  static const vm::HelperImpls impls = runtime::helpers::all_helper_impls();
   return impls;
 }
 

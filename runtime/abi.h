@@ -27,15 +27,21 @@ struct PtRegsLayout {
 };
 static_assert(sizeof(PtRegsLayout) == kPtRegsSize);
 
+// USDT arguments are decoded by the agent from the site's note (register,
+// memory or constant) at each hit: programs read them at a fixed place.
+inline constexpr uint32_t kUsdtMaxArgs = 12;
+
 struct HostProbeCtx {
   PtRegsLayout regs;
-  uint64_t probe_id; // index in Bundle::probe_names of the probe that fired
+  uint64_t probe_id; // which probe fired: an id the CLI maps to its name
   uint64_t func_ip;  // address of the probed function (`func`)
+  uint64_t usdt_args[kUsdtMaxArgs]; // USDT probes only
 };
 enum HostCtx : uint32_t {
   kCtxProbeId = kPtRegsSize,
   kCtxFuncIp = kPtRegsSize + 8,
-  kHostCtxSize = kPtRegsSize + 16,
+  kCtxUsdtArgs = kPtRegsSize + 16,
+  kHostCtxSize = kPtRegsSize + 16 + 8 * kUsdtMaxArgs,
 };
 static_assert(sizeof(HostProbeCtx) == kHostCtxSize);
 

@@ -1,0 +1,351 @@
+// The in-target agent: a small shared library loaded into the traced
+// process (LD_PRELOAD for -c, injected for -p). It maps the CLI's maps
+// region, receives verified probe programs and hook requests over the agent
+// channel (protocol.h), installs inline hooks, and runs the programs when
+// the hooks fire. It links no LLVM and no libbpf, throws nothing, and
+// allocates nothing on the probe path. If the CLI goes away, it removes its
+// hooks and the target runs on.
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <fcntl.h>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <pthread.h>
+#include <string>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <vector>
+
+#include "runtime/abi.h"
+#include "runtime/agent/program_wire.h"
+#include "runtime/agent/protocol.h"
+#include "runtime/helpers/all_helpers.h"
+#include "runtime/hook/hook.h"
+#include "runtime/maps/helpers.h"
+#include "runtime/maps/region.h"
+#include "runtime/vm/interpreter.h"
+
+namespace ubtrace::agent {
+namespace {
+
+constexpr size_t kMaxPrograms = 4096;
+
+// One probe to run at a hooked site. Sites of one hook form a list that
+// only grows while the hook is installed (new probes prepend with a
+// release store), so the handler walks it without a lock.
+struct Site {
+  const vm::BoundProgram *program;
+  uint64_t probe_id;
+  uint64_t func_ip;
+  Site *next;
+};
+
+struct HookEntry {
+  uint64_t address = 0;
+  HookKind kind = HookKind::Entry;
+  runtime::hook::HookId id;
+  std::atomic<Site *> sites{nullptr};
+  std::vector<std::unique_ptr<Site>> owned;
+};
+
+class Agent {
+public:
+  explicit Agent(int sock) : sock_(sock) {}
+
+  bool hello(bool waiting);
+  void serve();     // the channel thread's loop
+  void wait_go();   // the constructor of a spawned target waits here
+  void handle(const Message &m);
+
+  std::atomic<uint64_t> hits{0};
+  std::atomic<uint64_t> errors{0};
+
+private:
+  int sock_;
+  std::unique_ptr<runtime::maps::Region> region_;
+  vm::HelperImpls helpers_ = runtime::helpers::all_helper_impls();
+  std::unique_ptr<vm::BoundProgram> programs_[kMaxPrograms];
+  size_t nprograms_ = 0;
+  std::vector<std::unique_ptr<HookEntry>> hooks_;
+  pthread_mutex_t go_lock_ = PTHREAD_MUTEX_INITIALIZER;
+  pthread_cond_t go_cond_ = PTHREAD_COND_INITIALIZER;
+  bool go_ = false;
+
+  void reply(int32_t status, uint64_t value = 0, const std::string &error = "");
+  void release_waiter();
+  void detach_all();
+  Result<uint64_t> add_program(const Message &m);
+  Result<void> add_hook(const HookMsg &h);
+};
+
+Agent *g_agent = nullptr;
+
+// The probe path: runs every program of a site with a ctx built from the
+// hook's registers. No locks, no allocation.
+void on_hit(runtime::hook::PtRegs *regs, void *user) {
+  auto *entry = static_cast<HookEntry *>(user);
+  abi::HostProbeCtx ctx;
+  static_assert(sizeof(runtime::hook::PtRegs) == sizeof(ctx.regs));
+  std::memcpy(&ctx.regs, regs, sizeof ctx.regs);
+  for (Site *s = entry->sites.load(std::memory_order_acquire); s; s = s->next) {
+    ctx.probe_id = s->probe_id;
+    ctx.func_ip = s->func_ip;
+    vm::RunResult r = vm::run(*s->program, &ctx);
+    if (r.status != vm::RunStatus::Ok)
+      g_agent->errors.fetch_add(1, std::memory_order_relaxed);
+  }
+  g_agent->hits.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool Agent::hello(bool waiting) {
+  HelloMsg h{kProtocolVersion, static_cast<uint32_t>(getpid()), waiting ? 1u : 0u, 0};
+  return bool(send_message(sock_, Message::of(MsgType::Hello, h)));
+}
+
+void Agent::reply(int32_t status, uint64_t value, const std::string &error) {
+  ReplyMsg r{status, 0, value};
+  Message m = Message::of(MsgType::Reply, r);
+  m.payload.insert(m.payload.end(), error.begin(), error.end());
+  (void)send_message(sock_, m);
+}
+
+void Agent::release_waiter() {
+  pthread_mutex_lock(&go_lock_);
+  go_ = true;
+  pthread_cond_broadcast(&go_cond_);
+  pthread_mutex_unlock(&go_lock_);
+}
+
+void Agent::wait_go() {
+  pthread_mutex_lock(&go_lock_);
+  while (!go_)
+    pthread_cond_wait(&go_cond_, &go_lock_);
+  pthread_mutex_unlock(&go_lock_);
+}
+
+void Agent::detach_all() {
+  // uninstall_hook returns once no thread is in (or will enter) the
+  // handler, so the sites can go.
+  for (auto &h : hooks_)
+    (void)runtime::hook::uninstall_hook(h->id);
+  hooks_.clear();
+}
+
+Result<uint64_t> Agent::add_program(const Message &m) {
+  if (!region_)
+    return make_error("no maps region yet");
+  if (nprograms_ >= kMaxPrograms)
+    return make_error("too many programs");
+  auto wire = decode_program(m.payload);
+  if (!wire)
+    return std::move(wire).take_error();
+  std::vector<vm::MapBinding> bindings;
+  for (uint32_t index : wire->region_map) {
+    if (index >= region_->map_count())
+      return make_error("program refers to map " + std::to_string(index) +
+                        " beyond the region's " + std::to_string(region_->map_count()));
+    void *map = region_->map(index);
+    vm::MapBinding b;
+    b.handle = reinterpret_cast<uint64_t>(map);
+    b.value_base = runtime::maps::array_value_base(map);
+    b.for_each = &ubt_map_iterate;
+    bindings.push_back(b);
+  }
+  auto bound = vm::bind_program(wire->program, bindings, helpers_);
+  if (!bound)
+    return std::move(bound).take_error();
+  programs_[nprograms_] = std::make_unique<vm::BoundProgram>(std::move(*bound));
+  return uint64_t(nprograms_++);
+}
+
+Result<void> Agent::add_hook(const HookMsg &h) {
+  if (h.program >= nprograms_)
+    return make_error("no program " + std::to_string(h.program));
+  auto kind = static_cast<HookKind>(h.kind);
+  HookEntry *entry = nullptr;
+  for (auto &e : hooks_)
+    if (e->address == h.address && e->kind == kind)
+      entry = e.get();
+  auto site = std::make_unique<Site>(
+      Site{programs_[h.program].get(), h.probe_id, h.func_ip, nullptr});
+  if (entry) {
+    site->next = entry->sites.load(std::memory_order_relaxed);
+    entry->sites.store(site.get(), std::memory_order_release);
+    entry->owned.push_back(std::move(site));
+    return {};
+  }
+  auto e = std::make_unique<HookEntry>();
+  e->address = h.address;
+  e->kind = kind;
+  e->sites.store(site.get(), std::memory_order_relaxed);
+  e->owned.push_back(std::move(site));
+  runtime::hook::HookOptions opts;
+  opts.function = {h.func_start, h.func_size};
+  auto id = runtime::hook::install_hook(
+      h.address,
+      kind == HookKind::Entry ? runtime::hook::HookKind::Entry
+                              : runtime::hook::HookKind::Return,
+      &on_hit, e.get(), opts);
+  if (!id)
+    return std::move(id).take_error();
+  e->id = *id;
+  hooks_.push_back(std::move(e));
+  return {};
+}
+
+void Agent::handle(const Message &m) {
+  switch (m.type) {
+  case MsgType::Region: {
+    if (m.fd < 0) {
+      reply(-EINVAL, 0, "no fd with the region message");
+      return;
+    }
+    auto r = runtime::maps::Region::attach(m.fd);
+    close(m.fd);
+    if (!r) {
+      reply(-EINVAL, 0, r.error());
+      return;
+    }
+    region_ = std::make_unique<runtime::maps::Region>(std::move(*r));
+    reply(0);
+    return;
+  }
+  case MsgType::Program: {
+    auto id = add_program(m);
+    if (!id)
+      reply(-EINVAL, 0, id.error());
+    else
+      reply(0, *id);
+    return;
+  }
+  case MsgType::Hook: {
+    HookMsg h{};
+    if (!m.read(h)) {
+      reply(-EINVAL, 0, "malformed hook request");
+      return;
+    }
+    auto ok = add_hook(h);
+    if (!ok)
+      reply(-EINVAL, 0, ok.error());
+    else
+      reply(0);
+    return;
+  }
+  case MsgType::Semaphore: {
+    SemaphoreMsg s{};
+    if (!m.read(s)) {
+      reply(-EINVAL, 0, "malformed semaphore request");
+      return;
+    }
+    __atomic_add_fetch(reinterpret_cast<uint16_t *>(s.address), 1, __ATOMIC_SEQ_CST);
+    reply(0);
+    return;
+  }
+  case MsgType::Go:
+    release_waiter();
+    reply(0);
+    return;
+  case MsgType::Detach:
+    detach_all();
+    reply(0);
+    return;
+  case MsgType::Stats: {
+    auto hs = runtime::hook::hook_stats();
+    StatsMsg s{hits.load(), hs.nested_skips, errors.load(), hs.attached};
+    ReplyMsg r{0, 0, 0};
+    Message out = Message::of(MsgType::Reply, r);
+    out.payload.resize(sizeof r + sizeof s);
+    std::memcpy(out.payload.data() + sizeof r, &s, sizeof s);
+    (void)send_message(sock_, out);
+    return;
+  }
+  case MsgType::Hello:
+  case MsgType::Reply:
+  case MsgType::Library:
+    reply(-EINVAL, 0, "unexpected message");
+    return;
+  }
+  reply(-EINVAL, 0, "unknown message");
+}
+
+void Agent::serve() {
+  for (;;) {
+    auto m = recv_message(sock_);
+    if (!m)
+      break; // the CLI is gone
+    handle(*m);
+  }
+  // The CLI died or closed the channel: the target runs on, untraced.
+  detach_all();
+  release_waiter();
+  close(sock_);
+}
+
+void *serve_thread(void *arg) {
+  static_cast<Agent *>(arg)->serve();
+  return nullptr;
+}
+
+int connect_channel(bool &spawned) {
+  spawned = false;
+  if (const char *env = getenv(kFdEnv)) {
+    int fd = atoi(env);
+    // Children and exec'd programs must not reuse the channel.
+    unsetenv(kFdEnv);
+    int flags = fcntl(fd, F_GETFD);
+    if (flags < 0)
+      return -1;
+    fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+    spawned = true;
+    return fd;
+  }
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return -1;
+  struct sockaddr_un addr {};
+  addr.sun_family = AF_UNIX;
+  std::string name = std::string(kSocketPrefix) + std::to_string(getpid());
+  std::memcpy(addr.sun_path + 1, name.data(), name.size()); // abstract
+  socklen_t len = offsetof(struct sockaddr_un, sun_path) + 1 + name.size();
+  if (connect(fd, reinterpret_cast<struct sockaddr *>(&addr), len) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+} // namespace
+} // namespace ubtrace::agent
+
+extern "C" __attribute__((constructor, visibility("default"))) void ubtrace_agent_start() {
+  using namespace ubtrace::agent;
+  if (g_agent)
+    return;
+  bool spawned = false;
+  int sock = connect_channel(spawned);
+  if (sock < 0)
+    return; // not traced (e.g. a program exec'd by the traced one)
+  static Agent agent(sock);
+  g_agent = &agent;
+  if (!agent.hello(spawned)) {
+    close(sock);
+    g_agent = nullptr;
+    return;
+  }
+  // The channel thread takes no signals: they are the target's.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t t;
+  int rc = pthread_create(&t, nullptr, serve_thread, &agent);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0)
+    return;
+  pthread_detach(t);
+  if (spawned)
+    agent.wait_go();
+}

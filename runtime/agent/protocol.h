@@ -1,0 +1,113 @@
+// The channel between the CLI and the in-target agent: a SOCK_SEQPACKET
+// unix socket (message boundaries kept, file descriptors passed alongside).
+// The CLI sends requests, the agent answers each with a Reply; the agent
+// may also send notices (a library loaded) at any time.
+//
+// How the agent finds the channel:
+//   -c CMD  the CLI spawns CMD with UBTRACE_AGENT_FD=<fd of its end of a
+//           socketpair> and LD_PRELOAD=<agent>; the agent's constructor
+//           waits for Go, so hooks are in place before main.
+//   -p PID  the CLI listens on the abstract socket "@ubtrace-agent.<PID>"
+//           and injects the agent, whose constructor connects to it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/result.h"
+
+namespace ubtrace::agent {
+
+inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr const char *kFdEnv = "UBTRACE_AGENT_FD";
+inline constexpr const char *kSocketPrefix = "ubtrace-agent."; // + pid, abstract
+
+enum class MsgType : uint32_t {
+  // agent -> CLI
+  Hello = 1,   // HelloMsg
+  Reply = 2,   // ReplyMsg, then an error text when status != 0
+  Library = 3, // the path of a library the target just loaded
+  // CLI -> agent
+  Region = 10,    // the maps region: its fd travels with the message
+  Program = 11,   // a verified program (program_wire.h)
+  Hook = 12,      // HookMsg
+  Semaphore = 13, // SemaphoreMsg: a USDT semaphore to enable
+  Go = 14,        // setup done: let the target run
+  Detach = 15,    // remove every hook; the agent then goes quiet
+  Stats = 16,     // the reply carries StatsMsg
+};
+
+struct MsgHeader {
+  uint32_t type;
+  uint32_t size; // of the payload after the header
+};
+
+struct HelloMsg {
+  uint32_t version;
+  uint32_t pid;
+  uint32_t waiting; // 1: the target waits for Go (it was just spawned)
+  uint32_t pad;
+};
+
+struct ReplyMsg {
+  int32_t status; // 0 or -errno-like
+  uint32_t pad;
+  uint64_t value; // request-specific (e.g. a program's id)
+};
+
+enum class HookKind : uint32_t { Entry = 0, Return = 1 };
+
+struct HookMsg {
+  uint64_t address;   // where to hook, in the target
+  uint64_t func_start;
+  uint64_t func_size; // 0 if unknown
+  uint64_t probe_id;  // ctx.probe_id
+  uint64_t func_ip;   // ctx.func_ip (the probed function)
+  uint32_t program;   // id from the Program reply
+  uint32_t kind;      // HookKind
+};
+
+struct SemaphoreMsg {
+  uint64_t address; // of the u16 semaphore in the target
+};
+
+struct StatsMsg {
+  uint64_t hits;        // probe runs
+  uint64_t nested_skips;
+  uint64_t errors;      // runs that stopped with an error
+  uint64_t hooks;       // installed now
+};
+
+// One message: header, payload and optionally a file descriptor.
+struct Message {
+  MsgType type;
+  std::vector<uint8_t> payload;
+  int fd = -1;
+
+  template <class T> static Message of(MsgType t, const T &pod) {
+    Message m{t, {}, -1};
+    m.payload.resize(sizeof(T));
+    __builtin_memcpy(m.payload.data(), &pod, sizeof(T));
+    return m;
+  }
+  template <class T> bool read(T &pod) const {
+    if (payload.size() < sizeof(T))
+      return false;
+    __builtin_memcpy(&pod, payload.data(), sizeof(T));
+    return true;
+  }
+};
+
+// Sends one message (and its fd when >= 0). Retries on EINTR.
+Result<void> send_message(int sock, const Message &m);
+// Receives one message; `timeout_ms` < 0 waits forever. A closed channel is
+// an error "channel closed".
+Result<Message> recv_message(int sock, int timeout_ms = -1);
+
+// A request and its reply, from the CLI's side.
+Result<ReplyMsg> request(int sock, const Message &m, std::string *error_text,
+                         int timeout_ms = 10000);
+
+} // namespace ubtrace::agent
