@@ -77,6 +77,12 @@ public:
   llvm::Value *gen_scalar(ast::Expr *e); // an i64
   llvm::Value *gen_cond(ast::Expr *e);   // an i1
   Val gen_binop(ast::Binop &e);
+  // `/` and `%` as bpftrace runs them (see the definition).
+  llvm::Value *gen_division(ast::Binop &e, llvm::Value *l, llvm::Value *r,
+                            bool sign);
+  // Signed division without BPF's missing sdiv: divides the magnitudes.
+  llvm::Value *signed_div(llvm::Value *l, llvm::Value *r);
+  static bool both_constant(llvm::Value *a, llvm::Value *b);
   Val gen_unop(ast::Unop &e);
   Val gen_ternary(ast::Ternary &e);
   Val gen_field(ast::FieldAccess &e);

@@ -219,6 +219,10 @@ Val IRGen::gen_call(Call &c) {
                           llvm::Align(8));
     b_.CreateAlignedStore(code, byte_ptr(buf, 8), llvm::Align(8));
     emit_event(buf, size);
+    // exit() returns from the probe, as bpftrace's implicit return after it
+    // does: what follows is dead code.
+    gen_return();
+    b_.SetInsertPoint(block("after.exit"));
     return {i64(0), false};
   }
   if (n == "time") {
@@ -330,7 +334,8 @@ Val IRGen::gen_call(Call &c) {
       auto *want = gen_scalar(A[1]);
       len = b_.CreateSelect(b_.CreateICmpULT(want, i64(cap)), want, i64(cap));
     }
-    if (at.kind == TypeKind::Array) {
+    if (at.kind == TypeKind::Array || at.kind == TypeKind::String) {
+      // Values in memory (arrays, strings): copy their bytes.
       Val v = gen(A[0]);
       copy(byte_ptr(out, 4), v.v, std::min(cap, at.size));
     } else {

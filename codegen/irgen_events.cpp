@@ -63,7 +63,8 @@ void IRGen::gen_format_event(abi::EventType type,
     offset = (offset + align - 1) / align * align;
     runtime::ValueType::Field f;
     f.offset = offset;
-    f.type = to_value_type(orig.is_int() || orig.kind == TypeKind::Boolean ? t : orig);
+    // A bool stays a bool (8 bytes stored): %s prints "true", %d prints 1.
+    f.type = to_value_type(orig.is_int() ? t : orig);
     f.type.size = t.size;
     spec.args.push_back(f);
     types.push_back(t);

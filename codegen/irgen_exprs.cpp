@@ -9,14 +9,15 @@ namespace ubtrace::codegen {
 using namespace ast;
 
 namespace {
-bool both_signed(const Type &a, const Type &b) {
+// bpftrace compares (and folds constants) signed when either side is signed.
+bool either_signed(const Type &a, const Type &b) {
   auto s = [](const Type &t) {
     return (t.is_int() && t.is_signed) ||
            ((t.kind == TypeKind::Sum || t.kind == TypeKind::Min ||
              t.kind == TypeKind::Max || t.kind == TypeKind::Avg) &&
             t.agg_signed);
   };
-  return s(a) && s(b);
+  return s(a) || s(b);
 }
 } // namespace
 
@@ -217,7 +218,7 @@ Val IRGen::gen_binop(Binop &e) {
 
   auto *l = gen_scalar(e.left);
   auto *r = gen_scalar(e.right);
-  bool sign = both_signed(lt, rt);
+  bool sign = either_signed(lt, rt);
   // Literals adopt the other side's signedness.
   if (isa<Integer>(e.left) && !static_cast<Integer *>(e.left)->negative)
     sign = rt.is_int() && rt.is_signed;
@@ -257,24 +258,17 @@ Val IRGen::gen_binop(Binop &e) {
     return {b_.CreateSub(l, r), false};
   case BinOp::Mul: return {b_.CreateMul(l, r), false};
   case BinOp::Div:
-  case BinOp::Mod: {
-    // BPF defines x / 0 == 0 and x % 0 == x; LLVM calls it undefined.
-    auto *zero_div = b_.CreateICmpEQ(r, i64(0));
-    auto *safe = b_.CreateSelect(zero_div, i64(1), r);
-    llvm::Value *q;
-    if (e.op == BinOp::Div)
-      q = sign ? b_.CreateSDiv(l, safe) : b_.CreateUDiv(l, safe);
-    else
-      q = sign ? b_.CreateSRem(l, safe) : b_.CreateURem(l, safe);
-    return {b_.CreateSelect(zero_div, e.op == BinOp::Div ? i64(0) : l, q), false};
-  }
+  case BinOp::Mod:
+    return {gen_division(e, l, r, sign), false};
   case BinOp::BitAnd: return {b_.CreateAnd(l, r), false};
   case BinOp::BitOr: return {b_.CreateOr(l, r), false};
   case BinOp::BitXor: return {b_.CreateXor(l, r), false};
   case BinOp::Shl: return {b_.CreateShl(l, b_.CreateAnd(r, i64(63))), false};
   case BinOp::Shr: {
     auto *amount = b_.CreateAnd(r, i64(63));
-    bool s = lt.is_int() && lt.is_signed;
+    // bpftrace shifts right logically at run time, signed or not; only its
+    // literal folding (constants here) shifts arithmetically.
+    bool s = lt.is_int() && lt.is_signed && both_constant(l, r);
     return {s ? b_.CreateAShr(l, amount) : b_.CreateLShr(l, amount), false};
   }
   case BinOp::LogAnd:
@@ -282,6 +276,55 @@ Val IRGen::gen_binop(Binop &e) {
     break;
   }
   return {i64(0), false};
+}
+
+bool IRGen::both_constant(llvm::Value *a, llvm::Value *b) {
+  return llvm::isa<llvm::ConstantInt>(a) && llvm::isa<llvm::ConstantInt>(b);
+}
+
+// bpftrace 0.26 divides at run time with unsigned instructions even when an
+// operand is signed (BPF has no signed division; it warns when compiling),
+// and x / 0 and x % 0 give 1 with a runtime warning. Constant operands fold
+// with C's signed semantics, as bpftrace's literal folding does.
+llvm::Value *IRGen::gen_division(Binop &e, llvm::Value *l, llvm::Value *r,
+                                 bool sign) {
+  bool div = e.op == BinOp::Div;
+  if (both_constant(l, r) && !llvm::cast<llvm::ConstantInt>(r)->isZero()) {
+    if (div)
+      return sign ? b_.CreateSDiv(l, r) : b_.CreateUDiv(l, r);
+    return sign ? b_.CreateSRem(l, r) : b_.CreateURem(l, r);
+  }
+  auto *by_zero = block("div.by_zero");
+  auto *nonzero = block("div.nonzero");
+  auto *done = block("div.done");
+  b_.CreateCondBr(b_.CreateICmpEQ(r, i64(0)), by_zero, nonzero);
+  b_.SetInsertPoint(by_zero);
+  runtime::FormatSpec spec;
+  spec.format = "Divide or modulo by 0 detected. This can lead to unexpected "
+                "results. 1 is being used as the result.";
+  uint64_t id = bundle_.printf_formats.size();
+  bundle_.printf_formats.push_back(spec);
+  gen_simple_event(abi::EventType::Warnf, id);
+  auto *from_zero = b_.GetInsertBlock();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(nonzero);
+  auto *q = div ? b_.CreateUDiv(l, r) : b_.CreateURem(l, r);
+  auto *from_nonzero = b_.GetInsertBlock();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  auto *phi = b_.CreatePHI(i64t(), 2);
+  phi->addIncoming(i64(1), from_zero);
+  phi->addIncoming(q, from_nonzero);
+  return phi;
+}
+
+llvm::Value *IRGen::signed_div(llvm::Value *l, llvm::Value *r) {
+  auto *lneg = b_.CreateICmpSLT(l, i64(0));
+  auto *rneg = b_.CreateICmpSLT(r, i64(0));
+  auto *la = b_.CreateSelect(lneg, b_.CreateNeg(l), l);
+  auto *ra = b_.CreateSelect(rneg, b_.CreateNeg(r), r);
+  auto *q = b_.CreateUDiv(la, ra);
+  return b_.CreateSelect(b_.CreateXor(lneg, rneg), b_.CreateNeg(q), q);
 }
 
 Val IRGen::gen_unop(Unop &e) {

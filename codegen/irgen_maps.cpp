@@ -303,7 +303,7 @@ llvm::Value *IRGen::sum_slots(MapGen &mg, llvm::Value *key) {
   if (vt.kind == TypeKind::Avg) {
     auto *cnt = b_.CreateAlignedLoad(i64t(), byte_ptr(data, 16), llvm::Align(8));
     auto *safe = b_.CreateSelect(b_.CreateICmpEQ(cnt, i64(0)), i64(1), cnt);
-    total = vt.agg_signed ? b_.CreateSDiv(total, safe) : b_.CreateUDiv(total, safe);
+    total = vt.agg_signed ? signed_div(total, safe) : b_.CreateUDiv(total, safe);
   }
   return total;
 }

@@ -13,6 +13,7 @@ directives, one per line:
   EXPECT <text>             a line of the output equals <text>
   EXPECT_REGEX <regex>      a line of the output matches <regex> (fullmatch)
   EXPECT_NONE <text>        no line equals <text>
+  EXPECT_NONE_REGEX <regex> no line matches <regex> (fullmatch)
   EXPECT_JSON <file>        the output's JSON lines equal those of <file>
                             (relative to the test file), compared as JSON
   EXPECT_EXACT              the next lines up to `END_EXACT` are the whole
@@ -89,7 +90,8 @@ def parse(path):
             cur.args = shlex.split(rest)
         elif key == "FLAGS":
             cur.flags = shlex.split(rest)
-        elif key in ("EXPECT", "EXPECT_REGEX", "EXPECT_NONE", "EXPECT_JSON"):
+        elif key in ("EXPECT", "EXPECT_REGEX", "EXPECT_NONE", "EXPECT_NONE_REGEX",
+                     "EXPECT_JSON"):
             cur.expects.append((key, rest))
         elif key == "EXPECT_EXACT":
             body = []
@@ -180,6 +182,10 @@ def run_one(t, ctx):
             rx = re.compile(value)
             if not any(rx.fullmatch(l) for l in lines):
                 return "FAIL", f"no line matches: {value!r}\n{detail}"
+        if kind == "EXPECT_NONE_REGEX":
+            rx = re.compile(value)
+            if any(rx.fullmatch(l) for l in lines):
+                return "FAIL", f"a line matches: {value!r}\n{detail}"
         if kind == "EXPECT_JSON":
             want_path = os.path.join(os.path.dirname(t.path), value)
             want = [json.loads(l) for l in open(want_path) if l.strip()]
