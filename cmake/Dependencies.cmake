@@ -18,10 +18,26 @@ foreach(target BPF NVPTX X86)
     message(FATAL_ERROR "LLVM lacks the ${target} target")
   endif()
 endforeach()
+# Static LLVM (only the components ubtrace uses) starts in a fraction of the
+# time and memory of the shared libLLVM, whose relocations and constructors
+# for every target run at each start; the shared library links faster
+# while developing.
+option(UBTRACE_LLVM_STATIC "Link only the LLVM components ubtrace uses, statically" ON)
 add_library(ubt_llvm INTERFACE)
 target_include_directories(ubt_llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})
 target_compile_definitions(ubt_llvm INTERFACE ${LLVM_DEFINITIONS})
-target_link_libraries(ubt_llvm INTERFACE LLVM)
+if(UBTRACE_LLVM_STATIC)
+  llvm_map_components_to_libnames(ubt_llvm_libs
+    bpfcodegen bpfdesc bpfinfo bpfdisassembler
+    x86codegen x86desc x86info x86disassembler
+    nvptxcodegen nvptxdesc nvptxinfo
+    orcjit passes mcdisassembler object)
+  target_link_libraries(ubt_llvm INTERFACE ${ubt_llvm_libs})
+  message(STATUS "LLVM: static components")
+else()
+  target_link_libraries(ubt_llvm INTERFACE LLVM)
+  message(STATUS "LLVM: shared libLLVM")
+endif()
 set(UBTRACE_LLVM_BIN /usr/lib/llvm-19/bin)
 
 pkg_check_modules(LIBBPF REQUIRED IMPORTED_TARGET libbpf)
