@@ -1,0 +1,30 @@
+// Passes strings and structs to functions, for str(), buf() and field
+// access through pointers.
+#include <stdio.h>
+#include <string.h>
+
+struct point {
+  int x;
+  int y;
+  char name[16];
+  struct point *next;
+};
+
+__attribute__((noinline)) size_t greet(const char *who) { return strlen(who); }
+__attribute__((noinline)) int visit(struct point *p) { return p->x + p->y; }
+__attribute__((noinline)) void bytes(const unsigned char *b, int n) { (void)b; (void)n; }
+
+int main(void) {
+  greet("world");
+  greet("a somewhat longer name that goes on");
+  struct point b = {3, 4, "second", NULL};
+  struct point a = {1, 2, "first", &b};
+  visit(&a);
+  unsigned char raw[8] = {0xde, 0xad, 0xbe, 0xef, 0, 1, 2, 3};
+  bytes(raw, 8);
+  // A bad pointer: the program never dereferences it, probes must read it
+  // safely.
+  bytes((const unsigned char *)0x10, 4);
+  printf("done\n");
+  return 0;
+}
