@@ -4,6 +4,9 @@
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
 
+// With semaphores on, every probe of the file has one; "gated" checks its
+// own before doing the work of computing its argument.
+unsigned short ubt_loop_semaphore __attribute__((section(".probes")));
 unsigned short ubt_gated_semaphore __attribute__((section(".probes")));
 
 __attribute__((noinline)) void work(int i, const char *tag) {
