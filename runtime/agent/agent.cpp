@@ -246,8 +246,10 @@ void Agent::handle(const Message &m) {
     return;
   }
   case MsgType::Go:
-    release_waiter();
+    // Reply first: a program that exits right away would take the reply
+    // with it.
     reply(0);
+    release_waiter();
     return;
   case MsgType::Detach:
     detach_all();

@@ -1,0 +1,160 @@
+#include "runtime/inject/channel.h"
+
+#include "runtime/agent/protocol.h"
+#include "runtime/inject/sys_error.h"
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <poll.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+namespace ubtrace::runtime::inject {
+namespace {
+
+enum class Ready { Data, Hangup, ProcessExited, TimedOut };
+
+Result<Ready> wait_ready(int fd, int exit_fd, const Deadline &deadline,
+                         bool listening = false) {
+  for (;;) {
+    pollfd fds[2] = {{fd, POLLIN, 0}, {exit_fd, POLLIN, 0}};
+    int n = ::poll(fds, exit_fd >= 0 ? 2 : 1, deadline.remaining_ms());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return sys_error("poll", errno);
+    if (n == 0)
+      return Ready::TimedOut;
+    // A message already sent wins over the exit: a Hello followed by a
+    // quick exit is still a Hello. A closed peer is readable too (EOF):
+    // peek to tell the two apart.
+    if (fds[0].revents & POLLIN) {
+      if (listening)
+        return Ready::Data; // a connection to accept
+      char byte;
+      ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n > 0)
+        return Ready::Data;
+      if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        continue;
+      return Ready::Hangup;
+    }
+    if (fds[0].revents & (POLLHUP | POLLERR))
+      return Ready::Hangup;
+    return Ready::ProcessExited;
+  }
+}
+
+Result<sockaddr_un> make_address(const std::string &address,
+                                 socklen_t *length) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (address.empty())
+    return make_error("empty socket address");
+  if (address.size() >= sizeof addr.sun_path)
+    return make_error("socket address too long: " + address);
+  std::memcpy(addr.sun_path, address.data(), address.size());
+  bool abstract = address[0] == '@';
+  if (abstract)
+    addr.sun_path[0] = '\0';
+  *length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) +
+                                   address.size() + (abstract ? 0 : 1));
+  return addr;
+}
+
+} // namespace
+
+std::string attach_socket_address(pid_t pid) {
+  return "@" + std::string(agent::kSocketPrefix) + std::to_string(pid);
+}
+
+Result<void> AgentChannel::wait_readable(const Deadline &deadline,
+                                         int exit_fd) {
+  auto ready = wait_ready(fd_.get(), exit_fd, deadline);
+  if (!ready)
+    return std::move(ready).take_error();
+  switch (*ready) {
+  case Ready::Data:
+    return {};
+  case Ready::Hangup:
+    return make_error("the agent channel closed before the agent spoke");
+  case Ready::ProcessExited:
+    return make_error("the process exited before the agent spoke");
+  case Ready::TimedOut:
+    return make_error("timed out waiting for the agent");
+  }
+  return {};
+}
+
+Result<AgentListener> AgentListener::create_for(pid_t pid) {
+  auto listener = create_at(attach_socket_address(pid));
+  if (!listener && errno == EADDRINUSE)
+    return make_error("another ubtrace is attaching to process " +
+                      std::to_string(pid) + " (" + attach_socket_address(pid) +
+                      " is taken)");
+  return listener;
+}
+
+Result<AgentListener> AgentListener::create_at(const std::string &address) {
+  socklen_t length = 0;
+  auto addr = make_address(address, &length);
+  if (!addr)
+    return std::move(addr).take_error();
+  // Non-blocking: accept() after poll() must not hang on a connection that
+  // went away in between. Accepted sockets are blocking again.
+  UniqueFd fd(
+      ::socket(AF_UNIX, kAgentChannelType | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid())
+    return sys_error("socket", errno);
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr *>(&*addr), length) !=
+      0) {
+    int err = errno;
+    auto error = sys_error("cannot listen on " + address, err);
+    errno = err;
+    return error;
+  }
+  if (::listen(fd.get(), 8) != 0)
+    return sys_error("listen on " + address, errno);
+  return AgentListener(std::move(fd), address);
+}
+
+AgentListener::~AgentListener() {
+  if (fd_.valid() && !address_.empty() && address_[0] != '@')
+    ::unlink(address_.c_str());
+}
+
+Result<AgentChannel> AgentListener::accept(pid_t pid, const Deadline &deadline,
+                                           int exit_fd) {
+  for (;;) {
+    auto ready = wait_ready(fd_.get(), exit_fd, deadline, true);
+    if (!ready)
+      return std::move(ready).take_error();
+    switch (*ready) {
+    case Ready::Data:
+      break;
+    case Ready::Hangup:
+      return make_error("the listening socket " + address_ + " failed");
+    case Ready::ProcessExited:
+      return make_error("process " + std::to_string(pid) +
+                        " exited before its agent connected");
+    case Ready::TimedOut:
+      return make_error("timed out waiting for the agent of process " +
+                        std::to_string(pid) + " to connect to " + address_);
+    }
+    UniqueFd conn(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!conn.valid()) {
+      if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED)
+        continue;
+      return sys_error("accept on " + address_, errno);
+    }
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(conn.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+        cred.pid != pid)
+      continue; // not the target: drop it, keep waiting
+    return AgentChannel(std::move(conn));
+  }
+}
+
+} // namespace ubtrace::runtime::inject

@@ -1,0 +1,93 @@
+// The CLI's end of the agent channel: how the agent finds the CLI, and
+// waiting for it to speak. The messages themselves (Hello, Go, programs,
+// hooks) are the agent protocol's, runtime/agent/protocol.h; this layer
+// only carries them.
+//
+// The contract with the agent (runtime/agent/agent.cpp implements it):
+//   -c  The CLI starts the program with UBTRACE_AGENT_FD=<fd> (inherited,
+//       not close-on-exec), one end of a SOCK_SEQPACKET socketpair, and the
+//       agent in LD_PRELOAD (spawn.h). The agent's constructor unsets the
+//       variable, sets FD_CLOEXEC on the fd, sends Hello and waits for Go
+//       before it returns, so main runs with the probes in place; if the
+//       channel closes first, it returns and the program runs untraced.
+//   -p  The CLI listens on the abstract unix socket "@ubtrace-agent.<PID>"
+//       (SOCK_SEQPACKET) and injects the agent (injector.h); its
+//       constructor, run by dlopen in the loader thread, connects there and
+//       sends Hello. The CLI accepts only the target (SO_PEERCRED); a name
+//       already taken means another ubtrace is attaching to that process.
+//
+// Why the constructor waits for Go rather than the program being started
+// stopped (PTRACE_TRACEME, SIGSTOP): the probes are installed by the agent
+// itself, so the agent's constructor is the one place that is both inside
+// the process and before main; a ptrace stop would hold the process before
+// the agent even exists, and would leave the CLI as its tracer (taking all
+// its signals, keeping gdb and strace away). A program the loader will not
+// preload into (static, setuid) never speaks: spawn.h refuses those before
+// starting them, and waiting for the agent ends when the program exits.
+#pragma once
+
+#include "runtime/inject/deadline.h"
+#include "runtime/inject/unique_fd.h"
+#include "runtime/result.h"
+
+#include <string>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+namespace ubtrace::runtime::inject {
+
+// The socket type of the channel (message boundaries, fd passing).
+inline constexpr int kAgentChannelType = SOCK_SEQPACKET;
+
+// "@ubtrace-agent.<pid>": where the agent injected into `pid` connects.
+std::string attach_socket_address(pid_t pid);
+
+// A connected socket to one agent.
+class AgentChannel {
+public:
+  explicit AgentChannel(UniqueFd fd) : fd_(std::move(fd)) {}
+
+  int fd() const { return fd_.get(); }
+  UniqueFd release_fd() { return std::move(fd_); }
+
+  // Waits until the agent has sent something (its Hello). Fails at the
+  // deadline, when the agent's end closes without a message, or when
+  // `exit_fd` (a pidfd; -1 = none) becomes readable first, i.e. the
+  // process exited.
+  Result<void> wait_readable(const Deadline &deadline, int exit_fd = -1);
+
+private:
+  UniqueFd fd_;
+};
+
+// A listening unix socket for the injected agent. "@name" is an abstract
+// socket (no file, scoped to the network namespace); anything else is a
+// filesystem path, unlinked again by the destructor.
+class AgentListener {
+public:
+  // At attach_socket_address(pid).
+  static Result<AgentListener> create_for(pid_t pid);
+  static Result<AgentListener> create_at(const std::string &address);
+
+  const std::string &address() const { return address_; }
+  int fd() const { return fd_.get(); }
+
+  // Accepts the connection of process `pid`: others (SO_PEERCRED) are
+  // closed and ignored. Fails at the deadline or when `exit_fd` becomes
+  // readable first.
+  Result<AgentChannel> accept(pid_t pid, const Deadline &deadline,
+                              int exit_fd = -1);
+
+  ~AgentListener();
+  AgentListener(AgentListener &&) = default;
+  AgentListener &operator=(AgentListener &&) = default;
+
+private:
+  AgentListener(UniqueFd fd, std::string address)
+      : fd_(std::move(fd)), address_(std::move(address)) {}
+
+  UniqueFd fd_;
+  std::string address_;
+};
+
+} // namespace ubtrace::runtime::inject

@@ -1,0 +1,46 @@
+/* Byte offsets in the loader block (loader_block.h), shared by C++ and
+ * loader_thunk.S. */
+#ifndef UBTRACE_RUNTIME_INJECT_LOADER_BLOCK_LAYOUT_H
+#define UBTRACE_RUNTIME_INJECT_LOADER_BLOCK_LAYOUT_H
+
+#define UBT_LB_DLOPEN 0x00
+#define UBT_LB_DLSYM 0x08
+#define UBT_LB_DLERROR 0x10
+#define UBT_LB_PTHREAD_SELF 0x18
+#define UBT_LB_PTHREAD_DETACH 0x20
+#define UBT_LB_MUNMAP 0x28
+#define UBT_LB_REGION_BASE 0x30
+#define UBT_LB_REGION_SIZE 0x38
+#define UBT_LB_HANDLE 0x40
+#define UBT_LB_ENTRY_RESULT 0x48
+#define UBT_LB_SIGMASK 0x50
+#define UBT_LB_SLEEP_SEC 0x58
+#define UBT_LB_SLEEP_NSEC 0x60
+#define UBT_LB_ACK_POLLS 0x68
+#define UBT_LB_TID 0x6c
+#define UBT_LB_STATE 0x70
+#define UBT_LB_ACK 0x74
+#define UBT_LB_DLOPEN_MODE 0x78
+#define UBT_LB_FAILED_STEP 0x7c
+#define UBT_LB_PTHREAD 0x80
+#define UBT_LB_PATH 0x100
+#define UBT_LB_ENTRY_NAME 0x1100
+#define UBT_LB_ENTRY_ARG 0x1200
+#define UBT_LB_ERROR 0x1600
+#define UBT_LB_SIZE 0x1800
+
+#define UBT_LB_PATH_MAX 0x1000
+#define UBT_LB_ENTRY_NAME_MAX 0x100
+#define UBT_LB_ENTRY_ARG_MAX 0x400
+#define UBT_LB_ERROR_MAX 0x200
+
+/* state */
+#define UBT_LB_STATE_RUNNING 1
+#define UBT_LB_STATE_LOADED 2
+#define UBT_LB_STATE_FAILED 3
+
+/* failed_step */
+#define UBT_LB_STEP_DLOPEN 1
+#define UBT_LB_STEP_DLSYM 2
+
+#endif

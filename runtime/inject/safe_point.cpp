@@ -1,0 +1,100 @@
+#include "runtime/inject/safe_point.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdio>
+#include <string_view>
+
+namespace ubtrace::runtime::inject {
+namespace {
+
+// How far above rsp to look for a signal frame.
+constexpr uint64_t kSignalFrameScan = 32 * 1024;
+
+// Offsets in the kernel's x86-64 rt_sigframe, counted from the slot
+// holding the return address into the trampoline (pretcode): then comes
+// struct ucontext { uc_flags, uc_link, uc_stack (24 bytes), uc_mcontext }
+// and in the mcontext r8..r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip.
+constexpr uint64_t kMcontext = 8 + 8 + 8 + 24;
+constexpr uint64_t kSavedRip = kMcontext + 16 * 8;
+
+std::string hex(uint64_t value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%llx",
+                static_cast<unsigned long long>(value));
+  return text;
+}
+
+// A live signal frame above rsp whose handler interrupted glibc code.
+std::optional<uint64_t> interrupted_glibc_rip(uint64_t rsp,
+                                              const TargetGlibc &glibc,
+                                              const RemoteMemory &memory) {
+  auto trampoline = glibc.sigreturn_trampoline();
+  if (!trampoline)
+    return std::nullopt;
+  std::array<uint64_t, 512> words; // one 4 KiB page at a time
+  uint64_t start = rsp & ~uint64_t{7};
+  for (uint64_t at = start; at < start + kSignalFrameScan;) {
+    uint64_t page_end = (at | 4095) + 1;
+    size_t count = static_cast<size_t>((page_end - at) / 8);
+    if (!memory.read(at, words.data(), count * 8))
+      return std::nullopt; // end of the stack mapping
+    for (size_t i = 0; i < count; ++i) {
+      if (words[i] != *trampoline)
+        continue;
+      auto saved = memory.read_value<uint64_t>(at + i * 8 + kSavedRip);
+      if (saved && glibc.in_glibc_code(*saved))
+        return *saved;
+    }
+    at = page_end;
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+bool is_lock_free_libc_function(std::string_view name) {
+  static constexpr std::string_view kLockFree[] = {
+      "read",         "write",        "readv",
+      "writev",       "pread64",      "pwrite64",
+      "preadv",       "pwritev",      "preadv2",
+      "pwritev2",     "recv",         "recvfrom",
+      "recvmsg",      "recvmmsg",     "send",
+      "sendto",       "sendmsg",      "sendmmsg",
+      "accept",       "accept4",      "connect",
+      "poll",         "ppoll",        "select",
+      "pselect",      "epoll_wait",   "epoll_pwait",
+      "epoll_pwait2", "nanosleep",    "clock_nanosleep",
+      "sleep",        "usleep",       "pause",
+      "sigsuspend",   "sigtimedwait", "sigwaitinfo",
+      "wait",         "wait3",        "wait4",
+      "waitpid",      "waitid",       "msgrcv",
+      "msgsnd",       "semop",        "semtimedop",
+      "syscall",      "open",         "open64",
+      "openat",       "openat64",     "close",
+      "fsync",        "fdatasync",
+  };
+  for (std::string_view entry : kLockFree)
+    if (entry == name)
+      return true;
+  return false;
+}
+
+SafePoint classify_stop(const user_regs_struct &regs, const TargetGlibc &glibc,
+                        const RemoteMemory &memory) {
+  if (glibc.in_glibc_code(regs.rip)) {
+    bool lock_free = false;
+    for (std::string_view name : glibc.libc_names_at(regs.rip))
+      lock_free = lock_free || is_lock_free_libc_function(name);
+    if (!lock_free)
+      return {false, "inside glibc (" + glibc.describe(regs.rip) + ")"};
+  }
+  if (auto interrupted = interrupted_glibc_rip(regs.rsp, glibc, memory))
+    return {false, "in a signal handler that interrupted glibc (" +
+                       glibc.describe(*interrupted) + ")"};
+  if (glibc.in_glibc_code(regs.rip))
+    return {true, "blocked in " + glibc.describe(regs.rip)};
+  return {true, "running its own code at " + hex(regs.rip)};
+}
+
+} // namespace ubtrace::runtime::inject
