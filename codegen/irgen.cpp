@@ -22,7 +22,9 @@ IRGen::IRGen(ASTContext &ast, const Options &opts)
   mod_->setTargetTriple("bpfel");
   mod_->setDataLayout("e-m:e-p:64:64-i64:64-i128:128-n32:64-S128");
   di_ = std::make_unique<llvm::DIBuilder>(*mod_);
-  difile_ = di_->createFile(ast.source().name, ".");
+  // DWARF needs a file name: programs built in memory (ubtrace -l) have none.
+  const std::string &name = ast.source().name;
+  difile_ = di_->createFile(name.empty() ? "stdin" : name, ".");
   cu_ = di_->createCompileUnit(llvm::dwarf::DW_LANG_C, difile_, "ubtrace",
                                /*isOptimized=*/true, "", 0);
   mod_->addModuleFlag(llvm::Module::Warning, "Debug Info Version",
@@ -271,7 +273,10 @@ void IRGen::collect_vars(Block &body) {
     explicit Collector(std::map<std::string, Type> &t) : types(t) {}
     using Visitor::visit;
     void note(const Variable &v) {
-      Type t = storage_type(v.type);
+      // Scalars keep their own type (a pointer keeps its pointee, a probe
+      // id or a username still prints as one); aggregations read into a
+      // variable become integers.
+      Type t = v.type.is_aggregation() ? storage_type(v.type) : v.type;
       if (t.is_none())
         return;
       auto [it, inserted] = types.try_emplace(v.name, t);

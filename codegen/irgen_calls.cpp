@@ -291,8 +291,12 @@ Val IRGen::gen_call(Call &c) {
   if (n == "str") {
     Type t = c.type;
     uint32_t size = t.size;
-    auto *buf = entry_alloca(size, "str");
-    zero(buf, size);
+    // As bpftrace does below 1024 bytes, read one byte more than the string
+    // holds: a source too long to fit leaves the string without its NUL,
+    // which the printer shows with the truncation trailer ("abcdefgh..").
+    uint32_t pad = size < 1024 ? 1 : 0;
+    auto *buf = entry_alloca(size + pad, "str");
+    zero(buf, size + pad);
     Type at = A[0]->type;
     if (at.kind == TypeKind::String) {
       Val v = gen(A[0]);
@@ -301,18 +305,20 @@ Val IRGen::gen_call(Call &c) {
       if (A.size() == 2) {
         // str(s, n): at most n characters.
         auto *len = gen_scalar(A[1]);
-        auto *cut = b_.CreateSelect(b_.CreateICmpULT(len, i64(size - 1)), len,
-                                    i64(size - 1));
+        auto *cut = b_.CreateSelect(b_.CreateICmpULT(len, i64(size - 1 + pad)), len,
+                                    i64(size - 1 + pad));
         b_.CreateStore(b_.getInt8(0),
                        b_.CreateInBoundsGEP(b_.getInt8Ty(), buf, cut));
       }
-      b_.CreateStore(b_.getInt8(0), byte_ptr(buf, size - 1));
+      if (!pad)
+        b_.CreateStore(b_.getInt8(0), byte_ptr(buf, size - 1));
       return {buf, true};
     }
-    llvm::Value *len = i64(size);
+    llvm::Value *len = i64(size + pad);
     if (A.size() == 2) {
       auto *want = b_.CreateAdd(gen_scalar(A[1]), i64(1));
-      len = b_.CreateSelect(b_.CreateICmpULT(want, i64(size)), want, i64(size));
+      len = b_.CreateSelect(b_.CreateICmpULT(want, i64(size + pad)), want,
+                            i64(size + pad));
     }
     llvm::Value *src = at.kind == TypeKind::Array ? to_mem(gen(A[0]), at)
                                                   : b_.CreateIntToPtr(gen_scalar(A[0]), ptrt());

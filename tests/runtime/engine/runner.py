@@ -31,8 +31,11 @@ directives, one per line:
   STDERR                    match EXPECT* against stderr instead of stdout
   MERGE_STDERR              match EXPECT* against stdout and stderr
 
-Lines starting with # are comments. Exit status: 0 all passed (or skipped,
-with at least one run), 77 all skipped, 1 any failure.
+Lines starting with # are comments. A test known to fail because of a bug
+elsewhere carries `REQUIRES false  # why`: it reports as skipped with the
+reason; --run-disabled runs those too (to recheck them). --filter REGEX runs
+the tests whose name matches. Exit status: 0 all passed (or skipped, with at
+least one run), 77 all skipped, 1 any failure.
 """
 import json
 import os
@@ -128,8 +131,16 @@ def substitute(text, ctx):
                 .replace("{{BUILD}}", ctx["build"]))
 
 
+def disabled_reason(req):
+    """`REQUIRES false  # why` marks a test known to fail: the reason."""
+    cmd, _, why = req.partition("#")
+    return why.strip() if cmd.strip() == "false" else None
+
+
 def run_one(t, ctx):
     for req in t.requires:
+        if ctx["run_disabled"] and disabled_reason(req) is not None:
+            continue
         r = subprocess.run(substitute(req, ctx), shell=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if r.returncode != 0:
@@ -202,21 +213,25 @@ def run_one(t, ctx):
 
 def main():
     if len(sys.argv) < 3:
-        print("usage: runner.py BUILD_DIR TEST_FILE... [--filter REGEX]", file=sys.stderr)
+        print("usage: runner.py BUILD_DIR TEST_FILE... [--filter REGEX] [--run-disabled]",
+              file=sys.stderr)
         return 2
     build = os.path.abspath(sys.argv[1])
     files = []
     flt = None
+    run_disabled = False
     args = sys.argv[2:]
     while args:
         a = args.pop(0)
         if a == "--filter":
             flt = re.compile(args.pop(0))
+        elif a == "--run-disabled":
+            run_disabled = True
         else:
             files.append(a)
     ctx = {"ubtrace": os.path.join(build, "ubtrace"),
            "testprogs": os.path.join(build, "tests", "testprogs"),
-           "build": build}
+           "build": build, "run_disabled": run_disabled}
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
     for f in files:
         for t in parse(f):
