@@ -179,14 +179,19 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
       out_->printf(printf_[h.id].format(bundle_.printf_formats[h.id], payload, fmt_));
     return true;
   case abi::EventType::Errorf:
-  case abi::EventType::Warnf:
-    if (h.id < printf_.size())
-      out_->diagnostic(static_cast<abi::EventType>(h.type) == abi::EventType::Errorf
-                           ? output::Severity::Error
-                           : output::Severity::Warning,
-                       printf_[h.id].format(bundle_.printf_formats[h.id], payload, fmt_),
-                       {});
+  case abi::EventType::Warnf: {
+    if (h.id >= printf_.size())
+      return true;
+    const auto &spec = bundle_.printf_formats[h.id];
+    output::SourceLocation where{spec.filename, spec.line, spec.column, spec.location,
+                                 spec.context};
+    out_->diagnostic(static_cast<abi::EventType>(h.type) == abi::EventType::Errorf
+                         ? output::Severity::Error
+                         : output::Severity::Warning,
+                     printf_[h.id].format(spec, payload, fmt_),
+                     std::span<const output::SourceLocation>(&where, 1));
     return true;
+  }
   case abi::EventType::Exit:
     exit_ = true;
     exit_code_ = static_cast<int>(h.id);
@@ -370,6 +375,10 @@ int Session::run() {
     if (exit_)
       break;
   }
+  // With nothing but begin and end probes there is nothing to wait for:
+  // the trace ends after begin, as in bpftrace.
+  if (intervals.empty() && attached == begins.size() + ends.size())
+    exit_ = true;
   uint64_t start = now_ns();
   for (auto &iv : intervals)
     iv.next = start + iv.period;

@@ -114,6 +114,8 @@ public:
 
   // ---- irgen_events.cpp ----
   llvm::Value *scratch(uint32_t size);
+  // A format whose messages point at `loc` (errorf, warnf, runtime warnings).
+  runtime::FormatSpec located_format(const ast::Location &loc, std::string format);
   void emit_event(llvm::Value *buf, uint32_t size);
   void gen_format_event(abi::EventType type, std::vector<runtime::FormatSpec> &table,
                         ast::Call &c);

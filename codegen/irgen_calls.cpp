@@ -577,8 +577,8 @@ Val IRGen::gen_call(Call &c) {
     auto *good = block("assert.ok");
     b_.CreateCondBr(ok, good, bad);
     b_.SetInsertPoint(bad);
-    runtime::FormatSpec spec;
-    spec.format = "assertion failed: " + static_cast<String *>(A[1])->value;
+    runtime::FormatSpec spec =
+        located_format(c.loc, "assertion failed: " + static_cast<String *>(A[1])->value);
     uint64_t id = bundle_.printf_formats.size();
     bundle_.printf_formats.push_back(spec);
     gen_simple_event(abi::EventType::Errorf, id);

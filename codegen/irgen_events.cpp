@@ -27,6 +27,17 @@ llvm::Value *IRGen::scratch(uint32_t size) {
   return p;
 }
 
+runtime::FormatSpec IRGen::located_format(const Location &loc, std::string format) {
+  runtime::FormatSpec spec;
+  spec.format = std::move(format);
+  spec.location = loc.str();
+  spec.filename = loc.file ? loc.file->name : "";
+  spec.line = loc.begin.line;
+  spec.column = loc.begin.column;
+  spec.context = loc.context();
+  return spec;
+}
+
 void IRGen::emit_event(llvm::Value *buf, uint32_t size) {
   auto &em = map_of(abi::kEventsMap);
   helper(BPF_FUNC_ringbuf_output, i64t(), {em.gv, buf, i64(size), i64(0)});
@@ -45,8 +56,8 @@ void IRGen::gen_simple_event(abi::EventType type, uint64_t id,
 
 void IRGen::gen_format_event(abi::EventType type,
                              std::vector<runtime::FormatSpec> &table, Call &c) {
-  runtime::FormatSpec spec;
-  spec.format = static_cast<String *>(c.args[0])->value;
+  runtime::FormatSpec spec =
+      located_format(c.loc, static_cast<String *>(c.args[0])->value);
   // Evaluate first: an argument may itself use the scratch area.
   std::vector<Val> vals;
   std::vector<Type> types;

@@ -299,9 +299,9 @@ llvm::Value *IRGen::gen_division(Binop &e, llvm::Value *l, llvm::Value *r,
   auto *done = block("div.done");
   b_.CreateCondBr(b_.CreateICmpEQ(r, i64(0)), by_zero, nonzero);
   b_.SetInsertPoint(by_zero);
-  runtime::FormatSpec spec;
-  spec.format = "Divide or modulo by 0 detected. This can lead to unexpected "
-                "results. 1 is being used as the result.";
+  runtime::FormatSpec spec =
+      located_format(e.loc, "Divide or modulo by 0 detected. This can lead to "
+                            "unexpected results. 1 is being used as the result.");
   uint64_t id = bundle_.printf_formats.size();
   bundle_.printf_formats.push_back(spec);
   gen_simple_event(abi::EventType::Warnf, id);

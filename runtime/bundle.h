@@ -125,7 +125,17 @@ struct MapSpec {
 struct FormatSpec {
   std::string format;
   std::vector<ValueType::Field> args;
-  template <class Archive> void serialize(Archive &ar) { ar(format, args); }
+  // Where the call is in the script, for errorf()/warnf() messages:
+  // "stdin:1:9-30", the file, line and column, and the source line with its
+  // underline as diagnostics show them.
+  std::string location;
+  std::string filename;
+  uint64_t line = 0;
+  uint64_t column = 0;
+  std::vector<std::string> context;
+  template <class Archive> void serialize(Archive &ar) {
+    ar(format, args, location, filename, line, column, context);
+  }
 };
 
 enum class ProbeKind : uint8_t {
