@@ -287,6 +287,10 @@ void Semantic::check_aggregation(Call &c) {
     if (!expect_int_literal(c, 1, mn) || !expect_int_literal(c, 2, mx) ||
         !expect_int_literal(c, 3, step))
       return;
+    if (mn < 0) {
+      err(c.args[1]->loc) << "lhist: invalid min value (must be non-negative literal)";
+      return;
+    }
     if (step <= 0) {
       err(c.args[3]->loc) << "lhist() step must be >= 1 (" << step << " provided)";
       return;
@@ -467,8 +471,12 @@ void Semantic::visit(Call &c) {
         size = static_cast<uint32_t>(std::min<int64_t>(len + 1, max_strlen_));
       }
     }
+    // str("literal") and str($1) are the literal itself, whole (as in
+    // bpftrace 0.26); other strings are cut to max_strlen.
     if (t.kind == TypeKind::String && c.args.size() == 1)
-      size = std::min(t.size, max_strlen_);
+      size = isa<String>(c.args[0]) || isa<PositionalParam>(c.args[0])
+                 ? t.size
+                 : std::min(t.size, max_strlen_);
     c.type = make_string(size);
     return;
   }
