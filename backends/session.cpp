@@ -17,6 +17,7 @@
 #include "backends/output/text_output.h"
 #include "backends/output/time_format.h"
 #include "backends/program_set.h"
+#include "backends/userspace/target.h"
 #include "runtime/abi.h"
 #include "runtime/maps/helper_table.h"
 #include "runtime/maps/layout.h"
@@ -50,6 +51,8 @@ private:
   std::unique_ptr<runtime::maps::Region> region_;
   std::unique_ptr<ProgramSet> programs_;
   std::unique_ptr<runtime::maps::RingConsumer> consumer_;
+  std::unique_ptr<UserspaceTarget> target_;
+  abi::Globals *globals_ = nullptr;
   output::HostSystemInfo system_;
   output::FormatContext fmt_;
   std::vector<std::string> probe_names_;
@@ -104,6 +107,7 @@ Result<void> Session::setup() {
       g->start_ns = now_ns();
       g->ncpus = region_->thread_slots();
       g->cpid = 0;
+      globals_ = g;
     }
   }
   for (size_t i = 0; i < bundle_.maps.size(); i++)
@@ -340,6 +344,7 @@ int Session::run() {
   std::vector<size_t> begins, ends;
   std::vector<Interval> intervals;
   size_t attached = 0;
+  size_t user_probes = 0;
   for (size_t i = 0; i < bundle_.probes.size(); i++) {
     const auto &p = bundle_.probes[i];
     switch (p.kind) {
@@ -355,9 +360,8 @@ int Session::run() {
     case runtime::ProbeKind::Uprobe:
     case runtime::ProbeKind::Uretprobe:
     case runtime::ProbeKind::Usdt:
-      *opts_.err << "ERROR: " << p.name
-                 << ": user-space probes are not runnable in this build yet" << std::endl;
-      return 1;
+      user_probes++;
+      continue;
     case runtime::ProbeKind::GpuKernelEntry:
     case runtime::ProbeKind::GpuKernelExit:
       *opts_.err << "ERROR: " << p.name
@@ -365,6 +369,35 @@ int Session::run() {
       return 1;
     }
     attached++;
+  }
+  // The user-space backend: a process with the agent in it.
+  if (user_probes && opts_.command.empty() && opts_.pid == 0) {
+    *opts_.err << "ERROR: user-space probes need a process to trace: use -c 'CMD' or "
+                  "-p PID (ubtrace traces inside processes, not system-wide)"
+               << std::endl;
+    return 1;
+  }
+  if (!opts_.command.empty() || opts_.pid) {
+    auto agent = find_agent_library();
+    if (!agent) {
+      *opts_.err << "ERROR: " << agent.error() << std::endl;
+      return 1;
+    }
+    auto target = opts_.command.empty() ? UserspaceTarget::attach(opts_.pid, *agent)
+                                        : UserspaceTarget::launch(opts_.command, *agent);
+    if (!target) {
+      *opts_.err << "ERROR: " << target.error() << std::endl;
+      return 1;
+    }
+    target_ = std::move(*target);
+    if (globals_ && !opts_.command.empty())
+      globals_->cpid = static_cast<uint64_t>(target_->pid());
+    auto hooked = target_->install(bundle_, *programs_, *region_, probe_names_);
+    if (!hooked) {
+      *opts_.err << "ERROR: " << hooked.error() << std::endl;
+      return 1;
+    }
+    attached += *hooked;
   }
   if (!opts_.quiet)
     out_->attached_probes(attached);
@@ -375,9 +408,13 @@ int Session::run() {
     if (exit_)
       break;
   }
+  if (target_) {
+    if (auto go = target_->go(); !go)
+      *opts_.err << "ERROR: " << go.error() << std::endl;
+  }
   // With nothing but begin and end probes there is nothing to wait for:
   // the trace ends after begin, as in bpftrace.
-  if (intervals.empty() && attached == begins.size() + ends.size())
+  if (!target_ && intervals.empty() && attached == begins.size() + ends.size())
     exit_ = true;
   uint64_t start = now_ns();
   for (auto &iv : intervals)
@@ -401,7 +438,14 @@ int Session::run() {
       break;
     consumer_->poll([this](std::span<const uint8_t> rec) { return handle_event(rec); },
                     wait);
+    // The traced command is done: so is the trace (as with bpftrace -c).
+    if (target_ && target_->exited()) {
+      drain();
+      break;
+    }
   }
+  if (target_)
+    target_->detach();
   for (size_t i : ends) {
     run_cli_probe(i);
     drain();

@@ -308,8 +308,13 @@ void IRGen::collect_vars(Block &body) {
 
 void IRGen::gen_probe(Probe &p, size_t index) {
   gpu_ = false;
-  for (auto *ap : p.attach_points)
+  size_t usdt = 0;
+  for (auto *ap : p.attach_points) {
     gpu_ |= ap->provider == "kernel" || ap->provider == "kernelret";
+    usdt += ap->provider == "usdt";
+  }
+  usdt_ = usdt > 0 && usdt == p.attach_points.size();
+  mixed_usdt_ = usdt > 0 && !usdt_;
   std::string name = "p" + std::to_string(index);
   std::string section = (gpu_ ? "ubtrace_gpu/" : "uprobe/") + name;
   auto *fty = llvm::FunctionType::get(i64t(), {ptrt()}, false);
@@ -381,7 +386,9 @@ void IRGen::gen_probe(Probe &p, size_t index) {
     ps.target = ap->target;
     ps.function = ap->func;
     ps.provider = ap->ns;
+    ps.lang = ap->lang;
     ps.offset = ap->offset;
+    ps.has_offset = ap->has_offset;
     ps.address = ap->has_address ? ap->address : 0;
     if (pv == "interval") {
       uint64_t unit = ap->unit == "s"    ? 1000000000ull

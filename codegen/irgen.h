@@ -157,6 +157,8 @@ public:
   llvm::Value *ctx_ = nullptr;
   llvm::BasicBlock *entry_ = nullptr;
   bool gpu_ = false;
+  bool usdt_ = false;       // every attach point of the probe is usdt
+  bool mixed_usdt_ = false; // some are, some are not
   std::map<std::string, llvm::Value *> vars_; // name -> slot pointer
   std::map<std::string, ast::Type> var_types_;
   struct Loop {

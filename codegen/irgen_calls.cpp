@@ -127,6 +127,20 @@ Val IRGen::gen_builtin(const std::string &name, Expr &e) {
   if (int n = builtin_arg_index(name, "arg"); n >= 0) {
     if (gpu_)
       return {ctx_load(abi::kGpuCtxArgs + 8 * n), false};
+    if (mixed_usdt_) {
+      fail(e.loc, name + " reads USDT arguments in usdt probes and registers in "
+                         "others: split the probe");
+      return {i64(0), false};
+    }
+    if (usdt_) {
+      // The agent decoded the site's arguments into the ctx.
+      if (n >= static_cast<int>(abi::kUsdtMaxArgs)) {
+        fail(e.loc, "USDT probes have at most " + std::to_string(abi::kUsdtMaxArgs) +
+                        " arguments");
+        return {i64(0), false};
+      }
+      return {ctx_load(abi::kCtxUsdtArgs + 8 * n), false};
+    }
     if (n < 6)
       return {ctx_load(abi::kArgRegs[n]), false};
     // The 7th argument and on are on the stack, above the return address.

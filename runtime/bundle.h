@@ -156,12 +156,14 @@ struct ProbeSpec {
   std::string target;   // binary or library (uprobe/usdt/kernel)
   std::string function; // function, kernel or USDT name (may hold wildcards)
   std::string provider; // USDT provider
+  std::string lang;     // "cpp": match demangled C++ names
   uint64_t offset = 0;  // FUNC+OFFSET
-  uint64_t address = 0; // BIN:ADDRESS
+  bool has_offset = false;
+  uint64_t address = 0; // BIN:ADDRESS (0: none)
   uint64_t interval_ns = 0;
   template <class Archive> void serialize(Archive &ar) {
-    ar(kind, name, section, target, function, provider, offset, address,
-       interval_ns);
+    ar(kind, name, section, target, function, provider, lang, offset, has_offset,
+       address, interval_ns);
   }
 };
 

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <csignal>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <pthread.h>
@@ -42,7 +43,47 @@ struct Site {
   uint64_t probe_id;
   uint64_t func_ip;
   Site *next;
+  uint32_t usdt_nargs;
+  UsdtArgWire usdt_args[abi::kUsdtMaxArgs];
 };
+
+uint64_t extend(uint64_t v, const UsdtArgWire &a) {
+  if (a.size >= 8)
+    return v;
+  uint64_t mask = (uint64_t(1) << (8 * a.size)) - 1;
+  v &= mask;
+  if (a.is_signed && (v >> (8 * a.size - 1)) & 1)
+    v |= ~mask;
+  return v;
+}
+
+// A USDT argument at a hit, as the note describes it: a register, memory
+// at base + index * scale + displacement (read safely), or a constant.
+uint64_t usdt_arg(const abi::PtRegsLayout &regs, const UsdtArgWire &a) {
+  const auto *r = reinterpret_cast<const uint64_t *>(&regs);
+  switch (a.kind) {
+  case UsdtArgWire::Constant:
+    return static_cast<uint64_t>(a.value);
+  case UsdtArgWire::Register: {
+    uint64_t v = r[a.reg];
+    if (a.high_byte)
+      v = (v >> 8) & 0xff;
+    return extend(v, a);
+  }
+  case UsdtArgWire::Memory: {
+    uint64_t addr = static_cast<uint64_t>(a.value);
+    if (a.has_base)
+      addr += r[a.reg];
+    if (a.has_index)
+      addr += r[a.index_reg] * a.scale;
+    uint64_t v = 0;
+    runtime::helpers::safe_read(&v, a.size ? a.size : 8, reinterpret_cast<const void *>(addr));
+    return extend(v, a);
+  }
+  default:
+    return 0;
+  }
+}
 
 struct HookEntry {
   uint64_t address = 0;
@@ -94,6 +135,8 @@ void on_hit(runtime::hook::PtRegs *regs, void *user) {
   for (Site *s = entry->sites.load(std::memory_order_acquire); s; s = s->next) {
     ctx.probe_id = s->probe_id;
     ctx.func_ip = s->func_ip;
+    for (uint32_t i = 0; i < s->usdt_nargs; i++)
+      ctx.usdt_args[i] = usdt_arg(ctx.regs, s->usdt_args[i]);
     vm::RunResult r = vm::run(*s->program, &ctx);
     if (r.status != vm::RunStatus::Ok)
       g_agent->errors.fetch_add(1, std::memory_order_relaxed);
@@ -170,8 +213,13 @@ Result<void> Agent::add_hook(const HookMsg &h) {
   for (auto &e : hooks_)
     if (e->address == h.address && e->kind == kind)
       entry = e.get();
-  auto site = std::make_unique<Site>(
-      Site{programs_[h.program].get(), h.probe_id, h.func_ip, nullptr});
+  auto site = std::make_unique<Site>();
+  site->program = programs_[h.program].get();
+  site->probe_id = h.probe_id;
+  site->func_ip = h.func_ip;
+  site->next = nullptr;
+  site->usdt_nargs = std::min<uint32_t>(h.usdt_nargs, abi::kUsdtMaxArgs);
+  std::memcpy(site->usdt_args, h.usdt_args, sizeof site->usdt_args);
   if (entry) {
     site->next = entry->sites.load(std::memory_order_relaxed);
     entry->sites.store(site.get(), std::memory_order_release);
@@ -323,7 +371,11 @@ int connect_channel(bool &spawned) {
 } // namespace
 } // namespace ubtrace::agent
 
-extern "C" __attribute__((constructor, visibility("default"))) void ubtrace_agent_start() {
+// Called by libubtrace_preload.so's constructor. That library depends on
+// this one, so the loader has run all of this library's initialisers (the
+// hook and map libraries' globals) before the call: a spawned target can
+// wait here for Go with everything ready.
+extern "C" __attribute__((visibility("default"))) void ubtrace_agent_start() {
   using namespace ubtrace::agent;
   if (g_agent)
     return;

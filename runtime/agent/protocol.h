@@ -59,6 +59,24 @@ struct ReplyMsg {
 
 enum class HookKind : uint32_t { Entry = 0, Return = 1 };
 
+// How to read one USDT argument at a site (from its stapsdt note).
+struct UsdtArgWire {
+  enum Kind : uint8_t { None = 0, Constant = 1, Register = 2, Memory = 3 };
+  uint8_t kind;
+  uint8_t size;      // 1, 2, 4 or 8 bytes
+  uint8_t is_signed;
+  uint8_t reg;       // pt_regs index (runtime/abi.h order) of the register
+                     // (Register) or the base (Memory, when has_base)
+  uint8_t reg_width; // bytes of the register read (eax: 4)
+  uint8_t high_byte; // %ah and friends
+  uint8_t has_base;
+  uint8_t has_index;
+  uint8_t index_reg;
+  uint8_t scale;
+  uint8_t pad[6];
+  int64_t value; // Constant: the value; Memory: the displacement
+};
+
 struct HookMsg {
   uint64_t address;   // where to hook, in the target
   uint64_t func_start;
@@ -67,6 +85,9 @@ struct HookMsg {
   uint64_t func_ip;   // ctx.func_ip (the probed function)
   uint32_t program;   // id from the Program reply
   uint32_t kind;      // HookKind
+  uint32_t usdt_nargs; // USDT sites: how many of usdt_args are read
+  uint32_t pad;
+  UsdtArgWire usdt_args[12];
 };
 
 struct SemaphoreMsg {

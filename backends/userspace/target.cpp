@@ -1,0 +1,326 @@
+#include "backends/userspace/target.h"
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <unistd.h>
+
+#include "runtime/agent/program_wire.h"
+#include "runtime/agent/protocol.h"
+#include "runtime/inject/channel.h"
+#include "runtime/inject/command_line.h"
+#include "runtime/inject/injector.h"
+#include "runtime/inject/spawn.h"
+#include "runtime/symbols/address_space.h"
+#include "runtime/symbols/probe_resolver.h"
+
+namespace ubtrace::backends {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+struct UserspaceTarget::Impl {
+  std::optional<runtime::inject::SpawnedProcess> spawned;
+  int sock = -1; // the agent channel
+  int pid = 0;
+  bool waiting = false; // a spawned command waits for Go
+  bool detached = false;
+  std::optional<runtime::inject::ExitStatus> status;
+
+  Result<void> hello() {
+    auto m = agent::recv_message(sock, 10000);
+    if (!m)
+      return make_error("the agent in process " + std::to_string(pid) +
+                        " did not answer: " + m.error());
+    agent::HelloMsg h{};
+    if (m->type != agent::MsgType::Hello || !m->read(h))
+      return make_error("the agent spoke out of turn");
+    if (h.version != agent::kProtocolVersion)
+      return make_error("the agent speaks protocol " + std::to_string(h.version) +
+                        ", this ubtrace " + std::to_string(agent::kProtocolVersion) +
+                        ": mixed installations?");
+    waiting = h.waiting != 0;
+    return {};
+  }
+
+  Result<uint64_t> call(const agent::Message &m) {
+    std::string err;
+    auto r = agent::request(sock, m, &err);
+    if (!r)
+      return make_error("agent channel: " + r.error());
+    if (r->status != 0)
+      return make_error(err.empty() ? "the agent refused a request" : err);
+    return r->value;
+  }
+};
+
+UserspaceTarget::UserspaceTarget(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)), pid_(impl_->pid) {}
+
+UserspaceTarget::~UserspaceTarget() {
+  detach();
+  if (impl_->sock >= 0 && !impl_->spawned)
+    close(impl_->sock);
+  if (impl_->spawned) {
+    // A command we started and that still runs ends with the trace (as
+    // with bpftrace -c); the SpawnedProcess reaps it.
+    if (!impl_->status)
+      (void)impl_->spawned->kill(SIGTERM);
+    auto st = impl_->spawned->wait();
+    (void)st;
+  }
+}
+
+Result<std::string> find_agent_library() {
+  if (const char *env = getenv("UBTRACE_AGENT"))
+    return std::string(env);
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec)
+    return make_error("cannot find ubtrace's own path: " + ec.message());
+  for (const fs::path &candidate :
+       {self.parent_path() / "libubtrace_preload.so",
+        self.parent_path().parent_path() / "lib" / "ubtrace" / "libubtrace_preload.so"}) {
+    if (fs::exists(candidate, ec))
+      return candidate.string();
+  }
+  return make_error("cannot find libubtrace_preload.so next to " + self.string() +
+                    " or in ../lib/ubtrace (set UBTRACE_AGENT)");
+}
+
+Result<std::unique_ptr<UserspaceTarget>> UserspaceTarget::launch(const std::string &command,
+                                                                 const std::string &agent) {
+  auto cmd = runtime::inject::split_command(command);
+  if (!cmd)
+    return make_error("-c: " + cmd.error());
+  runtime::inject::SpawnOptions opts;
+  opts.command = std::move(*cmd);
+  opts.agent_path = agent;
+  auto spawned = runtime::inject::spawn_with_agent(opts);
+  if (!spawned)
+    return std::move(spawned).take_error();
+  auto impl = std::make_unique<Impl>();
+  impl->pid = spawned->pid();
+  impl->sock = spawned->channel().fd();
+  impl->spawned.emplace(std::move(*spawned));
+  auto spoke = impl->spawned->await_agent(10000ms);
+  if (!spoke)
+    return make_error("the agent did not start in '" + command + "': " + spoke.error());
+  auto hi = impl->hello();
+  if (!hi)
+    return std::move(hi).take_error();
+  return std::unique_ptr<UserspaceTarget>(new UserspaceTarget(std::move(impl)));
+}
+
+Result<std::unique_ptr<UserspaceTarget>> UserspaceTarget::attach(int pid,
+                                                                 const std::string &agent) {
+  auto listener = runtime::inject::AgentListener::create_for(pid);
+  if (!listener)
+    return std::move(listener).take_error();
+  runtime::inject::InjectOptions io;
+  io.agent_path = agent;
+  auto report = runtime::inject::inject_agent(pid, io);
+  if (!report)
+    return std::move(report).take_error();
+  auto channel = listener->accept(pid, runtime::inject::Deadline(10000ms));
+  if (!channel)
+    return make_error("the agent loaded into " + std::to_string(pid) +
+                      " did not connect: " + channel.error());
+  auto impl = std::make_unique<Impl>();
+  impl->pid = pid;
+  impl->sock = channel->release_fd().release();
+  auto hi = impl->hello();
+  if (!hi)
+    return std::move(hi).take_error();
+  return std::unique_ptr<UserspaceTarget>(new UserspaceTarget(std::move(impl)));
+}
+
+static agent::UsdtArgWire wire_arg(const runtime::symbols::UsdtArg &a) {
+  using K = runtime::symbols::UsdtArg::Kind;
+  agent::UsdtArgWire w{};
+  w.size = a.size;
+  w.is_signed = a.is_signed;
+  w.reg = static_cast<uint8_t>(a.reg.reg);
+  w.reg_width = a.reg.width;
+  w.high_byte = a.reg.high_byte;
+  w.scale = a.scale;
+  switch (a.kind) {
+  case K::Constant:
+    w.kind = agent::UsdtArgWire::Constant;
+    w.value = a.constant;
+    break;
+  case K::Register:
+    w.kind = agent::UsdtArgWire::Register;
+    break;
+  case K::Memory:
+    w.kind = agent::UsdtArgWire::Memory;
+    w.has_base = a.has_base;
+    if (a.index) {
+      w.has_index = 1;
+      w.index_reg = static_cast<uint8_t>(a.index->reg);
+    }
+    w.value = a.displacement;
+    break;
+  case K::Unavailable:
+    w.kind = agent::UsdtArgWire::None;
+    break;
+  }
+  return w;
+}
+
+Result<size_t> UserspaceTarget::install(const runtime::Bundle &bundle,
+                                        const ProgramSet &programs,
+                                        runtime::maps::Region &region,
+                                        std::vector<std::string> &probe_names) {
+  Impl &im = *impl_;
+  // The maps region, by descriptor.
+  agent::Message region_msg{agent::MsgType::Region, {}, region.fd()};
+  if (auto r = im.call(region_msg); !r)
+    return make_error("cannot hand the maps to the agent: " + r.error());
+
+  // Object map index -> region map index (the bundle's maps in order).
+  std::vector<uint32_t> region_map;
+  for (const auto &def : programs.object().maps) {
+    uint32_t index = 0;
+    for (size_t i = 0; i < bundle.maps.size(); i++)
+      if (bundle.maps[i].object_name == def.name)
+        index = static_cast<uint32_t>(i);
+    region_map.push_back(index);
+  }
+
+  runtime::symbols::ProbeResolver resolver;
+  std::map<std::string, uint32_t> program_ids; // section -> agent program id
+  size_t hooked = 0;
+  for (size_t pi = 0; pi < bundle.probes.size(); pi++) {
+    const auto &spec = bundle.probes[pi];
+    runtime::symbols::AttachRequest req;
+    switch (spec.kind) {
+    case runtime::ProbeKind::Uprobe:
+      req.type = runtime::symbols::UserProbeType::Uprobe;
+      break;
+    case runtime::ProbeKind::Uretprobe:
+      req.type = runtime::symbols::UserProbeType::Uretprobe;
+      break;
+    case runtime::ProbeKind::Usdt:
+      req.type = runtime::symbols::UserProbeType::Usdt;
+      break;
+    default:
+      continue;
+    }
+    req.target = spec.target;
+    req.function = spec.function;
+    req.provider = spec.provider;
+    req.cpp = spec.lang == "cpp";
+    if (spec.has_offset)
+      req.offset = spec.offset;
+    if (spec.address)
+      req.address = spec.address;
+    req.pid = im.pid;
+    auto expanded = resolver.expand(req);
+    if (!expanded)
+      return make_error(spec.name + ": " + expanded.error());
+    if (expanded->empty())
+      return make_error(spec.name + ": no probe matches");
+
+    if (!program_ids.count(spec.section)) {
+      const vm::VerifiedProgram *vp = programs.verified(spec.section);
+      if (!vp)
+        return make_error("BUG: no verified program for " + spec.section);
+      agent::WireProgram wp{*vp, region_map};
+      agent::Message m{agent::MsgType::Program, agent::encode_program(wp), -1};
+      auto id = im.call(m);
+      if (!id)
+        return make_error("the agent refused the program of " + spec.name + ": " +
+                          id.error());
+      program_ids[spec.section] = static_cast<uint32_t>(*id);
+    }
+
+    auto space = runtime::symbols::AddressSpace::snapshot(im.pid);
+    if (!space)
+      return make_error("cannot read the mappings of " + std::to_string(im.pid) + ": " +
+                        space.error());
+    for (const auto &probe : *expanded) {
+      auto addr = space->runtime_address(probe.binary, probe.file_offset);
+      if (!addr)
+        return make_error(probe.name + ": " + probe.binary + " is not mapped in process " +
+                          std::to_string(im.pid));
+      // The function's start, for the hook's bounds and `func`.
+      uint64_t func_ip = *addr - (probe.vaddr - probe.function_vaddr);
+      uint64_t id = pi;
+      if (expanded->size() > 1 || probe.name != spec.name) {
+        id = probe_names.size();
+        probe_names.push_back(probe.name);
+      }
+      agent::HookMsg h{};
+      h.address = *addr;
+      h.func_start = func_ip;
+      h.func_size = probe.function_size;
+      h.probe_id = id;
+      h.func_ip = func_ip;
+      h.program = program_ids[spec.section];
+      h.kind = spec.kind == runtime::ProbeKind::Uretprobe
+                   ? static_cast<uint32_t>(agent::HookKind::Return)
+                   : static_cast<uint32_t>(agent::HookKind::Entry);
+      if (spec.kind == runtime::ProbeKind::Usdt) {
+        if (!probe.usdt_args_error.empty())
+          return make_error(probe.name + ": " + probe.usdt_args_error);
+        h.usdt_nargs = std::min<uint32_t>(probe.usdt_args.size(), 12);
+        for (uint32_t i = 0; i < h.usdt_nargs; i++)
+          h.usdt_args[i] = wire_arg(probe.usdt_args[i]);
+        if (probe.semaphore) {
+          auto sem = space->runtime_address(probe.binary, probe.semaphore->file_offset);
+          if (sem) {
+            agent::SemaphoreMsg s{*sem};
+            if (auto r = im.call(agent::Message::of(agent::MsgType::Semaphore, s)); !r)
+              return make_error(probe.name + ": cannot enable its semaphore: " + r.error());
+          }
+        }
+      }
+      if (auto r = im.call(agent::Message::of(agent::MsgType::Hook, h)); !r)
+        return make_error("cannot hook " + probe.name + ": " + r.error());
+      hooked++;
+    }
+  }
+  return hooked;
+}
+
+Result<void> UserspaceTarget::go() {
+  if (!impl_->waiting)
+    return {};
+  impl_->waiting = false;
+  auto r = impl_->call(agent::Message{agent::MsgType::Go, {}, -1});
+  if (!r)
+    return std::move(r).take_error();
+  return {};
+}
+
+std::optional<runtime::inject::ExitStatus> UserspaceTarget::exited() {
+  if (impl_->status)
+    return impl_->status;
+  if (impl_->spawned) {
+    auto st = impl_->spawned->try_wait();
+    if (st && *st)
+      impl_->status = **st;
+    return impl_->status;
+  }
+  if (kill(impl_->pid, 0) != 0 && errno == ESRCH)
+    impl_->status = runtime::inject::ExitStatus{};
+  return impl_->status;
+}
+
+int UserspaceTarget::exit_fd() const {
+  return impl_->spawned ? impl_->spawned->pidfd() : -1;
+}
+
+void UserspaceTarget::detach() {
+  if (impl_->detached || impl_->sock < 0)
+    return;
+  impl_->detached = true;
+  if (!exited())
+    (void)impl_->call(agent::Message{agent::MsgType::Detach, {}, -1});
+}
+
+} // namespace ubtrace::backends

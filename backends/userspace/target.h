@@ -1,0 +1,61 @@
+// The user-space backend: one traced process with the agent inside it.
+// It starts the command (-c) or injects into the process (-p), hands the
+// agent the maps region and the verified programs, turns every uprobe,
+// uretprobe and usdt attach point into addresses in the process (runtime/
+// symbols) and asks the agent to hook them.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/program_set.h"
+#include "runtime/bundle.h"
+#include "runtime/inject/exit_status.h"
+#include "runtime/maps/region.h"
+#include "runtime/result.h"
+
+namespace ubtrace::backends {
+
+class UserspaceTarget {
+public:
+  // Spawns `command` with the agent preloaded; it waits before main until
+  // go().
+  static Result<std::unique_ptr<UserspaceTarget>> launch(const std::string &command,
+                                                         const std::string &agent);
+  // Injects the agent into the running process `pid`.
+  static Result<std::unique_ptr<UserspaceTarget>> attach(int pid, const std::string &agent);
+  ~UserspaceTarget();
+
+  int pid() const { return pid_; }
+
+  // Hooks every user-space probe of `bundle`. Concrete probes found by
+  // wildcards get new ids appended to `probe_names` (the `probe` builtin
+  // prints them). Returns how many sites were hooked.
+  Result<size_t> install(const runtime::Bundle &bundle, const ProgramSet &programs,
+                         runtime::maps::Region &region,
+                         std::vector<std::string> &probe_names);
+  // Lets a spawned command run (no-op for -p).
+  Result<void> go();
+  // The process's end, once it ended (non-blocking); -p targets report
+  // nothing (they are not our children) until kill(pid, 0) fails.
+  std::optional<runtime::inject::ExitStatus> exited();
+  // A descriptor readable when the process exits (-1 if none).
+  int exit_fd() const;
+  // Removes every hook; the process runs on untraced.
+  void detach();
+
+private:
+  struct Impl;
+  explicit UserspaceTarget(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  int pid_ = 0;
+};
+
+// Where the agent's preload library (libubtrace_preload.so, which loads the
+// agent) is: $UBTRACE_AGENT, next to the ubtrace binary
+// (a build tree), or PREFIX/lib/ubtrace (an installation).
+Result<std::string> find_agent_library();
+
+} // namespace ubtrace::backends
