@@ -50,6 +50,7 @@ public:
   }
 
   const SourceFile &source() const { return *files_.front(); }
+  size_t node_count() const { return nodes_.size(); }
   const SourceFile *add_source(std::string filename, std::string text);
   Diagnostics &diags() { return diags_; }
 

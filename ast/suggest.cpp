@@ -22,6 +22,10 @@ static size_t edit_distance(const std::string &a, const std::string &b) {
 
 std::string closest_match(const std::string &word,
                           const std::vector<std::string> &candidates) {
+  // A name of one or two characters is close to everything: say nothing.
+  size_t sigil = !word.empty() && (word[0] == '$' || word[0] == '@');
+  if (word.size() - sigil < 3)
+    return "";
   std::string best;
   size_t best_d = SIZE_MAX;
   size_t limit = std::max<size_t>(1, word.size() / 3);

@@ -3,10 +3,16 @@
 #include <cctype>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 
 #include "ast/builtins.h"
+#include "ast/depth_check.h"
+#include "ast/int_literal.h"
 #include "parser/grammar.hh"
 
 typedef void *yyscan_t;
@@ -84,74 +90,58 @@ void Driver::error(const ast::Location &l, const std::string &msg) {
 }
 
 uint64_t Driver::parse_integer(const char *text, size_t len) {
-  std::string s(text, len);
-  // Suffixes: durations scale to nanoseconds, C suffixes are ignored.
-  uint64_t scale = 1;
-  static const std::pair<const char *, uint64_t> durations[] = {
-      {"ns", 1},
-      {"us", 1000},
-      {"ms", 1000000},
-      {"s", 1000000000},
-      {"m", 60ull * 1000000000},
-      {"h", 3600ull * 1000000000},
-      {"d", 86400ull * 1000000000},
-  };
-  bool hex = s.size() > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-  if (!hex) {
-    for (const auto &[suffix, factor] : durations) {
-      size_t n = std::strlen(suffix);
-      if (s.size() > n && s.compare(s.size() - n, n, suffix) == 0 &&
-          std::isdigit(static_cast<unsigned char>(s[s.size() - n - 1]))) {
-        scale = factor;
-        s.resize(s.size() - n);
-        break;
-      }
-    }
-  }
-  while (!s.empty() && std::strchr("uUlL", s.back()))
-    s.pop_back();
-  std::string digits;
-  for (char c : s)
-    if (c != '_')
-      digits += c;
-
-  uint64_t mantissa = 0, exponent = 0;
-  const char *p = digits.c_str();
-  bool overflow = false;
-  auto parse = [&](const char *str, int base, uint64_t &out) {
-    errno = 0;
-    char *end = nullptr;
-    out = std::strtoull(str, &end, base);
-    if (errno == ERANGE)
-      overflow = true;
-    return end;
-  };
-  if (hex) {
-    parse(p + 2, 16, mantissa);
-  } else if (auto e = digits.find_first_of("eE"); e != std::string::npos) {
-    parse(digits.substr(0, e).c_str(), 10, mantissa);
-    parse(p + e + 1, 10, exponent);
-    for (uint64_t i = 0; i < exponent && !overflow; i++) {
-      if (mantissa > UINT64_MAX / 10)
-        overflow = true;
-      mantissa *= 10;
-    }
-  } else if (digits.size() > 1 && digits[0] == '0') {
-    const char *end = parse(p, 8, mantissa);
-    if (*end) {
-      error(loc, "invalid octal literal: " + std::string(text, len));
+  std::string_view s(text, len);
+  bool hex = s.size() > 1 && (s[1] == 'x' || s[1] == 'X');
+  // Separators go between digits: "1_000" is fine, "1_" and "1_ms" are not.
+  for (size_t i = 0; i < s.size(); i++) {
+    if (s[i] != '_')
+      continue;
+    size_t j = s.find_first_not_of('_', i);
+    unsigned char next = j == std::string_view::npos ? '\0' : s[j];
+    if (!(hex ? std::isxdigit(next) : std::isdigit(next))) {
+      error(loc, "trailing underscore in integer literal");
       return 0;
     }
-  } else {
-    parse(p, 10, mantissa);
   }
-  if (!overflow && scale > 1 && mantissa > UINT64_MAX / scale)
-    overflow = true;
-  if (overflow) {
-    error(loc, "integer literal is too large: " + std::string(text, len));
+  uint64_t value = 0;
+  std::string why;
+  if (!ast::parse_int_literal(s, value, why)) {
+    error(loc, why);
     return 0;
   }
-  return mantissa * scale;
+  return value;
+}
+
+std::string Driver::bad_suffix(const char *text) const {
+  std::string_view s(text);
+  size_t i = 0;
+  if (s.size() > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    i = 2;
+    while (i < s.size() && (std::isxdigit(static_cast<unsigned char>(s[i])) ||
+                            s[i] == '_'))
+      i++;
+    if (i == 2)
+      i = 1; // "0x" alone: the x is the bad part
+  } else {
+    while (i < s.size() &&
+           (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '_'))
+      i++;
+  }
+  return "invalid integer suffix '" + std::string(s.substr(i)) + "'";
+}
+
+int Driver::positional_index(const char *digits) {
+  long long n = 0;
+  for (const char *p = digits; *p; p++) {
+    n = n * 10 + (*p - '0');
+    if (n > INT_MAX) {
+      error(loc, std::string("param $") + digits +
+                     " is out of integer range [1, " + std::to_string(INT_MAX) +
+                     "]");
+      return 0;
+    }
+  }
+  return static_cast<int>(n);
 }
 
 std::string Driver::unescape(const char *text, size_t len) {
@@ -175,27 +165,12 @@ std::string Driver::unescape(const char *text, size_t len) {
     case 'r':
       out += '\r';
       break;
-    case 'a':
-      out += '\a';
-      break;
-    case 'b':
-      out += '\b';
-      break;
-    case 'f':
-      out += '\f';
-      break;
-    case 'v':
-      out += '\v';
-      break;
-    case 'e':
-      out += '\033';
-      break;
     case '\\':
     case '"':
-    case '\'':
       out += e;
       break;
-    case 'x': {
+    case 'x':
+    case 'X': {
       int v = 0, n = 0;
       while (n < 2 && i + 1 < len &&
              std::isxdigit(static_cast<unsigned char>(text[i + 1]))) {
@@ -206,7 +181,7 @@ std::string Driver::unescape(const char *text, size_t len) {
         n++;
       }
       if (n == 0)
-        error(loc, "invalid escape sequence '\\x': expected hex digits");
+        error(loc, "invalid hex escape sequence");
       out += static_cast<char>(v);
       break;
     }
@@ -218,7 +193,8 @@ std::string Driver::unescape(const char *text, size_t len) {
           n++;
         }
         if (v > 255)
-          error(loc, "octal escape out of range");
+          error(loc, "octal escape sequence out of range '\\" +
+                         std::string(text + i - n + 1, n) + "'");
         out += static_cast<char>(v);
         break;
       }
@@ -390,6 +366,42 @@ bool Driver::predicate_ends() const {
   return p.peek() == '{';
 }
 
+namespace {
+int section_rank(Driver::Section s) {
+  switch (s) {
+  case Driver::Section::CDefinitions:
+    return 0;
+  case Driver::Section::Config:
+  case Driver::Section::Import:
+    return 1;
+  case Driver::Section::Main:
+    return 2;
+  }
+  return 2;
+}
+} // namespace
+
+void Driver::check_order(const ast::Location &l, Section s) {
+  if (section_rank(s) >= section_rank(section)) {
+    section = s;
+    return;
+  }
+  // What bpftrace says for each item that comes too late.
+  switch (s) {
+  case Section::CDefinitions:
+    error(l, "C definitions must appear before probes and functions");
+    return;
+  case Section::Config:
+    error(l, "config must appear before probes and functions");
+    return;
+  case Section::Import:
+    error(l, "root imports must appear before probes and functions");
+    return;
+  case Section::Main:
+    return;
+  }
+}
+
 void Driver::begin_cdef(const char *keyword) {
   cdef_text = keyword;
   cdef_loc = loc;
@@ -415,9 +427,86 @@ ast::Program *parse_source(ast::ASTContext &ctx, const ast::SourceFile &file) {
   return driver.result;
 }
 
+namespace {
+
+// `import "lib.bt";` merges another script's definitions and probes into the
+// program. Paths are relative to the importing script (to the working
+// directory for -e programs); each file is imported once.
+class Importer {
+public:
+  explicit Importer(ast::ASTContext &ctx) : ctx_(ctx) {}
+
+  void resolve(ast::Program &from, const ast::SourceFile &file) {
+    // The imported programs' own imports are resolved as they are read.
+    std::vector<ast::Import *> imports = from.imports;
+    for (auto *imp : imports)
+      import(*imp, file);
+  }
+
+private:
+  ast::ASTContext &ctx_;
+  std::set<std::string> seen_;
+
+  std::string path_of(const ast::Import &imp, const ast::SourceFile &file) {
+    const std::string &p = imp.path;
+    if (!p.empty() && p[0] == '/')
+      return p;
+    size_t slash = file.name.rfind('/');
+    if (&file == &ctx_.source() && file.name == "stdin")
+      return p;
+    return slash == std::string::npos ? p : file.name.substr(0, slash + 1) + p;
+  }
+
+  void import(ast::Import &imp, const ast::SourceFile &file) {
+    std::string path = path_of(imp, file);
+    if (path.size() < 3 || path.compare(path.size() - 3, 3, ".bt") != 0) {
+      ctx_.diags().error(imp.loc)
+          << "unknown import type: " << imp.path
+          << " (ubtrace imports .bt scripts)";
+      return;
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      ctx_.diags().error(imp.loc) << "error reading import '" << path
+                                  << "': " << std::strerror(errno);
+      return;
+    }
+    char *real = ::realpath(path.c_str(), nullptr);
+    std::string key = real ? real : path;
+    std::free(real);
+    if (!seen_.insert(key).second)
+      return;
+    std::ostringstream text;
+    text << in.rdbuf();
+    const ast::SourceFile *src = ctx_.add_source(path, text.str());
+    ast::Program *prog = parse_source(ctx_, *src);
+    if (!prog)
+      return;
+    if (prog->has_config)
+      ctx_.diags().error(prog->config.empty() ? imp.loc : prog->config[0]->loc)
+          << "invalid `config` within import";
+    resolve(*prog, *src);
+    ast::Program &root = *ctx_.root;
+    auto append = [](auto &to, const auto &from) {
+      to.insert(to.end(), from.begin(), from.end());
+    };
+    append(root.c_definitions, prog->c_definitions);
+    append(root.map_decls, prog->map_decls);
+    append(root.macros, prog->macros);
+    append(root.functions, prog->functions);
+    append(root.probes, prog->probes);
+  }
+};
+
+} // namespace
+
 bool parse(ast::ASTContext &ctx) {
   size_t before = ctx.diags().error_count();
   ctx.root = parse_source(ctx, ctx.source());
+  if (ctx.root && ctx.diags().error_count() == before)
+    Importer(ctx).resolve(*ctx.root, ctx.source());
+  if (ctx.root && ctx.diags().error_count() == before)
+    ast::check_nesting_depth(ctx);
   return ctx.root != nullptr && ctx.diags().error_count() == before;
 }
 

@@ -44,14 +44,24 @@ public:
   int prev_token = 0;        // and the one before it
 
   void advance(const char *text, size_t len);
+  ast::Location last_loc; // of the previous token returned
   template <class Symbol> Symbol emit(Symbol sym) {
     prev_token = last_token;
     last_token = static_cast<int>(sym.kind());
+    last_loc = loc;
     return sym;
+  }
+  ast::Location end_location() const {
+    return last_loc.valid() ? last_loc : loc;
   }
   void error(const ast::Location &l, const std::string &msg);
 
   uint64_t parse_integer(const char *text, size_t len);
+  // The message for a literal followed by letters that are no suffix.
+  std::string bad_suffix(const char *text) const;
+  // $N -> N; reports indexes that do not fit an int.
+  int positional_index(const char *digits);
+  ast::Location comment_loc; // where the open /* comment started
   std::string unescape(const char *text, size_t len);
   // The '(' just read opens a cast (or a type in sizeof/offsetof/typeof).
   bool cast_follows() const;
@@ -59,6 +69,13 @@ public:
   bool block_expr_context() const;
   // The '/' just read is followed by the probe body's '{'.
   bool predicate_ends() const;
+
+  // A script's sections come in order: C definitions, then the config
+  // block and imports, then probes, macros, functions and map declarations.
+  enum class Section { CDefinitions, Config, Import, Main };
+  // Config and Import share a rank: they come in any order.
+  Section section = Section::CDefinitions;
+  void check_order(const ast::Location &l, Section s);
 
   // C definitions captured as text.
   std::string cdef_text;

@@ -1,9 +1,11 @@
 #include "ast/passes/attach_points.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 
 #include "ast/builtins.h"
+#include "ast/int_literal.h"
 #include "ast/suggest.h"
 
 namespace ubtrace::ast {
@@ -76,33 +78,6 @@ std::vector<std::string> split_parts(const std::string &s) {
   return parts;
 }
 
-bool parse_uint(const std::string &s, uint64_t &out) {
-  if (s.empty())
-    return false;
-  size_t i = 0;
-  int base = 10;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    base = 16;
-    i = 2;
-  }
-  uint64_t v = 0;
-  for (; i < s.size(); i++) {
-    char c = s[i];
-    int d;
-    if (std::isdigit(static_cast<unsigned char>(c)))
-      d = c - '0';
-    else if (base == 16 && std::isxdigit(static_cast<unsigned char>(c)))
-      d = std::tolower(c) - 'a' + 10;
-    else if (c == '_')
-      continue;
-    else
-      return false;
-    v = v * base + d;
-  }
-  out = v;
-  return true;
-}
-
 bool has_wildcard(const std::string &s) {
   return s.find_first_of("*?[") != std::string::npos;
 }
@@ -129,13 +104,17 @@ private:
         continue;
       }
       size_t j = i + 1;
-      int n = 0;
-      while (j < raw.size() && std::isdigit(static_cast<unsigned char>(raw[j])))
-        n = n * 10 + (raw[j++] - '0');
-      if (n == 0 || n > static_cast<int>(ctx_.positional.size())) {
+      // Saturates: any index past the parameters given is an error.
+      size_t n = 0;
+      while (j < raw.size() && std::isdigit(static_cast<unsigned char>(raw[j]))) {
+        n = std::min<size_t>(n * 10 + (raw[j] - '0'), 1000000);
+        j++;
+      }
+      if (n == 0 || n > ctx_.positional.size()) {
         ctx_.diags().error(ap.loc)
-            << "positional parameter $" << n << " is used in an attach point "
-            << "but was not given (" << ctx_.positional.size() << " given)";
+            << "positional parameter $" << raw.substr(i + 1, j - i - 1)
+            << " is used in an attach point but was not given ("
+            << ctx_.positional.size() << " given)";
         return false;
       }
       out += ctx_.positional[n - 1];
@@ -228,48 +207,57 @@ private:
     ap.wildcard = has_wildcard(ap.target) || has_wildcard(ap.func);
   }
 
+  // interval:UNIT:N with UNIT one of s, ms, us, hz; or interval:N, a rate
+  // in nanoseconds that takes a duration suffix (1s, 100ms) and is kept in
+  // microseconds, as bpftrace does.
   template <class Bad>
   void parse_interval(AttachPoint &ap, const std::vector<std::string> &parts,
                       Bad &&bad) {
-    static const std::map<std::string, uint64_t> unit_ns = {
-        {"s", 1000000000ull}, {"ms", 1000000ull}, {"us", 1000ull},
-        {"ns", 1ull}, {"m", 60000000000ull}, {"h", 3600000000000ull}};
-    if (parts.size() == 3) {
-      ap.unit = parts[1];
-      if (ap.unit != "hz" && !unit_ns.count(ap.unit)) {
-        bad("unknown unit '" + ap.unit + "' (use s, ms, us or hz)");
-        return;
-      }
-      if (!parse_uint(parts[2], ap.freq) || ap.freq == 0) {
-        bad("the interval must be a positive integer");
-        return;
-      }
-      return;
-    }
+    std::string why;
     if (parts.size() == 2) {
-      // interval:1s, interval:100ms
-      const std::string &s = parts[1];
-      size_t i = 0;
-      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])))
-        i++;
-      std::string unit = s.substr(i);
-      if (i == 0 || (!unit_ns.count(unit) && unit != "hz")) {
-        bad("expected interval:UNIT:N or interval:DURATION (e.g. 1s, 100ms)");
+      uint64_t ns = 0;
+      if (!parse_int_literal(parts[1], ns, why)) {
+        bad("invalid rate: " + why);
         return;
       }
-      parse_uint(s.substr(0, i), ap.freq);
-      ap.unit = unit;
-      if (ap.freq == 0)
-        bad("the interval must be a positive integer");
+      if (ns < 1000) {
+        bad("the minimum rate is 1000 nanoseconds (1us), found " +
+            std::to_string(ns));
+        return;
+      }
+      ap.unit = "us";
+      ap.freq = ns / 1000;
       return;
     }
-    bad("expected interval:UNIT:N");
+    if (parts.size() != 3) {
+      bad("expected interval:UNIT:N or interval:DURATION (e.g. 1s, 100ms)");
+      return;
+    }
+    ap.unit = parts[1];
+    if (ap.unit != "s" && ap.unit != "ms" && ap.unit != "us" &&
+        ap.unit != "hz") {
+      bad("'" + ap.unit + "' is not an accepted unit of time (use s, ms, us or hz)");
+      return;
+    }
+    if (!parse_int_literal(parts[2], ap.freq, why)) {
+      bad("invalid rate: " + why);
+      return;
+    }
+    if (ap.freq == 0)
+      bad("the interval must be a positive integer");
   }
 
   template <class Bad>
   void parse_uprobe(AttachPoint &ap, const std::vector<std::string> &parts,
                     Bad &&bad) {
     std::string func;
+    // uprobe:BIN@FILE:LINE[:COL] needs DWARF line tables.
+    if (parts.size() >= 2 && parts[1].find('@') != std::string::npos &&
+        ap.raw.find('"') == std::string::npos) {
+      bad("source locations (BINARY@FILE:LINE) are not supported by ubtrace; "
+          "use a function name or an address");
+      return;
+    }
     if (parts.size() == 3) {
       ap.target = parts[1];
       func = parts[2];
@@ -278,10 +266,11 @@ private:
       ap.lang = "cpp";
       func = parts[3];
     } else if (parts.size() >= 4) {
-      // An unquoted C++ name: uprobe:./app:ns::f
+      // An unquoted C++ name: uprobe:./app:ns::f or uprobe:./app:cpp:ns::f
       ap.target = parts[1];
-      func = parts[2];
-      for (size_t i = 3; i < parts.size(); i++)
+      size_t first = parts[2] == "cpp" ? 3 : 2;
+      func = parts[first];
+      for (size_t i = first + 1; i < parts.size(); i++)
         func += ":" + parts[i];
       ap.lang = "cpp";
     } else {
@@ -297,13 +286,24 @@ private:
       return;
     }
     uint64_t v;
-    if (func.size() > 2 && func[0] == '0' && (func[1] == 'x' || func[1] == 'X') &&
-        parse_uint(func, v)) {
-      ap.address = v;
-      ap.has_address = true;
-    } else if (auto plus = func.rfind('+');
-               plus != std::string::npos && plus > 0 &&
-               parse_uint(func.substr(plus + 1), v)) {
+    std::string why;
+    // C++ names hold '+' (operator+): only an unquoted FUNC+OFFSET counts.
+    bool quoted = !ap.raw.empty() && ap.raw.back() == '"';
+    size_t plus =
+        ap.lang.empty() && !quoted ? func.find('+') : std::string::npos;
+    if (plus != std::string::npos) {
+      if (func.find('+', plus + 1) != std::string::npos) {
+        bad("cannot take more than one offset");
+        return;
+      }
+      if (plus == 0 || plus + 1 == func.size()) {
+        bad("invalid offset");
+        return;
+      }
+      if (!parse_int_literal(func.substr(plus + 1), v, why)) {
+        bad("invalid offset: " + why);
+        return;
+      }
       ap.func = func.substr(0, plus);
       ap.offset = v;
       ap.has_offset = true;
@@ -311,8 +311,8 @@ private:
         bad("uretprobes cannot have an offset");
         return;
       }
-    } else if (!func.empty() && std::isdigit(static_cast<unsigned char>(func[0])) &&
-               parse_uint(func, v)) {
+    } else if (std::isdigit(static_cast<unsigned char>(func[0])) &&
+               parse_int_literal(func, v, why)) {
       ap.address = v;
       ap.has_address = true;
     } else {

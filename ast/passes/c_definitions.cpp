@@ -252,7 +252,12 @@ private:
   }
 
   // The base type of a declaration (no declarator).
+  // Whether the last base_type() was plain `char`: arrays of it are
+  // strings, arrays of signed or unsigned char are byte arrays.
+  bool plain_char_ = false;
+
   Type base_type() {
+    plain_char_ = false;
     while (peek().kind == Token::Ident && is_qualifier(peek().text))
       pos_++;
     if (accept_word("struct"))
@@ -267,8 +272,15 @@ private:
       words += peek().text + " ";
       pos_++;
     }
-    if (!words.empty())
+    if (!words.empty()) {
+      std::istringstream in(words);
+      std::string w, kept;
+      while (in >> w)
+        if (!is_qualifier(w))
+          kept += (kept.empty() ? "" : " ") + w;
+      plain_char_ = kept == "char";
       return c_base_type(words);
+    }
     if (peek().kind != Token::Ident) {
       fail("expected a type but found '" + peek().text + "'");
       return Type{};
@@ -306,77 +318,86 @@ private:
     rec.is_union = is_union;
     // Register early so that members can point to the record itself.
     types_.records[full] = rec;
-    uint32_t offset = 0, align = 1, size = 0;
-    uint32_t bit_unit_start = 0, bit_pos = 0, bit_unit_size = 0;
+    // The x86-64 System V layout. `used` is the end of the data so far in
+    // bits, so that bitfields can pack into the bytes before them.
+    auto round_up = [](uint64_t v, uint64_t to) { return (v + to - 1) / to * to; };
+    uint64_t used = 0, size = 0;
+    uint32_t align = 1;
     while (ok_ && !accept("}")) {
       if (peek().kind == Token::End) {
         fail("unterminated " + full);
         break;
       }
       Type base = base_type();
+      bool plain_char = plain_char_;
       if (!ok_)
         break;
       if (accept(";")) {
         // Anonymous nested struct/union: its fields join this record.
         if (base.kind == TypeKind::CStruct && base.name.find("(anonymous") != std::string::npos) {
           uint32_t a = type_alignment(base);
-          uint32_t at = is_union ? 0 : (offset + a - 1) / a * a;
+          uint64_t at = is_union ? 0 : round_up(round_up(used, 8) / 8, a);
           for (auto f : base.fields) {
-            f.offset += at;
+            f.offset += static_cast<uint32_t>(at);
             rec.fields.push_back(f);
           }
           align = std::max(align, a);
           if (!is_union)
-            offset = at + base.size;
-          size = std::max(size, (is_union ? 0 : at) + base.size);
+            used = (at + base.size) * 8;
+          size = std::max(size, at + base.size);
         }
         continue;
       }
       do {
         std::string fname;
-        Type ft = declarator(base, fname);
+        Type ft = declarator(base, plain_char, fname);
         if (!ok_)
           break;
-        uint32_t bits = 0;
-        if (accept(":"))
-          bits = static_cast<uint32_t>(const_expr());
+        uint32_t a = type_alignment(ft);
+        if (accept(":")) {
+          uint64_t width = static_cast<uint64_t>(const_expr());
+          uint64_t unit = std::max<uint64_t>(8, 8ull * ft.size);
+          if (width == 0) {
+            // `int : 0` closes the storage unit.
+            if (!is_union)
+              used = round_up(used, unit);
+            continue;
+          }
+          // A bitfield goes at the next free bit unless it would straddle
+          // a boundary of its type's size; then at the next boundary.
+          uint64_t start = is_union ? 0 : used;
+          if (start / unit != (start + width - 1) / unit)
+            start = round_up(start, unit);
+          if (!is_union)
+            used = start + width;
+          size = std::max(size, round_up(start + width, 8) / 8);
+          if (fname.empty())
+            continue; // unnamed: padding only
+          align = std::max(align, a);
+          Field f;
+          f.name = fname;
+          f.offset = static_cast<uint32_t>(start / unit * (unit / 8));
+          f.bitfield_shift = static_cast<uint32_t>(start % unit);
+          f.bitfield_bits = static_cast<uint32_t>(width);
+          f.type = std::make_shared<const Type>(ft);
+          rec.fields.push_back(std::move(f));
+          continue;
+        }
+        align = std::max(align, a);
         Field f;
         f.name = fname;
-        uint32_t a = type_alignment(ft);
-        align = std::max(align, a);
-        if (bits) {
-          // Bitfields share a storage unit of their declared type.
-          uint32_t unit = ft.size;
-          if (is_union) {
-            f.offset = 0;
-            f.bitfield_shift = 0;
-          } else {
-            // Start a new unit when none is open, or the bits do not fit.
-            if (bit_unit_size != unit || bit_pos + bits > unit * 8) {
-              bit_unit_start = (offset + a - 1) / a * a;
-              bit_pos = 0;
-              bit_unit_size = unit;
-            }
-            f.offset = bit_unit_start;
-            f.bitfield_shift = bit_pos;
-            bit_pos += bits;
-            offset = std::max(offset, bit_unit_start + unit);
-          }
-          f.bitfield_bits = bits;
-        } else {
-          bit_unit_size = 0;
-          bit_pos = 0;
-          f.offset = is_union ? 0 : (offset + a - 1) / a * a;
-          if (!is_union)
-            offset = f.offset + ft.size;
-        }
-        size = std::max(size, is_union ? ft.size : offset);
+        uint64_t off = is_union ? 0 : round_up(round_up(used, 8) / 8, a);
+        f.offset = static_cast<uint32_t>(off);
+        if (!is_union)
+          used = (off + ft.size) * 8;
+        size = std::max(size, off + ft.size);
         f.type = std::make_shared<const Type>(ft);
         rec.fields.push_back(std::move(f));
       } while (accept(","));
       expect(";");
     }
-    rec.size = (std::max(size, offset) + align - 1) / align * align;
+    rec.size = static_cast<uint32_t>(
+        round_up(std::max(size, round_up(used, 8) / 8), align));
     types_.records[full] = rec;
     return rec;
   }
@@ -420,7 +441,7 @@ private:
   }
 
   // `*`... NAME [N]... or (*NAME)(params)
-  Type declarator(Type base, std::string &name) {
+  Type declarator(Type base, bool plain_char, std::string &name) {
     Type t = base;
     while (accept("*")) {
       while (peek().kind == Token::Ident && is_qualifier(peek().text))
@@ -464,7 +485,8 @@ private:
     }
     for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
       // char arrays are strings, as in bpftrace.
-      if (t.is_int() && t.size == 1 && it == dims.rbegin() && t.name.empty())
+      if (plain_char && t.is_int() && t.size == 1 && it == dims.rbegin() &&
+          t.name.empty())
         t = make_string(static_cast<uint32_t>(*it));
       else
         t = make_array(t, static_cast<uint32_t>(*it));
@@ -475,9 +497,10 @@ private:
   void parse_definition() {
     if (accept_word("typedef")) {
       Type base = base_type();
+      bool plain_char = plain_char_;
       do {
         std::string name;
-        Type t = declarator(base, name);
+        Type t = declarator(base, plain_char, name);
         if (name.empty())
           fail("typedef without a name");
         else

@@ -1,171 +1,321 @@
 #include "ast/passes/macro_expansion.h"
 
-#include <map>
-
 #include "ast/builtins.h"
+#include "ast/depth_check.h"
 #include "ast/visitor.h"
+
+#include <map>
+#include <set>
 
 namespace ubtrace::ast {
 
 namespace {
 
-// Renames and substitutes inside one cloned macro body.
-class Substituter : public Visitor<Substituter> {
+// What an argument can bind to: a `$x` parameter takes a variable, an `@x`
+// parameter a whole map, a bare `x` parameter any expression.
+using ParamKind = MacroParam::Kind;
+
+ParamKind arg_kind(const Expr *e) {
+  if (isa<Variable>(e))
+    return ParamKind::Variable;
+  if (auto *m = dyn_cast<Map>(e); m && !m->subscripted)
+    return ParamKind::Map;
+  return ParamKind::Expr;
+}
+
+// How far a macro's signature is from a call's arguments; 0 is a match. A
+// different count dominates any number of mismatched kinds.
+size_t distance(const Macro &m, const std::vector<ParamKind> &args) {
+  size_t n = m.params.size();
+  size_t d = 1024 * (n > args.size() ? n - args.size() : args.size() - n);
+  for (size_t i = 0; i < n && i < args.size(); i++) {
+    ParamKind p = m.params[i].kind;
+    if ((p == ParamKind::Map || p == ParamKind::Variable) && args[i] != p)
+      d++;
+  }
+  return d;
+}
+
+const char *kind_noun(ParamKind k) {
+  switch (k) {
+  case ParamKind::Variable:
+    return "a variable";
+  case ParamKind::Map:
+    return "a map";
+  case ParamKind::Expr:
+    return "an expression";
+  }
+  return "an expression";
+}
+
+// The variables a macro body creates (assigned, declared, or looped over):
+// these are private to each expansion. Variables it only reads are the
+// caller's, as in bpftrace.
+class LocalVariables : public Visitor<LocalVariables> {
 public:
-  Substituter(ASTContext &ctx, const Macro &m, const std::vector<Expr *> &args,
-              int serial)
-      : ctx_(ctx), macro_(m), args_(args), serial_(serial) {}
   using Visitor::visit;
-
-  void visit(Expr *&e) {
-    if (auto *id = dyn_cast<Identifier>(e)) {
-      if (auto *arg = expr_param(id->name)) {
-        e = clone(ctx_, arg);
-        return;
-      }
-    }
-    Visitor::visit(e);
+  std::set<std::string> names;
+  void visit(AssignVar &s) {
+    names.insert(s.var->name);
+    Visitor::visit(s);
   }
-  void visit(Variable &v) {
-    for (size_t i = 0; i < macro_.params.size(); i++) {
-      const auto &p = macro_.params[i];
-      if (p.kind == MacroParam::Kind::Variable && p.name == v.name) {
-        v.name = static_cast<Variable *>(args_[i])->name;
-        return;
-      }
-    }
-    // A variable of the macro's own: private to this expansion.
-    v.name = v.name + "__" + macro_.name + "_" + std::to_string(serial_);
+  void visit(VarDecl &s) {
+    names.insert(s.var->name);
+    Visitor::visit(s);
   }
-  void visit(Map &m) {
-    Visitor::visit(m);
-    for (size_t i = 0; i < macro_.params.size(); i++) {
-      const auto &p = macro_.params[i];
-      if (p.kind == MacroParam::Kind::Map && p.name == m.name) {
-        m.name = static_cast<Map *>(args_[i])->name;
-        return;
-      }
-    }
-    ctx_.diags().error(m.loc)
-        << "macro '" << macro_.name << "' uses map " << m.name
-        << " that is not one of its parameters";
-  }
-
-private:
-  ASTContext &ctx_;
-  const Macro &macro_;
-  const std::vector<Expr *> &args_;
-  int serial_;
-
-  Expr *expr_param(const std::string &name) {
-    for (size_t i = 0; i < macro_.params.size(); i++)
-      if (macro_.params[i].kind == MacroParam::Kind::Expr &&
-          macro_.params[i].name == name)
-        return args_[i];
-    return nullptr;
+  void visit(For &s) {
+    names.insert(s.var->name);
+    Visitor::visit(s);
   }
 };
 
 class Expander : public Visitor<Expander> {
 public:
-  explicit Expander(ASTContext &ctx) : ctx_(ctx) {
-    for (auto *m : ctx.root->macros) {
-      auto &list = macros_[m->name];
-      for (auto *other : list)
-        if (other->params.size() == m->params.size())
-          ctx.diags().error(m->loc)
-              << "macro '" << m->name << "' with " << m->params.size()
-              << " parameter(s) is already defined";
-      list.push_back(m);
-      for (size_t i = 0; i < m->params.size(); i++)
-        for (size_t j = 0; j < i; j++)
-          if (m->params[i].name == m->params[j].name)
-            ctx.diags().error(m->params[i].loc)
-                << "duplicate macro parameter " << m->params[i].name;
-    }
-  }
+  explicit Expander(ASTContext &ctx) : ctx_(ctx) { register_macros(); }
   using Visitor::visit;
 
   void visit(Expr *&e) {
+    if (!e)
+      return;
+    // A bare parameter of the macro being expanded: the caller's argument,
+    // which was expanded at the call site already.
+    if (auto *id = dyn_cast<Identifier>(e); id && !frames_.empty()) {
+      if (const Expr *arg = frames_.back().expr_arg(id->name)) {
+        e = clone(ctx_, arg);
+        return;
+      }
+    }
     Visitor::visit(e);
     if (auto *call = dyn_cast<Call>(e)) {
-      if (auto it = macros_.find(call->name); it != macros_.end())
-        e = expand(*call, it->second, call->args, call->loc);
+      if (macros_.count(call->name))
+        e = expand_call(*call);
       return;
     }
     if (auto *id = dyn_cast<Identifier>(e)) {
-      auto it = macros_.find(id->name);
-      if (it == macros_.end() || is_builtin_name(id->name))
-        return;
-      for (auto *m : it->second)
-        if (m->params.empty()) {
-          std::vector<Expr *> none;
-          e = expand_one(*m, none, id->loc);
-          return;
-        }
+      if (macros_.count(id->name) && !is_builtin_name(id->name))
+        e = expand_ident(*id);
     }
+  }
+
+  // Bare names in sizeof() and offsetof() are types, never macros.
+  void visit(Sizeof &s) {
+    if (isa<Identifier>(s.expr) && !is_param(s.expr))
+      return;
+    Visitor::visit(s);
+  }
+  void visit(Offsetof &o) {
+    if (isa<Identifier>(o.expr) && !is_param(o.expr))
+      return;
+    Visitor::visit(o);
+  }
+  // Config values and map declarations hold names, not macro calls.
+  void visit(ConfigAssign &) {}
+  void visit(MapDecl &) {}
+
+  void visit(Variable &v) {
+    if (frames_.empty())
+      return;
+    Frame &f = frames_.back();
+    if (auto it = f.vars.find(v.name); it != f.vars.end())
+      v.name = it->second;
+    else if (f.locals->count(v.name))
+      v.name = v.name + "__" + f.macro->name + "_" + std::to_string(f.serial);
+  }
+  void visit(VarDecl &s) {
+    if (!frames_.empty() && frames_.back().vars.count(s.var->name)) {
+      ctx_.diags().error(s.loc)
+          << "Variable declaration shadows macro arg " << s.var->name;
+      return;
+    }
+    Visitor::visit(s);
+  }
+  void visit(Map &m) {
+    Visitor::visit(m);
+    if (frames_.empty())
+      return;
+    Frame &f = frames_.back();
+    if (auto it = f.maps.find(m.name); it != f.maps.end()) {
+      m.name = it->second;
+      return;
+    }
+    ctx_.diags().error(m.loc) << "Unhygienic access to map: " << m.name
+                              << ". Maps must be passed into the macro as "
+                                 "arguments.";
   }
 
 private:
-  ASTContext &ctx_;
-  std::map<std::string, std::vector<Macro *>> macros_;
-  std::vector<std::string> stack_;
-  int serial_ = 0;
+  struct Frame {
+    const Macro *macro;
+    int serial;
+    const std::set<std::string> *locals;
+    std::map<std::string, std::string> vars;   // $param -> caller's $var
+    std::map<std::string, std::string> maps;   // @param -> caller's @map
+    std::map<std::string, const Expr *> exprs; // param -> argument
+    const Expr *expr_arg(const std::string &name) const {
+      auto it = exprs.find(name);
+      return it == exprs.end() ? nullptr : it->second;
+    }
+  };
 
-  Expr *expand(Call &call, const std::vector<Macro *> &overloads,
-               std::vector<Expr *> &args, const Location &loc) {
-    for (auto *m : overloads)
-      if (m->params.size() == args.size())
-        return expand_one(*m, args, loc);
-    auto d = ctx_.diags().error(loc);
-    d << "macro '" << call.name << "' takes ";
-    for (size_t i = 0; i < overloads.size(); i++)
-      d << (i ? " or " : "") << overloads[i]->params.size();
-    d << " argument(s) (" << args.size() << " provided)";
-    return &call;
+  ASTContext &ctx_;
+  std::map<std::string, std::vector<const Macro *>> macros_;
+  std::map<const Macro *, std::set<std::string>> locals_;
+  std::vector<Frame> frames_;
+  int serial_ = 0;
+  static constexpr size_t kMaxNodes = 200000;
+  bool too_large_ = false;
+
+  bool is_param(const Expr *e) const {
+    auto *id = dyn_cast<Identifier>(e);
+    return id && !frames_.empty() && frames_.back().expr_arg(id->name);
   }
 
-  Expr *expand_one(const Macro &m, std::vector<Expr *> &args,
-                   const Location &loc) {
-    for (const auto &name : stack_) {
-      if (name == m.name) {
-        auto d = ctx_.diags().error(loc);
-        d << "recursive macro expansion: ";
-        for (const auto &s : stack_)
-          d << s << " -> ";
-        d << m.name;
-        return ctx_.make<Integer>(loc, 0);
-      }
-    }
-    bool ok = true;
-    for (size_t i = 0; i < m.params.size(); i++) {
-      const auto &p = m.params[i];
-      if (p.kind == MacroParam::Kind::Variable && !isa<Variable>(args[i])) {
-        ctx_.diags().error(args[i]->loc)
-            << "macro '" << m.name << "' expects a variable for parameter "
-            << p.name;
-        ok = false;
-      }
-      if (p.kind == MacroParam::Kind::Map) {
-        auto *map = dyn_cast<Map>(args[i]);
-        if (!map || map->subscripted) {
-          ctx_.diags().error(args[i]->loc)
-              << "macro '" << m.name << "' expects a map for parameter "
-              << p.name;
-          ok = false;
+  static bool valid_params(ASTContext &ctx, const Macro &m) {
+    static const char *what[] = {"Variable", "Map", "Ident"};
+    for (size_t i = 0; i < m.params.size(); i++)
+      for (size_t j = 0; j < i; j++)
+        if (m.params[i].kind == m.params[j].kind &&
+            m.params[i].name == m.params[j].name) {
+          ctx.diags().error(m.params[i].loc)
+              << what[static_cast<int>(m.params[i].kind)]
+              << " for macro argument has already been used: "
+              << m.params[i].name;
+          return false;
         }
+    return true;
+  }
+
+  void register_macros() {
+    for (const Macro *m : ctx_.root->macros) {
+      std::vector<ParamKind> kinds;
+      for (const auto &p : m->params)
+        kinds.push_back(p.kind);
+      bool clash = false;
+      for (const Macro *other : macros_[m->name])
+        clash |= distance(*other, kinds) == 0;
+      if (clash) {
+        ctx_.diags().error(m->loc) << "Redefinition of macro: " << m->name;
+        continue;
+      }
+      if (!valid_params(ctx_, *m))
+        continue;
+      macros_[m->name].push_back(m);
+      LocalVariables lv;
+      lv.visit(*m->body);
+      for (const auto &p : m->params)
+        lv.names.erase(p.name);
+      locals_[m] = std::move(lv.names);
+    }
+  }
+
+  // The definition of `name` that takes exactly these arguments, or null
+  // after reporting why none does.
+  const Macro *lookup(const std::string &name, const std::vector<Expr *> &args,
+                      const Location &loc) {
+    std::vector<ParamKind> kinds;
+    for (auto *a : args)
+      kinds.push_back(arg_kind(a));
+    const Macro *closest = nullptr;
+    size_t best = SIZE_MAX;
+    for (const Macro *m : macros_[name]) {
+      size_t d = distance(*m, kinds);
+      if (d == 0)
+        return m;
+      if (d < best) {
+        best = d;
+        closest = m;
       }
     }
-    if (!ok)
+    if (!closest)
+      return nullptr;
+    auto d = ctx_.diags().error(loc);
+    d << "Call to " << name << "() has arguments that do not match any "
+      << "definition.";
+    if (closest->params.size() != args.size()) {
+      d.hint("The closest definition of " + name +
+             "() has a different number of arguments. Expected: " +
+             std::to_string(closest->params.size()) + " but got " +
+             std::to_string(args.size()));
+      return nullptr;
+    }
+    for (size_t i = 0; i < args.size(); i++) {
+      const MacroParam &p = closest->params[i];
+      if (p.kind == ParamKind::Expr || kinds[i] == p.kind)
+        continue;
+      ctx_.diags().error(args[i]->loc)
+          << "Mismatched arg. " << name << "() expects " << kind_noun(p.kind)
+          << " for arg " << p.name << " but got " << kind_noun(kinds[i]) << ".";
+    }
+    return nullptr;
+  }
+
+  bool recursive(const Macro *m, const Location &loc) {
+    for (size_t i = 0; i < frames_.size(); i++) {
+      if (frames_[i].macro != m)
+        continue;
+      auto d = ctx_.diags().error(loc);
+      d << "Recursive macro call detected. Call chain: ";
+      for (size_t j = i; j < frames_.size(); j++)
+        d << frames_[j].macro->name << " > ";
+      d << m->name;
+      return true;
+    }
+    return false;
+  }
+
+  Expr *expand_call(Call &call) {
+    const Macro *m = lookup(call.name, call.args, call.loc);
+    if (!m || recursive(m, call.loc))
+      return &call;
+    Frame f{m, ++serial_, &locals_[m], {}, {}, {}};
+    for (size_t i = 0; i < m->params.size(); i++) {
+      const MacroParam &p = m->params[i];
+      Expr *arg = call.args[i];
+      switch (p.kind) {
+      case ParamKind::Variable:
+        f.vars[p.name] = static_cast<Variable *>(arg)->name;
+        break;
+      case ParamKind::Map:
+        f.maps[p.name] = static_cast<Map *>(arg)->name;
+        break;
+      case ParamKind::Expr:
+        // A variable or map passed for an expression is read, never
+        // written: wrap it so `x++` in the body cannot change it.
+        if (isa<Variable>(arg) || isa<Map>(arg)) {
+          auto *b = ctx_.make<Block>(arg->loc);
+          b->value = arg;
+          arg = ctx_.make<BlockExpr>(arg->loc, b);
+        }
+        f.exprs[p.name] = arg;
+        break;
+      }
+    }
+    return expand(std::move(f), call.loc);
+  }
+
+  Expr *expand_ident(Identifier &id) {
+    const Macro *m = lookup(id.name, {}, id.loc);
+    if (!m || recursive(m, id.loc))
+      return &id;
+    return expand(Frame{m, ++serial_, &locals_[m], {}, {}, {}}, id.loc);
+  }
+
+  Expr *expand(Frame f, const Location &loc) {
+    // Each level of a(a(a(...))) with `x + x` in a() doubles the tree: stop
+    // before that eats the machine.
+    if (ctx_.node_count() > kMaxNodes) {
+      if (!too_large_)
+        ctx_.diags().error(loc) << "macro expansion is too large (more than "
+                                << kMaxNodes << " nodes)";
+      too_large_ = true;
       return ctx_.make<Integer>(loc, 0);
-    Block *body = clone(ctx_, m.body);
-    Substituter sub(ctx_, m, args, ++serial_);
-    sub.visit(*body);
-    Expr *result = ctx_.make<BlockExpr>(loc, body);
-    stack_.push_back(m.name);
-    visit(result);
-    stack_.pop_back();
-    return result;
+    }
+    Block *body = clone(ctx_, f.macro->body);
+    body->loc = loc;
+    frames_.push_back(std::move(f));
+    visit(*body);
+    frames_.pop_back();
+    return ctx_.make<BlockExpr>(loc, body);
   }
 };
 
@@ -175,6 +325,9 @@ bool run_macro_expansion(ASTContext &ctx) {
   size_t before = ctx.diags().error_count();
   Expander e(ctx);
   e.visit(*ctx.root);
+  // Expansion nests macro bodies inside their call sites.
+  if (ctx.diags().error_count() == before)
+    check_nesting_depth(ctx);
   return ctx.diags().error_count() == before;
 }
 

@@ -38,10 +38,27 @@ bool Semantic::run() {
       ctx_.diags().error(it != ctx_.maps.end() ? it->second.first_use : Location{})
           << "Undefined map: " << name;
   }
+  std::set<std::string> declared;
   for (auto *d : ctx_.root->map_decls) {
+    // Invalid and repeated declarations have had their error.
+    if (d->map_kind.empty() || !declared.insert(d->name).second)
+      continue;
     auto it = ctx_.maps.find(d->name);
-    if (it == ctx_.maps.end() || (!it->second.assigned && !read_maps_.count(d->name)))
+    if (it == ctx_.maps.end() || (!it->second.assigned && !read_maps_.count(d->name))) {
       ctx_.diags().warning(d->loc) << "Unused map: " << d->name;
+      continue;
+    }
+    // Aggregations keep a value per CPU (per thread here): they need a
+    // per-cpu map type, and other values a plain one.
+    const MapInfo &info = it->second;
+    if (info.value.is_none())
+      continue;
+    bool percpu = d->map_kind == "percpuhash" || d->map_kind == "percpulruhash";
+    if (percpu != info.value.is_aggregation())
+      ctx_.diags().error(d->loc)
+          << "Incompatible map types. Type from declaration: " << d->map_kind
+          << ". Type from value/key type: "
+          << (info.value.is_aggregation() ? "percpuhash" : "hash");
   }
   return ctx_.diags().error_count() == before;
 }
@@ -264,6 +281,20 @@ void Semantic::check_map_keys(Map &m) {
     if (auto *t = dyn_cast<Tuple>(keys[0]))
       keys = t->elems;
 
+  // The first use decides whether a map is scalar or keyed; later uses of
+  // the other shape are the errors.
+  auto [shape, fresh] = map_keyed_.try_emplace(m.name, m.subscripted);
+  if (shape->second != m.subscripted) {
+    if (m.subscripted)
+      err(m.loc) << m.name
+                 << " used as a map with an explicit key (non-scalar map), "
+                    "previously used without an explicit key (scalar map)";
+    else
+      err(m.loc) << m.name
+                 << " used as a map without an explicit key (scalar map), "
+                    "previously used with an explicit key (non-scalar map)";
+    return;
+  }
   Type key;
   if (!m.subscripted) {
     info.scalar = true;
@@ -292,11 +323,6 @@ void Semantic::check_map_keys(Map &m) {
     }
     key = types.size() == 1 ? types[0] : make_tuple(types);
   }
-  if (info.scalar && info.keyed) {
-    err(m.loc) << m.name << " used both with and without keys"
-               << " (a map is either scalar, @x, or keyed, @x[k])";
-    return;
-  }
   if (!m.subscripted) {
     m.key_type = Type{};
     return;
@@ -322,7 +348,9 @@ void Semantic::check_map_keys(Map &m) {
                  << " when map expects arguments: " << list(info.key);
       return;
     }
-    if (!same_type(c, info.key) || c.size != info.key.size) {
+    // Strings of other sizes are the same type but not the same layout
+    // (a tuple's padding may even hide it in its size): compare names.
+    if (type_str(c) != type_str(info.key)) {
       info.key = c;
       changed_ = true;
     }
@@ -386,7 +414,7 @@ void Semantic::update_map_value(Map &m, const Type &t, const Location &loc) {
       mismatch();
       return;
     }
-    if (!same_type(c, info.value) || c.size != info.value.size) {
+    if (type_str(c) != type_str(info.value)) {
       info.value = c;
       changed_ = true;
     }

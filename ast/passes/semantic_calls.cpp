@@ -119,14 +119,18 @@ bool Semantic::expect_string_literal(Call &c, size_t i, std::string &out) {
     out = s->value;
     return true;
   }
-  err(c.loc) << c.name << "() expects a string literal (" << kind_name(c.args[i]->type)
-             << " provided)";
+  auto d = err(c.loc);
+  d << c.name << "() expects a string literal";
+  if (!c.args[i]->type.is(TypeKind::String))
+    d << " (" << kind_name(c.args[i]->type) << " provided)";
   return false;
 }
 
 bool Semantic::expect_int_literal(Call &c, size_t i, int64_t &out) {
   if (literal_int(c.args[i], out))
     return true;
+  if (c.args[i]->type.is_none())
+    return false; // reported already
   if (auto *p = dyn_cast<PositionalParam>(c.args[i])) {
     if (p->n >= 1 && p->n <= static_cast<int>(ctx_.positional.size())) {
       char *end = nullptr;
@@ -144,10 +148,8 @@ bool Semantic::expect_int_literal(Call &c, size_t i, int64_t &out) {
 
 // printf-style format strings: each conversion against its argument.
 void Semantic::check_format(Call &c) {
-  if (c.args.empty()) {
-    err(c.loc) << c.name << "() requires at least one argument (0 provided)";
+  if (!check_arity(c, 1, SIZE_MAX))
     return;
-  }
   std::string fmt;
   if (!expect_string_literal(c, 0, fmt))
     return;
@@ -314,6 +316,15 @@ void Semantic::check_aggregation(Call &c) {
 }
 
 void Semantic::visit(Call &c) {
+  // A call that failed its checks has no type, so that its errors do not
+  // cascade into "void cannot be assigned" and the like.
+  size_t errors = error_count();
+  check_call(c);
+  if (error_count() != errors)
+    c.type = Type{};
+}
+
+void Semantic::check_call(Call &c) {
   const std::string &n = c.name;
   bool map_assign = in_map_assign_;
   in_map_assign_ = false;

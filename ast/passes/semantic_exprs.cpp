@@ -180,6 +180,19 @@ void Semantic::visit(Map &e) {
   e.type = info.value;
 }
 
+// Operands of types that do not mix are a mismatch; of one type that the
+// operator does not take, a misuse (bpftrace's two messages).
+void Semantic::bad_operands(Binop &e, const Type &l, const Type &r) {
+  const char *op = binop_str(e.op);
+  if (common_type(l, r).is_none())
+    err(e.loc) << "Type mismatch for '" << op << "': comparing " << type_str(l)
+               << " with " << type_str(r);
+  else
+    err(e.loc) << "The " << op
+               << " operator can not be used on expressions of types "
+               << type_str(l) << ", " << type_str(r);
+}
+
 void Semantic::visit(Binop &e) {
   visit(e.left);
   visit(e.right);
@@ -197,8 +210,7 @@ void Semantic::visit(Binop &e) {
 
   if (binop_is_logical(e.op)) {
     if (!is_scalar(l) || !is_scalar(r)) {
-      err(e.loc) << "The " << op << " operator can not be used on expressions of types "
-                 << type_str(l) << ", " << type_str(r);
+      bad_operands(e, l, r);
       return;
     }
     e.type = make_bool();
@@ -219,8 +231,7 @@ void Semantic::visit(Binop &e) {
       e.type = make_bool();
       return;
     }
-    err(e.loc) << "Type mismatch for '" << op << "': comparing '" << type_str(l)
-               << "' with '" << type_str(r) << "'";
+    bad_operands(e, l, r);
     return;
   }
 
@@ -255,12 +266,7 @@ void Semantic::visit(Binop &e) {
     return;
   }
   if (!l.is_intlike() || !r.is_intlike()) {
-    if (l.kind != r.kind || !l.is_intlike())
-      err(e.loc) << "Type mismatch for '" << op << "': comparing '" << type_str(l)
-                 << "' with '" << type_str(r) << "'";
-    else
-      err(e.loc) << "The " << op << " operator can not be used on expressions of types "
-                 << type_str(l) << ", " << type_str(r);
+    bad_operands(e, l, r);
     return;
   }
   if (l.kind == TypeKind::Boolean)
@@ -301,27 +307,35 @@ void Semantic::visit(Unop &e) {
   switch (e.op) {
   case UnOp::Neg:
     if (!t.is_intlike()) {
-      err(e.loc) << "The - operator can not be used on type " << type_str(t);
+      err(e.loc) << "The - operator can not be used on expressions of type '"
+                 << type_str(t) << "'";
       return;
     }
     e.type = make_int(8, true);
     return;
   case UnOp::LogNot:
     if (!is_scalar(t)) {
-      err(e.loc) << "The ! operator can not be used on type " << type_str(t);
+      err(e.loc) << "The ! operator can not be used on expressions of type '"
+                 << type_str(t) << "'";
       return;
     }
     e.type = make_bool();
     return;
   case UnOp::BitNot:
     if (!t.is_intlike()) {
-      err(e.loc) << "The ~ operator can not be used on type " << type_str(t);
+      err(e.loc) << "The ~ operator can not be used on expressions of type '"
+                 << type_str(t) << "'";
       return;
     }
     e.type = t.is_int() ? t : make_int(1, false);
     e.type.name.clear();
     return;
   case UnOp::Deref:
+    // An integer is an address: *arg0 reads 8 bytes there, as in bpftrace.
+    if (t.is_int()) {
+      e.type = make_int(8, false);
+      return;
+    }
     if (t.kind != TypeKind::Pointer) {
       err(e.loc) << "Can not dereference type '" << type_str(t)
                  << "': only pointers can be dereferenced";
@@ -350,7 +364,9 @@ void Semantic::visit(Unop &e) {
       return;
     }
     if (!t.is_int() && t.kind != TypeKind::Pointer) {
-      err(e.loc) << "The " << op << " operator can not be used on type " << type_str(t);
+      err(e.loc) << "The " << op
+                 << " operator can not be used on expressions of type '"
+                 << type_str(t) << "'";
       return;
     }
     e.type = t;

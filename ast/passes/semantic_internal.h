@@ -41,6 +41,7 @@ public:
   void visit(Variable &e);
   void visit(Map &e);
   void visit(Binop &e);
+  void bad_operands(Binop &e, const Type &l, const Type &r);
   void visit(Unop &e);
   void visit(Ternary &e);
   void visit(FieldAccess &e);
@@ -53,6 +54,7 @@ public:
   void visit(Offsetof &e);
   // calls (semantic_calls.cpp)
   void visit(Call &e);
+  void check_call(Call &e);
   // statements (semantic_stmts.cpp)
   void visit(ExprStmt &s);
   void visit(AssignVar &s);
@@ -70,6 +72,9 @@ public:
 
   // ---- shared helpers ----
   DiagBuilder err(const Location &loc);
+  size_t error_count() const {
+    return (final_ ? ctx_.diags() : sink_).error_count();
+  }
   DiagBuilder warn(const Location &loc);
 
   // The integer an aggregation map reads as; other types unchanged.
@@ -119,6 +124,7 @@ public:
   bool in_map_assign_ = false; // visiting the value of `@m = <call>`
   std::vector<std::map<std::string, VarInfo>> scopes_;
   std::set<std::string> read_maps_;
+  std::map<std::string, bool> map_keyed_; // shape of each map's first use
   uint32_t max_strlen_ = 64;
 };
 

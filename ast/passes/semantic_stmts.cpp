@@ -252,8 +252,17 @@ void Semantic::visit(Jump &s) {
 }
 
 void Semantic::visit(Block &b) {
-  for (auto &s : b.stmts)
+  // A nested block is a scope of its own: { let $a = 1; } print($a); is an
+  // error, as in bpftrace.
+  for (auto &s : b.stmts) {
+    if (!isa<Block>(s)) {
+      visit(s);
+      continue;
+    }
+    push_scope();
     visit(s);
+    pop_scope();
+  }
   if (b.value)
     visit(b.value);
 }
@@ -299,16 +308,19 @@ void Semantic::visit(Subprog &f) {
 
 void Semantic::visit(MapDecl &d) {
   auto *call = dyn_cast<Call>(d.init);
-  static const char *kinds[] = {"hash", "lruhash", "percpuhash", "percpulruhash",
-                                "percpuarray"};
-  bool known = false;
-  if (call)
-    for (const char *k : kinds)
-      known |= call->name == k;
-  if (!call || !known) {
-    err(d.init->loc) << "map declarations take one of hash, lruhash, percpuhash, "
-                        "percpulruhash or percpuarray, e.g. let "
+  if (!call) {
+    err(d.init->loc) << "map declarations take a map type and its size, e.g. let "
                      << d.name << " = hash(100);";
+    return;
+  }
+  static const char *kinds[] = {"hash", "lruhash", "percpuhash", "percpulruhash"};
+  bool known = false;
+  for (const char *k : kinds)
+    known |= call->name == k;
+  if (!known) {
+    auto d = err(call->loc);
+    d << "Invalid bpf map type: " << call->name;
+    d.hint("Valid map types: hash, lruhash, percpuhash, percpulruhash");
     return;
   }
   int64_t n = 0;
@@ -319,9 +331,14 @@ void Semantic::visit(MapDecl &d) {
   }
   d.map_kind = call->name;
   d.max_entries = static_cast<uint64_t>(n);
-  for (auto *other : ctx_.root->map_decls)
-    if (other != &d && other->name == d.name && other->loc.begin.line < d.loc.begin.line)
+  for (auto *other : ctx_.root->map_decls) {
+    if (other == &d)
+      break;
+    if (other->name == d.name) {
       err(d.loc) << "map " << d.name << " is declared more than once";
+      break;
+    }
+  }
   MapInfo &info = map_info(d.name, d.loc);
   info.decl_kind = d.map_kind;
   info.max_entries = d.max_entries;

@@ -1,0 +1,423 @@
+// The attach point pass: each provider's forms split into their parts,
+// positional parameters expanded, and the errors for malformed attach
+// points and for probe types no backend of ubtrace runs.
+#include "ast/builtins.h"
+#include "ast/passes/attach_points.h"
+#include "tests/unit/parser/frontend_support.h"
+
+#include <gtest/gtest.h>
+
+namespace ubtrace::test {
+namespace {
+
+RunOptions upto_attach_points(std::vector<std::string> positional = {}) {
+  RunOptions o;
+  o.positional = std::move(positional);
+  o.last_pass = "attach-points";
+  return o;
+}
+
+// Every attach point of the script as the pass understood it, one per
+// line; or the diagnostics.
+std::string parts(const std::string &src,
+                  std::vector<std::string> positional = {}) {
+  Frontend f = analyse(src, upto_attach_points(std::move(positional)));
+  if (!f.ok)
+    return f.diags();
+  std::string out;
+  for (auto *p : f.ctx->root->probes) {
+    for (auto *ap : p->attach_points) {
+      out += ap->provider;
+      if (!ap->target.empty())
+        out += " target=" + ap->target;
+      if (!ap->ns.empty())
+        out += " ns=" + ap->ns;
+      if (!ap->func.empty())
+        out += " func=" + ap->func;
+      if (!ap->lang.empty())
+        out += " lang=" + ap->lang;
+      if (!ap->unit.empty())
+        out += " unit=" + ap->unit + " freq=" + std::to_string(ap->freq);
+      if (ap->has_offset)
+        out += " offset=" + std::to_string(ap->offset);
+      if (ap->has_address)
+        out += " address=" + std::to_string(ap->address);
+      if (ap->wildcard)
+        out += " wildcard";
+      out += " name=" + ap->name() + "\n";
+    }
+  }
+  return out;
+}
+
+std::string probe(const std::string &ap,
+                  std::vector<std::string> positional = {}) {
+  return parts(ap + " { }", std::move(positional));
+}
+
+TEST(AttachPointPass, BeginEndInBothSpellings) {
+  EXPECT_EQ(parts("BEGIN, END, begin, end { }"),
+            "begin name=begin\nend name=end\nbegin name=begin\nend name=end\n");
+}
+
+TEST(AttachPointPass, BeginTakesNoArguments) {
+  EXPECT_EQ(
+      probe("BEGIN:x"),
+      R"(stdin:1:1-8: ERROR: Invalid begin probe 'BEGIN:x': begin takes no arguments
+BEGIN:x { }
+~~~~~~~
+)");
+}
+
+TEST(AttachPointPass, Uprobe) {
+  EXPECT_EQ(probe("uprobe:/bin/bash:readline"),
+            "uprobe target=/bin/bash func=readline "
+            "name=uprobe:/bin/bash:readline\n");
+  EXPECT_EQ(probe("u:libc:malloc"),
+            "uprobe target=libc func=malloc name=uprobe:libc:malloc\n");
+  EXPECT_EQ(probe("uretprobe:./app:main"),
+            "uretprobe target=./app func=main name=uretprobe:./app:main\n");
+  EXPECT_EQ(probe("ur:/lib/libc.so.6:free"),
+            "uretprobe target=/lib/libc.so.6 func=free "
+            "name=uretprobe:/lib/libc.so.6:free\n");
+}
+
+TEST(AttachPointPass, UprobeWildcards) {
+  EXPECT_EQ(probe("uprobe:/lib/libc.so.6:mal*"),
+            "uprobe target=/lib/libc.so.6 func=mal* wildcard "
+            "name=uprobe:/lib/libc.so.6:mal*\n");
+  EXPECT_EQ(probe("uprobe:/usr/lib/*/libssl.so.3:SSL_?rite"),
+            "uprobe target=/usr/lib/*/libssl.so.3 func=SSL_?rite wildcard "
+            "name=uprobe:/usr/lib/*/libssl.so.3:SSL_?rite\n");
+  EXPECT_EQ(
+      probe("uprobe:./app:[ab]*"),
+      "uprobe target=./app func=[ab]* wildcard name=uprobe:./app:[ab]*\n");
+}
+
+TEST(AttachPointPass, UprobeQuotedNames) {
+  EXPECT_EQ(probe(R"BT(uprobe:"/opt/my app/bin":"run")BT"),
+            "uprobe target=/opt/my app/bin func=run "
+            "name=uprobe:/opt/my app/bin:run\n");
+  EXPECT_EQ(probe(R"BT(uprobe:./app:"ns::Klass::method(int)")BT"),
+            "uprobe target=./app func=ns::Klass::method(int) "
+            "name=uprobe:./app:ns::Klass::method(int)\n");
+  EXPECT_EQ(probe(R"BT(uprobe:./app:"operator+")BT"),
+            "uprobe target=./app func=operator+ name=uprobe:./app:operator+\n");
+  EXPECT_EQ(probe(R"BT(uprobe:./app:"a\"b")BT"),
+            "uprobe target=./app func=a\"b name=uprobe:./app:a\"b\n");
+}
+
+TEST(AttachPointPass, UprobeCppNames) {
+  EXPECT_EQ(
+      probe(R"BT(uprobe:./app:cpp:"ns::f")BT"),
+      "uprobe target=./app func=ns::f lang=cpp name=uprobe:./app:ns::f\n");
+  EXPECT_EQ(
+      probe("uprobe:./app:cpp:ns::f"),
+      "uprobe target=./app func=ns::f lang=cpp name=uprobe:./app:ns::f\n");
+  EXPECT_EQ(probe("uprobe:./app:ns::Klass::*"),
+            "uprobe target=./app func=ns::Klass::* lang=cpp wildcard "
+            "name=uprobe:./app:ns::Klass::*\n");
+}
+
+TEST(AttachPointPass, UprobeOffsetsAndAddresses) {
+  EXPECT_EQ(probe("uprobe:/bin/x:main+0x10"),
+            "uprobe target=/bin/x func=main offset=16 "
+            "name=uprobe:/bin/x:main+16\n");
+  EXPECT_EQ(
+      probe("uprobe:/bin/x:main+8"),
+      "uprobe target=/bin/x func=main offset=8 name=uprobe:/bin/x:main+8\n");
+  EXPECT_EQ(
+      probe("uprobe:/bin/x:0x401000"),
+      "uprobe target=/bin/x address=4198400 name=uprobe:/bin/x:4198400\n");
+  EXPECT_EQ(probe("uprobe:/bin/x:4096"),
+            "uprobe target=/bin/x address=4096 name=uprobe:/bin/x:4096\n");
+}
+
+TEST(AttachPointPass, UprobeErrors) {
+  EXPECT_EQ(
+      probe("uprobe:/bin/x"),
+      R"(stdin:1:1-14: ERROR: Invalid uprobe probe 'uprobe:/bin/x': expected uprobe:BINARY:FUNCTION
+uprobe:/bin/x { }
+~~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("uprobe::f"),
+      R"(stdin:1:1-10: ERROR: Invalid uprobe probe 'uprobe::f': missing the binary or library
+uprobe::f { }
+~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("uprobe:/bin/x:"),
+      R"(stdin:1:1-15: ERROR: Invalid uprobe probe 'uprobe:/bin/x:': missing the function
+uprobe:/bin/x: { }
+~~~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("uretprobe:/bin/x:f+4"),
+      R"(stdin:1:1-21: ERROR: Invalid uretprobe probe 'uretprobe:/bin/x:f+4': uretprobes cannot have an offset
+uretprobe:/bin/x:f+4 { }
+~~~~~~~~~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("uprobe:/bin/x:f*+4"),
+      R"(stdin:1:1-19: ERROR: Invalid uprobe probe 'uprobe:/bin/x:f*+4': an offset or address cannot be used with wildcards
+uprobe:/bin/x:f*+4 { }
+~~~~~~~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("uprobe:/bin/x:f+abc"),
+      R"(stdin:1:1-20: ERROR: Invalid uprobe probe 'uprobe:/bin/x:f+abc': invalid offset: invalid integer: abc
+uprobe:/bin/x:f+abc { }
+~~~~~~~~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("uprobe:/bin/x:f+1+2"),
+      R"(stdin:1:1-20: ERROR: Invalid uprobe probe 'uprobe:/bin/x:f+1+2': cannot take more than one offset
+uprobe:/bin/x:f+1+2 { }
+~~~~~~~~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("uprobe:/bin/x:f+"),
+      R"(stdin:1:1-17: ERROR: Invalid uprobe probe 'uprobe:/bin/x:f+': invalid offset
+uprobe:/bin/x:f+ { }
+~~~~~~~~~~~~~~~~
+)");
+}
+
+TEST(AttachPointPass, UprobeSourceLocationsAreNotSupported) {
+  EXPECT_EQ(
+      probe("uprobe:/bin/bash@readline.c:362"),
+      R"(stdin:1:1-32: ERROR: Invalid uprobe probe 'uprobe:/bin/bash@readline.c:362': source locations (BINARY@FILE:LINE) are not supported by ubtrace; use a function name or an address
+uprobe:/bin/bash@readline.c:362 { }
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+)");
+}
+
+TEST(AttachPointPass, Usdt) {
+  EXPECT_EQ(probe("usdt:./app:loop"),
+            "usdt target=./app func=loop name=usdt:./app:loop\n");
+  EXPECT_EQ(probe("U:/usr/lib/libc.so.6:libc:setjmp"),
+            "usdt target=/usr/lib/libc.so.6 ns=libc func=setjmp "
+            "name=usdt:/usr/lib/libc.so.6:libc:setjmp\n");
+  EXPECT_EQ(probe("usdt:*:prov:*"),
+            "usdt target=* ns=prov func=* wildcard name=usdt:*:prov:*\n");
+  EXPECT_EQ(
+      probe("usdt:./app"),
+      R"(stdin:1:1-11: ERROR: Invalid usdt probe 'usdt:./app': expected usdt:BINARY:[PROVIDER:]NAME
+usdt:./app { }
+~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("usdt::p:n"),
+      R"(stdin:1:1-10: ERROR: Invalid usdt probe 'usdt::p:n': expected usdt:BINARY:[PROVIDER:]NAME
+usdt::p:n { }
+~~~~~~~~~
+)");
+}
+
+TEST(AttachPointPass, GpuKernels) {
+  EXPECT_EQ(probe("kernel:./vector_add:vecAdd"),
+            "kernel target=./vector_add func=vecAdd "
+            "name=kernel:./vector_add:vecAdd\n");
+  EXPECT_EQ(probe("kernelret:./app:_Z6vecAddPfS_S_i"),
+            "kernelret target=./app func=_Z6vecAddPfS_S_i "
+            "name=kernelret:./app:_Z6vecAddPfS_S_i\n");
+  EXPECT_EQ(probe("kernel::matmul*"),
+            "kernel func=matmul* wildcard name=kernel::matmul*\n");
+  EXPECT_EQ(probe("kernel:vecAdd"), "kernel func=vecAdd name=kernel::vecAdd\n");
+  EXPECT_EQ(
+      probe("kernel:./app:"),
+      R"(stdin:1:1-14: ERROR: Invalid kernel probe 'kernel:./app:': missing the CUDA kernel name
+kernel:./app: { }
+~~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("kernelret:a:b:c"),
+      R"(stdin:1:1-16: ERROR: Invalid kernelret probe 'kernelret:a:b:c': expected kernelret:BINARY:KERNEL or kernelret::KERNEL
+kernelret:a:b:c { }
+~~~~~~~~~~~~~~~
+)");
+}
+
+TEST(AttachPointPass, IntervalWithUnit) {
+  EXPECT_EQ(probe("interval:s:1"),
+            "interval unit=s freq=1 name=interval:s:1\n");
+  EXPECT_EQ(probe("i:ms:100"),
+            "interval unit=ms freq=100 name=interval:ms:100\n");
+  EXPECT_EQ(probe("interval:us:1_000"),
+            "interval unit=us freq=1000 name=interval:us:1000\n");
+  EXPECT_EQ(probe("interval:hz:99"),
+            "interval unit=hz freq=99 name=interval:hz:99\n");
+}
+
+TEST(AttachPointPass, IntervalAsADurationIsKeptInMicroseconds) {
+  EXPECT_EQ(probe("interval:1s"),
+            "interval unit=us freq=1000000 name=interval:us:1000000\n");
+  EXPECT_EQ(probe("interval:100ms"),
+            "interval unit=us freq=100000 name=interval:us:100000\n");
+  // A bare number is nanoseconds.
+  EXPECT_EQ(probe("interval:1000000000"),
+            "interval unit=us freq=1000000 name=interval:us:1000000\n");
+  EXPECT_EQ(probe("interval:1e9"),
+            "interval unit=us freq=1000000 name=interval:us:1000000\n");
+}
+
+TEST(AttachPointPass, IntervalErrors) {
+  EXPECT_EQ(
+      probe("interval:100"),
+      R"(stdin:1:1-13: ERROR: Invalid interval probe 'interval:100': the minimum rate is 1000 nanoseconds (1us), found 100
+interval:100 { }
+~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("interval:ns:5"),
+      R"(stdin:1:1-14: ERROR: Invalid interval probe 'interval:ns:5': 'ns' is not an accepted unit of time (use s, ms, us or hz)
+interval:ns:5 { }
+~~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("interval:s:0"),
+      R"(stdin:1:1-13: ERROR: Invalid interval probe 'interval:s:0': the interval must be a positive integer
+interval:s:0 { }
+~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("interval:s:abc"),
+      R"(stdin:1:1-15: ERROR: Invalid interval probe 'interval:s:abc': invalid rate: invalid integer: abc
+interval:s:abc { }
+~~~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("interval:fast"),
+      R"(stdin:1:1-14: ERROR: Invalid interval probe 'interval:fast': invalid rate: invalid integer: fast
+interval:fast { }
+~~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("interval"),
+      R"(stdin:1:1-9: ERROR: Invalid interval probe 'interval': expected interval:UNIT:N or interval:DURATION (e.g. 1s, 100ms)
+interval { }
+~~~~~~~~
+)");
+}
+
+TEST(AttachPointPass, PositionalParametersExpand) {
+  EXPECT_EQ(probe("uprobe:$1:$2", {"/bin/bash", "readline"}),
+            "uprobe target=/bin/bash func=readline "
+            "name=uprobe:/bin/bash:readline\n");
+  EXPECT_EQ(probe("interval:s:$1", {"5"}),
+            "interval unit=s freq=5 name=interval:s:5\n");
+  EXPECT_EQ(
+      probe("uprobe:$2:f", {"a"}),
+      R"(stdin:1:1-12: ERROR: positional parameter $2 is used in an attach point but was not given (1 given)
+uprobe:$2:f { }
+~~~~~~~~~~~
+)");
+}
+
+TEST(AttachPointPass, HugePositionalIndexIsAnError) {
+  // Found by the fuzzer: the index overflowed an int.
+  EXPECT_EQ(
+      probe("uprobe:$77777777777777777777:f", {"a"}),
+      R"(stdin:1:1-31: ERROR: positional parameter $77777777777777777777 is used in an attach point but was not given (1 given)
+uprobe:$77777777777777777777:f { }
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+)");
+}
+
+TEST(AttachPointPass, ProbeLabelsAreDropped) {
+  EXPECT_EQ(probe("my_probe=uprobe:/bin/x:f"),
+            "uprobe target=/bin/x func=f name=uprobe:/bin/x:f\n");
+}
+
+TEST(AttachPointPass, UnknownProviders) {
+  EXPECT_EQ(probe("uprob:/bin/x:f"),
+            R"(stdin:1:1-15: ERROR: Invalid probe type: uprob
+uprob:/bin/x:f { }
+~~~~~~~~~~~~~~
+HINT: Did you mean 'uprobe'?
+)");
+  EXPECT_EQ(probe("xyzzy:a"),
+            R"(stdin:1:1-8: ERROR: Invalid probe type: xyzzy
+xyzzy:a { }
+~~~~~~~
+HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel and kernelret probes
+)");
+}
+
+// Every kernel-side probe type of bpftrace parses and fails with one
+// located error naming the probe types ubtrace runs.
+class UnsupportedProbe
+    : public ::testing::TestWithParam<std::pair<const char *, const char *>> {};
+
+TEST_P(UnsupportedProbe, IsRejectedWithTheSupportedList) {
+  auto [ap, provider] = GetParam();
+  std::string src = std::string(ap) + " { }";
+  std::string underline(std::string(ap).size(), '~');
+  EXPECT_EQ(diagnostics(src),
+            "stdin:1:1-" + std::to_string(std::string(ap).size() + 1) +
+                ": ERROR: " + provider +
+                " probes are not supported by ubtrace: it runs begin, end, "
+                "interval, uprobe, uretprobe, usdt, kernel and kernelret "
+                "probes\n" +
+                src + "\n" + underline + "\n");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AttachPointPass, UnsupportedProbe,
+    ::testing::Values(
+        std::make_pair("kprobe:do_nanosleep", "kprobe"),
+        std::make_pair("k:vfs_read", "kprobe"),
+        std::make_pair("kretprobe:vfs_read", "kretprobe"),
+        std::make_pair("kr:vfs_read", "kretprobe"),
+        std::make_pair("tracepoint:syscalls:sys_enter_openat", "tracepoint"),
+        std::make_pair("t:sched:sched_switch", "tracepoint"),
+        std::make_pair("rawtracepoint:sched_switch", "rawtracepoint"),
+        std::make_pair("rt:sched_switch", "rawtracepoint"),
+        std::make_pair("software:cpu-clock:1000", "software"),
+        std::make_pair("s:faults:1", "software"),
+        std::make_pair("hardware:cache-misses:1000000", "hardware"),
+        std::make_pair("h:cycles:1e6", "hardware"),
+        std::make_pair("profile:hz:99", "profile"),
+        std::make_pair("p:ms:10", "profile"),
+        std::make_pair("watchpoint:0x10000000:8:rw", "watchpoint"),
+        std::make_pair("w:0x1000:4:w", "watchpoint"),
+        std::make_pair("asyncwatchpoint:0x1000:4:w", "asyncwatchpoint"),
+        std::make_pair("fentry:tcp_reset", "fentry"),
+        std::make_pair("f:vmlinux:tcp_reset", "fentry"),
+        std::make_pair("fexit:tcp_reset", "fexit"),
+        std::make_pair("fr:tcp_reset", "fexit"),
+        std::make_pair("kfunc:tcp_reset", "kfunc"),
+        std::make_pair("kretfunc:tcp_reset", "kretfunc"),
+        std::make_pair("iter:task", "iter"),
+        std::make_pair("it:task_file", "iter"),
+        std::make_pair("self:signal:SIGUSR1", "self"),
+        std::make_pair("bench:count", "bench"),
+        std::make_pair("test:okay", "test")));
+
+TEST(AttachPointPass, EveryAttachPointOfAProbeIsChecked) {
+  EXPECT_EQ(
+      diagnostics("BEGIN, kprobe:f, t:a:b { }"),
+      R"(stdin:1:8-16: ERROR: kprobe probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel and kernelret probes
+BEGIN, kprobe:f, t:a:b { }
+       ~~~~~~~~
+stdin:1:18-23: ERROR: tracepoint probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel and kernelret probes
+BEGIN, kprobe:f, t:a:b { }
+                 ~~~~~
+)");
+}
+
+TEST(AttachPointPass, ProbeSets) {
+  EXPECT_EQ(ast::probe_set_of("begin"), ast::PS_CLI);
+  EXPECT_EQ(ast::probe_set_of("end"), ast::PS_CLI);
+  EXPECT_EQ(ast::probe_set_of("interval"), ast::PS_CLI);
+  EXPECT_EQ(ast::probe_set_of("uprobe"), ast::PS_UPROBE);
+  EXPECT_EQ(ast::probe_set_of("usdt"), ast::PS_UPROBE);
+  EXPECT_EQ(ast::probe_set_of("uretprobe"), ast::PS_URETPROBE);
+  EXPECT_EQ(ast::probe_set_of("kernel"), ast::PS_GPU);
+  EXPECT_EQ(ast::probe_set_of("kernelret"), ast::PS_GPU_RET);
+  EXPECT_EQ(ast::probe_set_of("kprobe"), ast::PS_KERNEL);
+}
+
+} // namespace
+} // namespace ubtrace::test
