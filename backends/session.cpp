@@ -17,6 +17,7 @@
 #include "backends/output/text_output.h"
 #include "backends/output/time_format.h"
 #include "backends/program_set.h"
+#include "backends/user_symbols.h"
 #include "backends/userspace/target.h"
 #include "runtime/abi.h"
 #include "runtime/maps/helper_table.h"
@@ -54,6 +55,7 @@ private:
   std::unique_ptr<UserspaceTarget> target_;
   abi::Globals *globals_ = nullptr;
   output::HostSystemInfo system_;
+  std::unique_ptr<UserSymbols> symbols_;
   output::FormatContext fmt_;
   std::vector<std::string> probe_names_;
   std::vector<output::ParsedFormat> printf_, system_fmt_, cat_;
@@ -130,6 +132,14 @@ Result<void> Session::setup() {
     system_fmt_.push_back(output::ParsedFormat::parse(f.format));
   for (const auto &f : bundle_.cat_formats)
     cat_.push_back(output::ParsedFormat::parse(f.format));
+  runtime::symbols::SymbolizerOptions so;
+  if (auto *v = cfg("cpp_demangle"))
+    so.demangle = *v != "false";
+  if (auto *v = cfg("show_debug_info"))
+    so.source_lines = *v == "true";
+  symbols_ = std::make_unique<UserSymbols>(so);
+  fmt_.symbolizer = symbols_.get();
+  fmt_.show_debug_info = so.source_lines;
   fmt_.system = &system_;
   fmt_.probe_names = &probe_names_;
   fmt_.strftime_formats = &bundle_.time_formats;
@@ -398,6 +408,8 @@ int Session::run() {
       return 1;
     }
     attached += *hooked;
+    // Addresses of the traced process print as symbols even after it exits.
+    (void)symbols_->runtime().snapshot(target_->pid());
   }
   if (!opts_.quiet)
     out_->attached_probes(attached);

@@ -3,7 +3,10 @@
 #include <stdio.h>
 #include <sys/mman.h>
 
-__attribute__((noinline)) int take(const char *p) { return p != 0; }
+__attribute__((noinline)) int take(const char *p) {
+  __asm__ volatile("" : : "r"(p) : "memory");
+  return p != 0;
+}
 
 int main(void) {
   take(NULL);

@@ -4,7 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-__attribute__((noinline)) int in_both(int who) { return who; }
+__attribute__((noinline)) int in_both(int who) {
+  __asm__ volatile("" : : "r"(who) : "memory");
+  return who;
+}
 
 int main(void) {
   in_both(1);

@@ -12,14 +12,19 @@ struct point {
 
 __attribute__((noinline)) size_t greet(const char *who) { return strlen(who); }
 __attribute__((noinline)) int visit(struct point *p) { return p->x + p->y; }
-__attribute__((noinline)) void bytes(const unsigned char *b, int n) { (void)b; (void)n; }
+__attribute__((noinline)) void bytes(const unsigned char *b, int n) {
+  __asm__ volatile("" : : "r"(b), "r"(n) : "memory");
+}
+
+// Results go here so the calls cannot be dropped as dead code.
+volatile long sink;
 
 int main(void) {
-  greet("world");
-  greet("a somewhat longer name that goes on");
+  sink += greet("world");
+  sink += greet("a somewhat longer name that goes on");
   struct point b = {3, 4, "second", NULL};
   struct point a = {1, 2, "first", &b};
-  visit(&a);
+  sink += visit(&a);
   unsigned char raw[8] = {0xde, 0xad, 0xbe, 0xef, 0, 1, 2, 3};
   bytes(raw, 8);
   // A bad pointer: the program never dereferences it, probes must read it

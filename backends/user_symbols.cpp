@@ -1,0 +1,22 @@
+#include "backends/user_symbols.h"
+
+namespace ubtrace::backends {
+
+std::vector<output::SymbolFrame> UserSymbols::user(uint64_t addr, int64_t pid) {
+  std::vector<output::SymbolFrame> out;
+  if (pid <= 0)
+    return out;
+  for (auto &f : symbols_.symbolize(static_cast<pid_t>(pid), addr))
+    out.push_back({std::move(f.name), f.offset, std::move(f.module), std::move(f.file),
+                   f.line, f.inlined});
+  return out;
+}
+
+std::optional<output::BuildIdFrame> UserSymbols::build_id(uint64_t addr, int64_t pid) {
+  auto loc = symbols_.locate(static_cast<pid_t>(pid), addr);
+  if (!loc || loc->build_id.empty())
+    return std::nullopt;
+  return output::BuildIdFrame{loc->build_id, loc->file_offset};
+}
+
+} // namespace ubtrace::backends
