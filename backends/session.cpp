@@ -407,7 +407,9 @@ int Session::run() {
       *opts_.err << "ERROR: " << hooked.error() << std::endl;
       return 1;
     }
-    attached += *hooked;
+    // Probes waiting for their library count as attached, as kernel
+    // uprobes on a file do.
+    attached += *hooked + target_->pending();
     // Addresses of the traced process print as symbols even after it exits.
     (void)symbols_->runtime().snapshot(target_->pid());
   }
@@ -433,7 +435,9 @@ int Session::run() {
     iv.next = start + iv.period;
   while (!exit_ && !g_stop_requested.load()) {
     uint64_t now = now_ns();
-    uint64_t wait = 100000000; // wake at least every 100 ms for signals
+    // Wake at least every 100 ms for signals; every 5 ms with a target, so
+    // a thread waiting in dlopen for its library's hooks waits little.
+    uint64_t wait = target_ ? 5000000 : 100000000;
     for (auto &iv : intervals) {
       if (iv.next <= now) {
         run_cli_probe(iv.probe);
@@ -450,10 +454,15 @@ int Session::run() {
       break;
     consumer_->poll([this](std::span<const uint8_t> rec) { return handle_event(rec); },
                     wait);
-    // The traced command is done: so is the trace (as with bpftrace -c).
-    if (target_ && target_->exited()) {
-      drain();
-      break;
+    if (target_) {
+      // Libraries the target loaded: their probes get hooked.
+      if (auto more = target_->service(); !more)
+        out_->runtime_error(more.error(), {});
+      // The traced command is done: so is the trace (as with bpftrace -c).
+      if (target_->exited()) {
+        drain();
+        break;
+      }
     }
   }
   if (target_)

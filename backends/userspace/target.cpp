@@ -29,6 +29,27 @@ struct UserspaceTarget::Impl {
   bool waiting = false; // a spawned command waits for Go
   bool detached = false;
   std::optional<runtime::inject::ExitStatus> status;
+  std::vector<agent::Message> notices; // arrived while waiting for replies
+
+  // What install() and later library loads need.
+  const runtime::Bundle *bundle = nullptr;
+  const ProgramSet *programs = nullptr;
+  std::vector<std::string> *probe_names = nullptr;
+  std::vector<uint32_t> region_map;
+  std::map<std::string, uint32_t> program_ids; // section -> agent program id
+  // Probes in libraries not loaded yet: hooked when they load.
+  struct Pending {
+    size_t spec;
+    runtime::symbols::ResolvedProbe probe;
+    bool many; // the attach point expanded to several probes
+  };
+  std::vector<Pending> pending;
+  size_t hooked = 0;
+
+  Result<uint32_t> program_for(const runtime::ProbeSpec &spec);
+  // Hooks `probe` if its binary is mapped; false when it is not (yet).
+  Result<bool> hook(size_t spec_index, const runtime::symbols::ResolvedProbe &probe,
+                    bool many, const runtime::symbols::AddressSpace &space);
 
   Result<void> hello() {
     auto m = agent::recv_message(sock, 10000);
@@ -48,7 +69,7 @@ struct UserspaceTarget::Impl {
 
   Result<uint64_t> call(const agent::Message &m) {
     std::string err;
-    auto r = agent::request(sock, m, &err);
+    auto r = agent::request(sock, m, &err, 10000, &notices);
     if (!r)
       return make_error("agent channel: " + r.error());
     if (r->status != 0)
@@ -171,29 +192,97 @@ static agent::UsdtArgWire wire_arg(const runtime::symbols::UsdtArg &a) {
   return w;
 }
 
+Result<uint32_t> UserspaceTarget::Impl::program_for(const runtime::ProbeSpec &spec) {
+  if (auto it = program_ids.find(spec.section); it != program_ids.end())
+    return it->second;
+  const vm::VerifiedProgram *vp = programs->verified(spec.section);
+  if (!vp)
+    return make_error("BUG: no verified program for " + spec.section);
+  agent::WireProgram wp{*vp, region_map};
+  agent::Message m{agent::MsgType::Program, agent::encode_program(wp), -1};
+  auto id = call(m);
+  if (!id)
+    return make_error("the agent refused the program of " + spec.name + ": " + id.error());
+  program_ids[spec.section] = static_cast<uint32_t>(*id);
+  return static_cast<uint32_t>(*id);
+}
+
+Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
+                                         const runtime::symbols::ResolvedProbe &probe,
+                                         bool many,
+                                         const runtime::symbols::AddressSpace &space) {
+  const auto &spec = bundle->probes[spec_index];
+  auto addr = space.runtime_address(probe.binary, probe.file_offset);
+  if (!addr)
+    return false;
+  auto program = program_for(spec);
+  if (!program)
+    return std::move(program).take_error();
+  // The function's start, for the hook's bounds and `func`.
+  uint64_t func_ip = *addr - (probe.vaddr - probe.function_vaddr);
+  uint64_t id = spec_index;
+  if (many || probe.name != spec.name) {
+    id = probe_names->size();
+    probe_names->push_back(probe.name);
+  }
+  agent::HookMsg h{};
+  h.address = *addr;
+  h.func_start = func_ip;
+  h.func_size = probe.function_size;
+  h.probe_id = id;
+  h.func_ip = func_ip;
+  h.program = *program;
+  h.kind = spec.kind == runtime::ProbeKind::Uretprobe
+               ? static_cast<uint32_t>(agent::HookKind::Return)
+               : static_cast<uint32_t>(agent::HookKind::Entry);
+  if (spec.kind == runtime::ProbeKind::Usdt) {
+    if (!probe.usdt_args_error.empty())
+      return make_error(probe.name + ": " + probe.usdt_args_error);
+    h.usdt_nargs = std::min<uint32_t>(probe.usdt_args.size(), 12);
+    for (uint32_t i = 0; i < h.usdt_nargs; i++)
+      h.usdt_args[i] = wire_arg(probe.usdt_args[i]);
+    if (probe.semaphore) {
+      auto sem = space.runtime_address(probe.binary, probe.semaphore->file_offset);
+      if (sem) {
+        agent::SemaphoreMsg sm{*sem};
+        if (auto r = call(agent::Message::of(agent::MsgType::Semaphore, sm)); !r)
+          return make_error(probe.name + ": cannot enable its semaphore: " + r.error());
+      }
+    }
+  }
+  if (auto r = call(agent::Message::of(agent::MsgType::Hook, h)); !r)
+    return make_error("cannot hook " + probe.name + ": " + r.error());
+  hooked++;
+  return true;
+}
+
 Result<size_t> UserspaceTarget::install(const runtime::Bundle &bundle,
                                         const ProgramSet &programs,
                                         runtime::maps::Region &region,
                                         std::vector<std::string> &probe_names) {
   Impl &im = *impl_;
+  im.bundle = &bundle;
+  im.programs = &programs;
+  im.probe_names = &probe_names;
   // The maps region, by descriptor.
   agent::Message region_msg{agent::MsgType::Region, {}, region.fd()};
   if (auto r = im.call(region_msg); !r)
     return make_error("cannot hand the maps to the agent: " + r.error());
 
   // Object map index -> region map index (the bundle's maps in order).
-  std::vector<uint32_t> region_map;
   for (const auto &def : programs.object().maps) {
     uint32_t index = 0;
     for (size_t i = 0; i < bundle.maps.size(); i++)
       if (bundle.maps[i].object_name == def.name)
         index = static_cast<uint32_t>(i);
-    region_map.push_back(index);
+    im.region_map.push_back(index);
   }
 
+  auto space = runtime::symbols::AddressSpace::snapshot(im.pid);
+  if (!space)
+    return make_error("cannot read the mappings of " + std::to_string(im.pid) + ": " +
+                      space.error());
   runtime::symbols::ProbeResolver resolver;
-  std::map<std::string, uint32_t> program_ids; // section -> agent program id
-  size_t hooked = 0;
   for (size_t pi = 0; pi < bundle.probes.size(); pi++) {
     const auto &spec = bundle.probes[pi];
     runtime::symbols::AttachRequest req;
@@ -224,68 +313,62 @@ Result<size_t> UserspaceTarget::install(const runtime::Bundle &bundle,
       return make_error(spec.name + ": " + expanded.error());
     if (expanded->empty())
       return make_error(spec.name + ": no probe matches");
-
-    if (!program_ids.count(spec.section)) {
-      const vm::VerifiedProgram *vp = programs.verified(spec.section);
-      if (!vp)
-        return make_error("BUG: no verified program for " + spec.section);
-      agent::WireProgram wp{*vp, region_map};
-      agent::Message m{agent::MsgType::Program, agent::encode_program(wp), -1};
-      auto id = im.call(m);
-      if (!id)
-        return make_error("the agent refused the program of " + spec.name + ": " +
-                          id.error());
-      program_ids[spec.section] = static_cast<uint32_t>(*id);
-    }
-
-    auto space = runtime::symbols::AddressSpace::snapshot(im.pid);
-    if (!space)
-      return make_error("cannot read the mappings of " + std::to_string(im.pid) + ": " +
-                        space.error());
+    bool many = expanded->size() > 1;
     for (const auto &probe : *expanded) {
-      auto addr = space->runtime_address(probe.binary, probe.file_offset);
-      if (!addr)
-        return make_error(probe.name + ": " + probe.binary + " is not mapped in process " +
-                          std::to_string(im.pid));
-      // The function's start, for the hook's bounds and `func`.
-      uint64_t func_ip = *addr - (probe.vaddr - probe.function_vaddr);
-      uint64_t id = pi;
-      if (expanded->size() > 1 || probe.name != spec.name) {
-        id = probe_names.size();
-        probe_names.push_back(probe.name);
-      }
-      agent::HookMsg h{};
-      h.address = *addr;
-      h.func_start = func_ip;
-      h.func_size = probe.function_size;
-      h.probe_id = id;
-      h.func_ip = func_ip;
-      h.program = program_ids[spec.section];
-      h.kind = spec.kind == runtime::ProbeKind::Uretprobe
-                   ? static_cast<uint32_t>(agent::HookKind::Return)
-                   : static_cast<uint32_t>(agent::HookKind::Entry);
-      if (spec.kind == runtime::ProbeKind::Usdt) {
-        if (!probe.usdt_args_error.empty())
-          return make_error(probe.name + ": " + probe.usdt_args_error);
-        h.usdt_nargs = std::min<uint32_t>(probe.usdt_args.size(), 12);
-        for (uint32_t i = 0; i < h.usdt_nargs; i++)
-          h.usdt_args[i] = wire_arg(probe.usdt_args[i]);
-        if (probe.semaphore) {
-          auto sem = space->runtime_address(probe.binary, probe.semaphore->file_offset);
-          if (sem) {
-            agent::SemaphoreMsg s{*sem};
-            if (auto r = im.call(agent::Message::of(agent::MsgType::Semaphore, s)); !r)
-              return make_error(probe.name + ": cannot enable its semaphore: " + r.error());
-          }
-        }
-      }
-      if (auto r = im.call(agent::Message::of(agent::MsgType::Hook, h)); !r)
-        return make_error("cannot hook " + probe.name + ": " + r.error());
-      hooked++;
+      auto done = im.hook(pi, probe, many, *space);
+      if (!done)
+        return std::move(done).take_error();
+      if (!*done)
+        im.pending.push_back({pi, probe, many}); // a library loaded later
     }
   }
-  return hooked;
+  if (!im.pending.empty()) {
+    if (auto r = im.call(agent::Message{agent::MsgType::WatchLibraries, {}, -1}); !r)
+      return make_error("cannot watch library loads: " + r.error());
+  }
+  return im.hooked;
 }
+
+Result<size_t> UserspaceTarget::service() {
+  Impl &im = *impl_;
+  if (im.detached || im.sock < 0)
+    return size_t(0);
+  size_t before = im.hooked;
+  for (;;) {
+    agent::Message m;
+    if (!im.notices.empty()) {
+      m = std::move(im.notices.front());
+      im.notices.erase(im.notices.begin());
+    } else {
+      auto r = agent::recv_message(im.sock, 0);
+      if (!r)
+        break; // nothing now (or the channel is gone: exited() tells)
+      m = std::move(*r);
+    }
+    if (m.type != agent::MsgType::Library)
+      continue;
+    std::string path(m.payload.begin(), m.payload.end());
+    auto space = runtime::symbols::AddressSpace::snapshot(im.pid);
+    if (space) {
+      std::vector<Impl::Pending> still;
+      for (auto &p : im.pending) {
+        auto done = im.hook(p.spec, p.probe, p.many, *space);
+        if (!done)
+          return std::move(done).take_error();
+        if (!*done)
+          still.push_back(std::move(p));
+      }
+      im.pending = std::move(still);
+    }
+    // The thread in dlopen may go on.
+    if (auto r = im.call(agent::Message{agent::MsgType::LibraryDone, {}, -1}); !r)
+      break;
+    (void)path;
+  }
+  return im.hooked - before;
+}
+
+size_t UserspaceTarget::pending() const { return impl_->pending.size(); }
 
 Result<void> UserspaceTarget::go() {
   if (!impl_->waiting)

@@ -36,6 +36,11 @@ public:
   Result<size_t> install(const runtime::Bundle &bundle, const ProgramSet &programs,
                          runtime::maps::Region &region,
                          std::vector<std::string> &probe_names);
+  // Handles what the agent reported since the last call (libraries loaded:
+  // their pending probes get hooked). Returns how many sites were hooked.
+  Result<size_t> service();
+  // Probes still waiting for their library to load.
+  size_t pending() const;
   // Lets a spawned command run (no-op for -p).
   Result<void> go();
   // The process's end, once it ended (non-blocking); -p targets report

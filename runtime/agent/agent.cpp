@@ -13,6 +13,9 @@
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
+#include <ctime>
+#include <dlfcn.h>
+#include <link.h>
 #include <memory>
 #include <pthread.h>
 #include <string>
@@ -105,6 +108,10 @@ public:
   std::atomic<uint64_t> hits{0};
   std::atomic<uint64_t> errors{0};
 
+  // A thread returning from dlopen: tell the CLI and wait (bounded) until
+  // it has hooked the new library's probes.
+  void library_loaded(const char *path);
+
 private:
   int sock_;
   std::unique_ptr<runtime::maps::Region> region_;
@@ -115,6 +122,19 @@ private:
   pthread_mutex_t go_lock_ = PTHREAD_MUTEX_INITIALIZER;
   pthread_cond_t go_cond_ = PTHREAD_COND_INITIALIZER;
   bool go_ = false;
+  // Sends come from the channel thread and from threads in dlopen.
+  pthread_mutex_t send_lock_ = PTHREAD_MUTEX_INITIALIZER;
+  // Library notices: tickets handed out and acknowledged (LibraryDone).
+  pthread_mutex_t lib_lock_ = PTHREAD_MUTEX_INITIALIZER;
+  pthread_cond_t lib_cond_ = PTHREAD_COND_INITIALIZER;
+  uint64_t lib_sent_ = 0;
+  uint64_t lib_done_ = 0;
+  bool watching_ = false;
+  bool closed_ = false;
+  runtime::hook::HookId dlopen_hook_;
+
+  Result<void> send(const Message &m);
+  Result<void> watch_libraries();
 
   void reply(int32_t status, uint64_t value = 0, const std::string &error = "");
   void release_waiter();
@@ -124,6 +144,17 @@ private:
 };
 
 Agent *g_agent = nullptr;
+
+void on_dlopen_return(runtime::hook::PtRegs *regs, void *) {
+  void *handle = reinterpret_cast<void *>(regs->rax);
+  if (!handle)
+    return;
+  struct link_map *map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map || !map->l_name ||
+      !map->l_name[0])
+    return;
+  g_agent->library_loaded(map->l_name);
+}
 
 // The probe path: runs every program of a site with a ctx built from the
 // hook's registers. No locks, no allocation.
@@ -149,11 +180,57 @@ bool Agent::hello(bool waiting) {
   return bool(send_message(sock_, Message::of(MsgType::Hello, h)));
 }
 
+Result<void> Agent::send(const Message &m) {
+  pthread_mutex_lock(&send_lock_);
+  auto r = send_message(sock_, m);
+  pthread_mutex_unlock(&send_lock_);
+  return r;
+}
+
 void Agent::reply(int32_t status, uint64_t value, const std::string &error) {
   ReplyMsg r{status, 0, value};
   Message m = Message::of(MsgType::Reply, r);
   m.payload.insert(m.payload.end(), error.begin(), error.end());
-  (void)send_message(sock_, m);
+  (void)send(m);
+}
+
+void Agent::library_loaded(const char *path) {
+  pthread_mutex_lock(&lib_lock_);
+  if (closed_) {
+    pthread_mutex_unlock(&lib_lock_);
+    return;
+  }
+  uint64_t ticket = ++lib_sent_;
+  pthread_mutex_unlock(&lib_lock_);
+  Message m{MsgType::Library, {}, -1};
+  m.payload.assign(path, path + strlen(path));
+  if (!send(m))
+    return;
+  // Wait for the CLI to hook what it needs in the library, but never hang
+  // the target on a slow or vanished CLI.
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 2;
+  pthread_mutex_lock(&lib_lock_);
+  while (lib_done_ < ticket && !closed_)
+    if (pthread_cond_timedwait(&lib_cond_, &lib_lock_, &deadline) != 0)
+      break;
+  pthread_mutex_unlock(&lib_lock_);
+}
+
+Result<void> Agent::watch_libraries() {
+  if (watching_)
+    return {};
+  void *dlopen_addr = dlsym(RTLD_DEFAULT, "dlopen");
+  if (!dlopen_addr)
+    return make_error("cannot find dlopen in the target");
+  auto id = runtime::hook::install_return_hook(reinterpret_cast<uint64_t>(dlopen_addr),
+                                               &on_dlopen_return, nullptr);
+  if (!id)
+    return make_error("cannot watch dlopen: " + id.error());
+  dlopen_hook_ = *id;
+  watching_ = true;
+  return {};
 }
 
 void Agent::release_waiter() {
@@ -171,6 +248,15 @@ void Agent::wait_go() {
 }
 
 void Agent::detach_all() {
+  // Threads waiting in dlopen go on.
+  pthread_mutex_lock(&lib_lock_);
+  closed_ = true;
+  pthread_cond_broadcast(&lib_cond_);
+  pthread_mutex_unlock(&lib_lock_);
+  if (watching_) {
+    (void)runtime::hook::uninstall_hook(dlopen_hook_);
+    watching_ = false;
+  }
   // uninstall_hook returns once no thread is in (or will enter) the
   // handler, so the sites can go.
   for (auto &h : hooks_)
@@ -303,6 +389,21 @@ void Agent::handle(const Message &m) {
     detach_all();
     reply(0);
     return;
+  case MsgType::WatchLibraries: {
+    auto ok = watch_libraries();
+    if (!ok)
+      reply(-EINVAL, 0, ok.error());
+    else
+      reply(0);
+    return;
+  }
+  case MsgType::LibraryDone:
+    pthread_mutex_lock(&lib_lock_);
+    lib_done_++;
+    pthread_cond_broadcast(&lib_cond_);
+    pthread_mutex_unlock(&lib_lock_);
+    reply(0);
+    return;
   case MsgType::Stats: {
     auto hs = runtime::hook::hook_stats();
     StatsMsg s{hits.load(), hs.nested_skips, errors.load(), hs.attached};
@@ -310,7 +411,7 @@ void Agent::handle(const Message &m) {
     Message out = Message::of(MsgType::Reply, r);
     out.payload.resize(sizeof r + sizeof s);
     std::memcpy(out.payload.data() + sizeof r, &s, sizeof s);
-    (void)send_message(sock_, out);
+    (void)send(out);
     return;
   }
   case MsgType::Hello:

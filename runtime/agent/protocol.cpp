@@ -90,7 +90,7 @@ Result<Message> recv_message(int sock, int timeout_ms) {
 }
 
 Result<ReplyMsg> request(int sock, const Message &m, std::string *error_text,
-                         int timeout_ms) {
+                         int timeout_ms, std::vector<Message> *notices) {
   auto sent = send_message(sock, m);
   if (!sent)
     return std::move(sent).take_error();
@@ -98,8 +98,11 @@ Result<ReplyMsg> request(int sock, const Message &m, std::string *error_text,
     auto r = recv_message(sock, timeout_ms);
     if (!r)
       return std::move(r).take_error();
-    if (r->type != MsgType::Reply)
-      continue; // notices are for the CLI's loop; a request wants its reply
+    if (r->type != MsgType::Reply) {
+      if (notices)
+        notices->push_back(std::move(*r));
+      continue;
+    }
     ReplyMsg reply{};
     if (!r->read(reply))
       return make_error("malformed reply from the agent");

@@ -28,7 +28,9 @@ enum class MsgType : uint32_t {
   // agent -> CLI
   Hello = 1,   // HelloMsg
   Reply = 2,   // ReplyMsg, then an error text when status != 0
-  Library = 3, // the path of a library the target just loaded
+  Library = 3, // the path of a library the target just loaded; the loading
+               // thread waits (bounded) for LibraryDone, so probes in the
+               // library are hooked before its functions can run
   // CLI -> agent
   Region = 10,    // the maps region: its fd travels with the message
   Program = 11,   // a verified program (program_wire.h)
@@ -37,6 +39,8 @@ enum class MsgType : uint32_t {
   Go = 14,        // setup done: let the target run
   Detach = 15,    // remove every hook; the agent then goes quiet
   Stats = 16,     // the reply carries StatsMsg
+  WatchLibraries = 17, // report libraries loaded from now on (Library)
+  LibraryDone = 18,    // the CLI has hooked what the last Library needed
 };
 
 struct MsgHeader {
@@ -127,8 +131,10 @@ Result<void> send_message(int sock, const Message &m);
 // an error "channel closed".
 Result<Message> recv_message(int sock, int timeout_ms = -1);
 
-// A request and its reply, from the CLI's side.
+// A request and its reply, from the CLI's side. Notices that arrive while
+// it waits (Library) are appended to `notices` when given.
 Result<ReplyMsg> request(int sock, const Message &m, std::string *error_text,
-                         int timeout_ms = 10000);
+                         int timeout_ms = 10000,
+                         std::vector<Message> *notices = nullptr);
 
 } // namespace ubtrace::agent
