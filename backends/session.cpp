@@ -172,7 +172,11 @@ void Session::run_cli_probe(size_t index) {
 }
 
 void Session::drain() {
-  consumer_->drain([this](std::span<const uint8_t> rec) { return handle_event(rec); });
+  size_t n =
+      consumer_->drain([this](std::span<const uint8_t> rec) { return handle_event(rec); });
+  // Events print before whatever the traced program writes next.
+  if (n)
+    opts_.out->flush();
 }
 
 bool Session::handle_event(std::span<const uint8_t> rec) {
@@ -452,8 +456,9 @@ int Session::run() {
     }
     if (exit_)
       break;
-    consumer_->poll([this](std::span<const uint8_t> rec) { return handle_event(rec); },
-                    wait);
+    if (consumer_->poll([this](std::span<const uint8_t> rec) { return handle_event(rec); },
+                        wait))
+      opts_.out->flush();
     if (target_) {
       // Libraries the target loaded: their probes get hooked.
       if (auto more = target_->service(); !more)

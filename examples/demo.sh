@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `make demo`: the dependencies and the build are done by make; this runs a
-# real script with the freshly built ubtrace.
+# `make demo`: make has installed the dependencies and built ubtrace; this
+# traces a bundled program with it.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
-echo "+ $build/ubtrace $here/demo.bt"
-"$build/ubtrace" "$here/demo.bt"
+prog="$build/tests/testprogs/calls"
+echo "+ $build/ubtrace $here/demo.bt -c '$prog 1000' $prog"
+"$build/ubtrace" "$here/demo.bt" -c "$prog 1000" "$prog"
