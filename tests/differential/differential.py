@@ -17,6 +17,10 @@ code. Not compared: standard error (0.17 writes RLIMIT_MEMLOCK noise there,
 A script may start with header comments:
   // ARGS: words...      positional parameters after the script
   // TIMEOUT: seconds    kill both after this long (default 10)
+  // CMD: command        run both with -c command (user-space probes: the
+                         oracle uses kernel uprobes, ubtrace its agent)
+{{TESTPROGS}} in the script or its headers is the build's test programs
+folder (a copy of the script with it replaced is what both run).
 
 Exit status: 0 same output, 1 different, 77 skipped (the oracle cannot run
 here: not root, not installed, or the kernel refuses it), 2 usage.
@@ -133,6 +137,38 @@ def normalise(text, script_text):
     return "\n".join(out)
 
 
+ENTRY_LINE = re.compile(r"^(@[A-Za-z0-9_]*)\[(.*)\]: (.*)$")
+
+
+def order_ties(text):
+    """Rule 6 (applied to both outputs): entries of a map with equal values
+    print in hash-table order in bpftrace (0.17 and 0.26 alike), so runs of
+    one-line entries of the same map with the same value are put in key
+    order. Nothing else moves."""
+    lines = text.split("\n")
+    out = []
+    i = 0
+    while i < len(lines):
+        m = ENTRY_LINE.match(lines[i])
+        if not m:
+            out.append(lines[i])
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines):
+            n = ENTRY_LINE.match(lines[j])
+            if not n or n.group(1) != m.group(1) or n.group(3) != m.group(3):
+                break
+            j += 1
+
+        def key(line):
+            k = ENTRY_LINE.match(line).group(2)
+            return (0, int(k), "") if re.fullmatch(r"-?\d+", k) else (1, 0, k)
+        out.extend(sorted(lines[i:j], key=key))
+        i = j
+    return "\n".join(out)
+
+
 def run(cmd, timeout):
     try:
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -151,9 +187,20 @@ def main():
     build, script = sys.argv[1], sys.argv[2]
     show = "--show" in sys.argv[3:]
     ubtrace = os.path.join(build, "ubtrace")
-    text = open(script, encoding="utf-8").read()
+    testprogs = os.path.join(os.path.abspath(build), "tests", "testprogs")
+    text = open(script, encoding="utf-8").read().replace("{{TESTPROGS}}", testprogs)
     args = shlex.split(header(text, "ARGS") or "")
     timeout = float(header(text, "TIMEOUT") or 10)
+    cmd = header(text, "CMD")
+    flags = ["-c", cmd] if cmd else []
+    if "{{" not in open(script, encoding="utf-8").read():
+        run_script = script
+    else:
+        import tempfile
+        tmp = tempfile.NamedTemporaryFile("w", suffix=".bt", delete=False)
+        tmp.write(text)
+        tmp.close()
+        run_script = tmp.name
 
     why = oracle_unavailable()
     if why:
@@ -162,11 +209,12 @@ def main():
         print(f"FAIL: {ubtrace} is not built")
         return 1
 
-    o_rc, o_out, o_err = run([ORACLE, script] + args, timeout)
+    o_rc, o_out, o_err = run([ORACLE] + flags + [run_script] + args, timeout)
     if o_rc is None:
         skip(f"bpftrace did not finish within {timeout}s")
-    u_rc, u_out, u_err = run([ubtrace, script] + args, timeout)
-    want = normalise(o_out, text)
+    u_rc, u_out, u_err = run([ubtrace] + flags + [run_script] + args, timeout)
+    want = order_ties(normalise(o_out, text))
+    u_out = order_ties(u_out) if u_out is not None else u_out
     if show:
         print(f"--- bpftrace (exit {o_rc}, normalised) ---\n{want}--- ubtrace (exit {u_rc}) ---\n{u_out}")
     if u_rc is None:

@@ -20,8 +20,13 @@ __attribute__((noinline)) void bytes(const unsigned char *b, int n) {
 volatile long sink;
 
 int main(void) {
-  sink += greet("world");
-  sink += greet("a somewhat longer name that goes on");
+  // On the stack, so the pages are in memory (the kernel's uprobes cannot
+  // read pages not yet faulted in; Debian's bpftrace is the oracle here).
+  char who[2][48];
+  strcpy(who[0], "world");
+  strcpy(who[1], "a somewhat longer name that goes on");
+  sink += greet(who[0]);
+  sink += greet(who[1]);
   struct point b = {3, 4, "second", NULL};
   struct point a = {1, 2, "first", &b};
   sink += visit(&a);
