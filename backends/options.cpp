@@ -18,24 +18,31 @@ OPTIONS:
     -e PROGRAM          run this program
     -c CMD              run CMD with ubtrace's agent and trace it
     -p PID              trace the running process PID
-    -l [PATTERN]        list probes matching PATTERN (uprobe, usdt, kernel)
-    -f FORMAT           output format: text (default) or json
+    -l [PATTERN]        list probes matching PATTERN (uprobe, usdt)
+    -f FORMAT           output format: text (default), json, or folded
+                        (maps as folded stacks for flame graphs)
     -o FILE             write the output to FILE
     -q                  quiet: no "Attached N probes" message
     -B MODE             output buffering: line, full or none
     -d STAGE            dump a stage: ast, types, ir, bpf, all (comma list)
     -v                  verbose messages
-    -I DIR              add DIR to the C include search path
-    --include FILE      add #include FILE before the program
+    -I DIR              accepted for bpftrace compatibility (no preprocessor)
+    --include FILE      accepted for bpftrace compatibility (no preprocessor)
     --dry-run           check and compile the program, run nothing
     --emit-elf FILE     write the BPF object to FILE
     --unsafe            allow system(), signal() and other unsafe functions
     --no-warnings       do not print warnings
-    --info              print the build and the backends available here
+    --info              print the build, the backends available here and
+                        the config variables with their defaults
     -h, --help          show this help
     -V, --version       print the version
 
 Positional parameters ($1, $2, ...) follow the program; $# is their count.
+
+ENVIRONMENT:
+    UBTRACE_<NAME> (or BPFTRACE_<NAME>) sets config variable <name>, e.g.
+    UBTRACE_MAX_STRLEN=128; it overrides the script's config block.
+    --info lists the variables, man ubtrace(8) describes them.
 )";
 }
 
@@ -106,9 +113,10 @@ std::optional<Options> parse_options(int argc, char **argv,
       if (!v)
         return std::nullopt;
       o.output_format = v;
-      if (o.output_format != "text" && o.output_format != "json") {
+      if (o.output_format != "text" && o.output_format != "json" &&
+          o.output_format != "folded") {
         error = "invalid output format '" + o.output_format +
-                "': use text or json";
+                "': use text, json or folded";
         return std::nullopt;
       }
     } else if (a == "-o") {

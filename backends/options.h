@@ -11,7 +11,7 @@ struct Options {
   std::string program;          // script text
   std::string program_name;     // "stdin" for -e, else the file name
   std::vector<std::string> positional;
-  std::string output_format = "text"; // -f
+  std::string output_format = "text"; // -f text|json|folded
   std::string output_file;            // -o
   std::string command;                // -c
   int pid = 0;                        // -p
@@ -27,7 +27,7 @@ struct Options {
   bool help = false;
   bool version = false;
   bool info = false;
-  std::string buffering; // -B line|full|none
+  std::string buffering; // -B line|full|none; empty: the stream's default
   std::vector<std::string> include_dirs;
   std::vector<std::string> include_files;
 };

@@ -58,6 +58,7 @@ Result<ProgramSet> ProgramSet::load(const runtime::Bundle &bundle,
     bindings.push_back(b);
   }
 
+  set.bindings_ = bindings;
   for (const auto &probe : bundle.probes) {
     if (probe.kind == runtime::ProbeKind::GpuKernelEntry ||
         probe.kind == runtime::ProbeKind::GpuKernelExit)

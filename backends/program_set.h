@@ -28,9 +28,13 @@ public:
   const vm::BoundProgram *bound(const std::string &section) const;
   const vm::VerifiedProgram *verified(const std::string &section) const;
   const vm::Object &object() const { return object_; }
+  // The object's maps as bound in this process (handles in the CLI's
+  // mapping of the region).
+  const std::vector<vm::MapBinding> &bindings() const { return bindings_; }
 
 private:
   vm::Object object_;
+  std::vector<vm::MapBinding> bindings_;
   std::map<std::string, vm::VerifiedProgram> verified_;
   std::map<std::string, vm::BoundProgram> bound_;
 };

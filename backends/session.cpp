@@ -1,10 +1,12 @@
 #include "backends/session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -61,6 +63,9 @@ private:
   std::vector<output::ParsedFormat> printf_, system_fmt_, cat_;
   bool exit_ = false;
   int exit_code_ = 0;
+  // Scalar per-slot arrays zero()ed since their last clear(): their zeros
+  // are values to print, not "never set".
+  std::set<size_t> zeroed_;
   bool print_maps_ = true;
   uint32_t max_strlen_ = 64;
   uint64_t max_cat_bytes_ = 10240;
@@ -219,12 +224,16 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
       out_->map(printed(h.id, u64_at(0), static_cast<uint32_t>(u64_at(8))));
     return true;
   case abi::EventType::ClearMap:
-    if (h.id < bundle_.maps.size())
+    if (h.id < bundle_.maps.size()) {
       runtime::maps::clear_map(region_->map(static_cast<uint32_t>(h.id)));
+      zeroed_.erase(h.id);
+    }
     return true;
   case abi::EventType::ZeroMap:
-    if (h.id < bundle_.maps.size())
+    if (h.id < bundle_.maps.size()) {
       runtime::maps::zero_map(region_->map(static_cast<uint32_t>(h.id)));
+      zeroed_.insert(h.id);
+    }
     return true;
   case abi::EventType::Time: {
     if (h.id >= bundle_.time_formats.size())
@@ -309,8 +318,37 @@ output::PrintedMap Session::printed(size_t map, size_t top, uint32_t div) {
                       slots * snap.info.value_size);
     merged.push_back(output::merge_slots(spec, all, slots));
   }
+  // A scalar aggregation in a per-slot array exists before its first
+  // update: it reads as unset until then and does not print.
+  auto unset = [&](const std::vector<uint8_t> &v) {
+    if (spec.kind != runtime::MapKind::PerCpuArray || zeroed_.count(map))
+      return false;
+    auto word = [&](size_t i) {
+      uint64_t w = 0;
+      if (v.size() >= 8 * (i + 1))
+        std::memcpy(&w, v.data() + 8 * i, 8);
+      return w;
+    };
+    switch (spec.agg) {
+    case runtime::AggKind::Count:
+      return word(0) == 0;
+    case runtime::AggKind::Min:
+    case runtime::AggKind::Max:
+    case runtime::AggKind::Avg:
+    case runtime::AggKind::Stats:
+      return word(1) == 0; // is_set / count
+    case runtime::AggKind::Hist:
+    case runtime::AggKind::LHist:
+      return std::all_of(v.begin(), v.end(), [](uint8_t b) { return b == 0; });
+    case runtime::AggKind::Sum:
+    case runtime::AggKind::None:
+      return false;
+    }
+    return false;
+  };
   for (size_t i = 0; i < snap.entries; i++)
-    entries.push_back({scalar ? output::Bytes{} : snap.key(i), merged[i]});
+    if (!unset(merged[i]))
+      entries.push_back({scalar ? output::Bytes{} : snap.key(i), merged[i]});
   return output::build_printed_map(spec, std::move(entries), fmt_, top, div);
 }
 
@@ -411,6 +449,8 @@ int Session::run() {
       *opts_.err << "ERROR: " << hooked.error() << std::endl;
       return 1;
     }
+    if (!target_->jit_error().empty())
+      *opts_.err << "WARNING: probes run interpreted: " << target_->jit_error() << std::endl;
     // Probes waiting for their library count as attached, as kernel
     // uprobes on a file do.
     attached += *hooked + target_->pending();

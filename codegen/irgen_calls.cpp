@@ -260,6 +260,11 @@ Val IRGen::gen_call(Call &c) {
     MapGen &mg = map_of(m->name);
     llvm::Value *key = A.size() == 2 ? gen_key_from(A[1], mg, c.loc) : gen_key(*m, mg);
     if (n == "delete") {
+      if (mg.bpf_type == BPF_MAP_TYPE_PERCPU_ARRAY) {
+        // An array entry cannot go: it is reset to its unset value.
+        gen_simple_event(abi::EventType::ClearMap, mg.id);
+        return {i64(1), false};
+      }
       auto *rc = helper(BPF_FUNC_map_delete_elem, i64t(), {mg.gv, key});
       return {b_.CreateZExt(b_.CreateICmpEQ(rc, i64(0)), i64t()), false};
     }

@@ -82,6 +82,17 @@ void IRGen::declare_maps() {
     mg.spec.kind = per_slot ? (lru ? runtime::MapKind::PerCpuLruHash : runtime::MapKind::PerCpuHash)
                             : (lru ? runtime::MapKind::LruHash : runtime::MapKind::Hash);
     mg.key = info.key.is_none() ? make_int(8, false) : info.key;
+    // A scalar aggregation lives in a per-slot array: a lookup there is an
+    // index, not a hash probe (count() about twice as fast). An entry reads
+    // as unset when its value says so (count 0, no min/max/avg sample, an
+    // empty histogram), so it prints only once updated, as bpftrace's does.
+    // sum() keeps the hash: a sum of zeros is a value bpftrace prints.
+    if (per_slot && info.key.is_none() && info.value.kind != TypeKind::Sum &&
+        info.decl_kind.empty()) {
+      mg.bpf_type = BPF_MAP_TYPE_PERCPU_ARRAY;
+      mg.spec.kind = runtime::MapKind::PerCpuArray;
+      mg.key = make_int(4, false);
+    }
     mg.value = per_slot ? info.value : storage_type(info.value);
     mg.spec.key = info.key.is_none() ? runtime::ValueType{} : to_value_type(info.key);
     mg.spec.value = to_value_type(info.value);
@@ -159,6 +170,7 @@ llvm::Value *IRGen::gen_key_from(Expr *key, MapGen &mg, const Location &loc) {
 
 llvm::Value *IRGen::gen_key(Map &m, MapGen &mg) {
   if (!m.subscripted) {
+    // Scalar maps: key 0, a u32 for arrays, a u64 for hashes.
     auto *slot = entry_alloca(8, "key");
     b_.CreateAlignedStore(i64(0), slot, llvm::Align(8));
     return slot;
@@ -180,6 +192,9 @@ static llvm::Value *map_ptr(MapGen &mg) { return mg.gv; }
 
 llvm::Value *IRGen::lookup_or_init(MapGen &mg, llvm::Value *key) {
   auto *p = helper(BPF_FUNC_map_lookup_elem, ptrt(), {map_ptr(mg), key});
+  // Array entries always exist.
+  if (mg.bpf_type == BPF_MAP_TYPE_PERCPU_ARRAY || mg.bpf_type == BPF_MAP_TYPE_ARRAY)
+    return p;
   auto *found = b_.GetInsertBlock();
   auto *missing = block("map.missing");
   auto *done = block("map.ready");

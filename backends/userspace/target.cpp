@@ -14,6 +14,7 @@
 #include "runtime/inject/command_line.h"
 #include "runtime/inject/injector.h"
 #include "runtime/inject/spawn.h"
+#include "runtime/jit/remote_image.h"
 #include "runtime/symbols/address_space.h"
 #include "runtime/symbols/probe_resolver.h"
 
@@ -45,6 +46,14 @@ struct UserspaceTarget::Impl {
   };
   std::vector<Pending> pending;
   size_t hooked = 0;
+  // Native code for each program (section -> entry address in the target).
+  std::map<std::string, uint64_t> native_entries;
+  std::string jit_error; // why programs run interpreted, when they do
+
+  // Compiles every user-space program for this process, links the image
+  // at memory the agent reserved and hands it over.
+  Result<void> load_native(const runtime::Bundle &bundle, uint64_t cli_region_base,
+                           uint64_t agent_region_base);
 
   Result<uint32_t> program_for(const runtime::ProbeSpec &spec);
   // Hooks `probe` if its binary is mapped; false when it is not (yet).
@@ -232,6 +241,8 @@ Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
   h.probe_id = id;
   h.func_ip = func_ip;
   h.program = *program;
+  if (auto it = native_entries.find(spec.section); it != native_entries.end())
+    h.native_entry = it->second;
   h.kind = spec.kind == runtime::ProbeKind::Uretprobe
                ? static_cast<uint32_t>(agent::HookKind::Return)
                : static_cast<uint32_t>(agent::HookKind::Entry);
@@ -256,6 +267,81 @@ Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
   return true;
 }
 
+Result<void> UserspaceTarget::Impl::load_native(const runtime::Bundle &bundle,
+                                                uint64_t cli_region_base,
+                                                uint64_t agent_region_base) {
+  // The sections of user-space probes, each compiled once.
+  std::vector<std::string> sections;
+  for (const auto &p : bundle.probes)
+    if ((p.kind == runtime::ProbeKind::Uprobe || p.kind == runtime::ProbeKind::Uretprobe ||
+         p.kind == runtime::ProbeKind::Usdt) &&
+        std::find(sections.begin(), sections.end(), p.section) == sections.end())
+      sections.push_back(p.section);
+  if (sections.empty())
+    return {};
+  std::vector<jit::RemoteProgram> progs;
+  for (const auto &sec : sections) {
+    const vm::VerifiedProgram *vp = programs->verified(sec);
+    if (!vp)
+      return make_error("BUG: no verified program for " + sec);
+    std::string entry = "ubt_entry_" + std::to_string(progs.size());
+    progs.push_back({vp, entry});
+  }
+  auto maps = jit::rebase_maps(programs->bindings(), cli_region_base, agent_region_base);
+  auto object = jit::compile_remote_object(progs, maps);
+  if (!object)
+    return make_error("JIT: " + object.error());
+
+  // The agent's helper addresses.
+  std::string err;
+  auto sent = agent::send_message(sock, agent::Message{agent::MsgType::Symbols, {}, -1});
+  if (!sent)
+    return std::move(sent).take_error();
+  jit::SymbolTable symbols;
+  for (;;) {
+    auto r = agent::recv_message(sock, 10000);
+    if (!r)
+      return make_error("agent channel: " + r.error());
+    if (r->type != agent::MsgType::Reply) {
+      notices.push_back(std::move(*r));
+      continue;
+    }
+    size_t at = sizeof(agent::ReplyMsg);
+    const auto &p = r->payload;
+    while (at + 4 <= p.size()) {
+      uint32_t len;
+      std::memcpy(&len, p.data() + at, 4);
+      if (at + 4 + len + 8 > p.size())
+        break;
+      std::string name(reinterpret_cast<const char *>(p.data() + at + 4), len);
+      uint64_t addr;
+      std::memcpy(&addr, p.data() + at + 4 + len, 8);
+      symbols[name] = addr;
+      at += 4 + len + 8;
+    }
+    break;
+  }
+
+  agent::AllocCodeMsg a{object->image_size, object->alignment};
+  auto address = call(agent::Message::of(agent::MsgType::AllocCode, a));
+  if (!address)
+    return make_error("the agent cannot reserve code memory: " + address.error());
+  auto image = jit::link_remote_image(*object, *address, symbols);
+  if (!image)
+    return make_error("JIT link: " + image.error());
+  agent::CodeMsg c{*address};
+  agent::Message code = agent::Message::of(agent::MsgType::Code, c);
+  code.payload.insert(code.payload.end(), image->bytes.begin(), image->bytes.end());
+  if (auto r = call(code); !r)
+    return make_error("the agent refused the code: " + r.error());
+  for (size_t i = 0; i < sections.size(); i++) {
+    uint64_t off = image->offset_of(progs[i].entry);
+    if (off != UINT64_MAX)
+      native_entries[sections[i]] = *address + off;
+  }
+  return {};
+}
+
 Result<size_t> UserspaceTarget::install(const runtime::Bundle &bundle,
                                         const ProgramSet &programs,
                                         runtime::maps::Region &region,
@@ -266,8 +352,16 @@ Result<size_t> UserspaceTarget::install(const runtime::Bundle &bundle,
   im.probe_names = &probe_names;
   // The maps region, by descriptor.
   agent::Message region_msg{agent::MsgType::Region, {}, region.fd()};
-  if (auto r = im.call(region_msg); !r)
-    return make_error("cannot hand the maps to the agent: " + r.error());
+  auto agent_base = im.call(region_msg);
+  if (!agent_base)
+    return make_error("cannot hand the maps to the agent: " + agent_base.error());
+  // Native code for the probes (UBTRACE_INTERPRET=1 keeps the interpreter).
+  const char *interpret = getenv("UBTRACE_INTERPRET");
+  if (!interpret || std::string(interpret) == "0") {
+    auto native = im.load_native(bundle, reinterpret_cast<uint64_t>(region.base()), *agent_base);
+    if (!native)
+      im.jit_error = native.error();
+  }
 
   // Object map index -> region map index (the bundle's maps in order).
   for (const auto &def : programs.object().maps) {
@@ -369,6 +463,8 @@ Result<size_t> UserspaceTarget::service() {
 }
 
 size_t UserspaceTarget::pending() const { return impl_->pending.size(); }
+
+const std::string &UserspaceTarget::jit_error() const { return impl_->jit_error; }
 
 Result<void> UserspaceTarget::go() {
   if (!impl_->waiting)

@@ -41,6 +41,9 @@ public:
   Result<size_t> service();
   // Probes still waiting for their library to load.
   size_t pending() const;
+  // Why the probes run in the agent's interpreter instead of native code
+  // ("" when they are native).
+  const std::string &jit_error() const;
   // Lets a spawned command run (no-op for -p).
   Result<void> go();
   // The process's end, once it ended (non-blocking); -p targets report

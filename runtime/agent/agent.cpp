@@ -19,6 +19,7 @@
 #include <memory>
 #include <pthread.h>
 #include <string>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -29,6 +30,7 @@
 #include "runtime/agent/protocol.h"
 #include "runtime/helpers/all_helpers.h"
 #include "runtime/hook/hook.h"
+#include "runtime/jit/remote_symbols.h"
 #include "runtime/maps/helpers.h"
 #include "runtime/maps/region.h"
 #include "runtime/vm/interpreter.h"
@@ -41,7 +43,10 @@ constexpr size_t kMaxPrograms = 4096;
 // One probe to run at a hooked site. Sites of one hook form a list that
 // only grows while the hook is installed (new probes prepend with a
 // release store), so the handler walks it without a lock.
+using NativeEntry = uint64_t (*)(void *ctx);
+
 struct Site {
+  NativeEntry native; // JIT'd by the CLI for this process; else interpret
   const vm::BoundProgram *program;
   uint64_t probe_id;
   uint64_t func_ip;
@@ -105,8 +110,7 @@ public:
   void wait_go();   // the constructor of a spawned target waits here
   void handle(const Message &m);
 
-  std::atomic<uint64_t> hits{0};
-  std::atomic<uint64_t> errors{0};
+  std::atomic<uint64_t> errors{0}; // interpreted runs that stopped early
 
   // A thread returning from dlopen: tell the CLI and wait (bounded) until
   // it has hooked the new library's probes.
@@ -132,6 +136,7 @@ private:
   bool watching_ = false;
   bool closed_ = false;
   runtime::hook::HookId dlopen_hook_;
+  std::vector<std::pair<uint64_t, uint64_t>> code_; // reserved: address, size
 
   Result<void> send(const Message &m);
   Result<void> watch_libraries();
@@ -162,17 +167,24 @@ void on_hit(runtime::hook::PtRegs *regs, void *user) {
   auto *entry = static_cast<HookEntry *>(user);
   abi::HostProbeCtx ctx;
   static_assert(sizeof(runtime::hook::PtRegs) == sizeof(ctx.regs));
-  std::memcpy(&ctx.regs, regs, sizeof ctx.regs);
+  // A plain word copy: a memcpy call costs as much as the rest of a count().
+  const auto *from = reinterpret_cast<const uint64_t *>(regs);
+  auto *to = reinterpret_cast<uint64_t *>(&ctx.regs);
+  for (size_t i = 0; i < sizeof ctx.regs / 8; i++)
+    to[i] = from[i];
   for (Site *s = entry->sites.load(std::memory_order_acquire); s; s = s->next) {
     ctx.probe_id = s->probe_id;
     ctx.func_ip = s->func_ip;
     for (uint32_t i = 0; i < s->usdt_nargs; i++)
       ctx.usdt_args[i] = usdt_arg(ctx.regs, s->usdt_args[i]);
+    if (s->native) {
+      s->native(&ctx);
+      continue;
+    }
     vm::RunResult r = vm::run(*s->program, &ctx);
     if (r.status != vm::RunStatus::Ok)
       g_agent->errors.fetch_add(1, std::memory_order_relaxed);
   }
-  g_agent->hits.fetch_add(1, std::memory_order_relaxed);
 }
 
 bool Agent::hello(bool waiting) {
@@ -300,6 +312,7 @@ Result<void> Agent::add_hook(const HookMsg &h) {
     if (e->address == h.address && e->kind == kind)
       entry = e.get();
   auto site = std::make_unique<Site>();
+  site->native = reinterpret_cast<NativeEntry>(h.native_entry);
   site->program = programs_[h.program].get();
   site->probe_id = h.probe_id;
   site->func_ip = h.func_ip;
@@ -345,6 +358,74 @@ void Agent::handle(const Message &m) {
       return;
     }
     region_ = std::make_unique<runtime::maps::Region>(std::move(*r));
+    reply(0, reinterpret_cast<uint64_t>(region_->base()));
+    return;
+  }
+  case MsgType::Symbols: {
+    // What remote images link against: helpers by id, map iteration, and
+    // the libcalls LLVM may emit.
+    ReplyMsg r{0, 0, 0};
+    Message out = Message::of(MsgType::Reply, r);
+    auto add = [&](const std::string &name, const void *addr) {
+      uint32_t len = static_cast<uint32_t>(name.size());
+      uint64_t a = reinterpret_cast<uint64_t>(addr);
+      size_t at = out.payload.size();
+      out.payload.resize(at + 4 + len + 8);
+      std::memcpy(out.payload.data() + at, &len, 4);
+      std::memcpy(out.payload.data() + at + 4, name.data(), len);
+      std::memcpy(out.payload.data() + at + 4 + len, &a, 8);
+    };
+    const auto &by_id = helpers_.by_id();
+    for (size_t id = 0; id < by_id.size(); id++)
+      if (by_id[id])
+        add(jit::helper_symbol(static_cast<int32_t>(id)),
+            reinterpret_cast<const void *>(by_id[id]));
+    add(jit::kMapIterateSymbol, reinterpret_cast<const void *>(&ubt_map_iterate));
+    add("memset", reinterpret_cast<const void *>(&memset));
+    add("memcpy", reinterpret_cast<const void *>(&memcpy));
+    add("memmove", reinterpret_cast<const void *>(&memmove));
+    (void)send(out);
+    return;
+  }
+  case MsgType::AllocCode: {
+    AllocCodeMsg a{};
+    if (!m.read(a) || a.size == 0 || a.size > (256u << 20)) {
+      reply(-EINVAL, 0, "bad code size");
+      return;
+    }
+    size_t align = a.alignment > 4096 ? a.alignment : 4096;
+    size_t len = (a.size + align + 4095) & ~size_t(4095);
+    void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      reply(-ENOMEM, 0, "cannot map code memory");
+      return;
+    }
+    uint64_t at = (reinterpret_cast<uint64_t>(p) + align - 1) & ~uint64_t(align - 1);
+    code_.push_back({at, a.size});
+    reply(0, at);
+    return;
+  }
+  case MsgType::Code: {
+    CodeMsg c{};
+    if (!m.read(c)) {
+      reply(-EINVAL, 0, "malformed code message");
+      return;
+    }
+    size_t len = m.payload.size() - sizeof c;
+    bool known = false;
+    for (const auto &[at, size] : code_)
+      known |= c.address == at && len <= size;
+    if (!known) {
+      reply(-EINVAL, 0, "code for memory the agent did not reserve");
+      return;
+    }
+    std::memcpy(reinterpret_cast<void *>(c.address), m.payload.data() + sizeof c, len);
+    uint64_t page = c.address & ~uint64_t(4095);
+    size_t span = ((c.address + len + 4095) & ~uint64_t(4095)) - page;
+    if (mprotect(reinterpret_cast<void *>(page), span, PROT_READ | PROT_EXEC) != 0) {
+      reply(-errno, 0, "cannot make code executable");
+      return;
+    }
     reply(0);
     return;
   }
@@ -406,7 +487,7 @@ void Agent::handle(const Message &m) {
     return;
   case MsgType::Stats: {
     auto hs = runtime::hook::hook_stats();
-    StatsMsg s{hits.load(), hs.nested_skips, errors.load(), hs.attached};
+    StatsMsg s{0, hs.nested_skips, errors.load(), hs.attached};
     ReplyMsg r{0, 0, 0};
     Message out = Message::of(MsgType::Reply, r);
     out.payload.resize(sizeof r + sizeof s);

@@ -32,7 +32,8 @@ enum class MsgType : uint32_t {
                // thread waits (bounded) for LibraryDone, so probes in the
                // library are hooked before its functions can run
   // CLI -> agent
-  Region = 10,    // the maps region: its fd travels with the message
+  Region = 10,    // the maps region: its fd travels with the message; the
+                  // reply's value is where the agent mapped it
   Program = 11,   // a verified program (program_wire.h)
   Hook = 12,      // HookMsg
   Semaphore = 13, // SemaphoreMsg: a USDT semaphore to enable
@@ -41,6 +42,9 @@ enum class MsgType : uint32_t {
   Stats = 16,     // the reply carries StatsMsg
   WatchLibraries = 17, // report libraries loaded from now on (Library)
   LibraryDone = 18,    // the CLI has hooked what the last Library needed
+  Symbols = 19,   // the reply lists the agent's helper addresses (below)
+  AllocCode = 20, // AllocCodeMsg; the reply's value is the address
+  Code = 21,      // CodeMsg, then the machine code to place there
 };
 
 struct MsgHeader {
@@ -91,15 +95,31 @@ struct HookMsg {
   uint32_t kind;      // HookKind
   uint32_t usdt_nargs; // USDT sites: how many of usdt_args are read
   uint32_t pad;
+  uint64_t native_entry; // the program's JIT'd entry in this process; 0:
+                         // run the program in the interpreter
   UsdtArgWire usdt_args[12];
 };
+
+// Native code the CLI linked for this process (runtime/jit remote images):
+// the agent reserves memory, the CLI links the image for that address.
+struct AllocCodeMsg {
+  uint64_t size;
+  uint64_t alignment;
+};
+struct CodeMsg {
+  uint64_t address; // from AllocCode
+};
+
+// The Symbols reply: after the ReplyMsg, entries of
+//   u32 name length, the name (runtime/jit/remote_symbols.h names), u64 address.
 
 struct SemaphoreMsg {
   uint64_t address; // of the u16 semaphore in the target
 };
 
 struct StatsMsg {
-  uint64_t hits;        // probe runs
+  uint64_t hits;        // reserved (probe runs are not counted: a shared
+                        // counter would cost every hit a contended atomic)
   uint64_t nested_skips;
   uint64_t errors;      // runs that stopped with an error
   uint64_t hooks;       // installed now

@@ -1,0 +1,80 @@
+// `-f folded`: maps as folded stacks for flame graphs, one line per entry,
+//
+//   frame;frame;frame count
+//
+// outermost frame first, as flamegraph.pl, inferno and speedscope read them.
+// A map prints this way when its values are plain integers (count(), sum(),
+// min(), max(), integer assignments). Each part of the key gives frames in
+// key order: a stack (ustack, kstack) gives its frames outermost first, with
+// the "+offset" and "@file:line" suffixes dropped so that samples anywhere
+// in a function merge; any other value gives one frame, its text form.
+// Entries whose frames become equal are summed; lines are sorted.
+//
+// Everything that is not a foldable map (printf, time, hist/stats maps,
+// errors, "Attached N probes") goes to the error stream as text output
+// writes it, so that the result stream holds nothing but folded lines.
+#pragma once
+
+#include "backends/output/output.h"
+#include "backends/output/text_output.h"
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ubtrace::output {
+
+class FoldedOutput : public Output {
+public:
+  FoldedOutput(std::ostream &out, std::ostream &err)
+      : out_(out), text_(err, err) {}
+
+  void map(const PrintedMap &map) override;
+  void value(const Value &value) override { text_.value(value); }
+  void printf(std::string_view text) override { text_.printf(text); }
+  void diagnostic(Severity severity, std::string_view message,
+                  std::span<const SourceLocation> chain) override {
+    text_.diagnostic(severity, message, chain);
+  }
+  void time(std::string_view text) override { text_.time(text); }
+  void cat(std::string_view text) override { text_.cat(text); }
+  void join(std::string_view text) override { text_.join(text); }
+  void syscall(std::string_view text) override { text_.syscall(text); }
+  void lost_events(uint64_t lost) override { text_.lost_events(lost); }
+  void attached_probes(uint64_t probes) override {
+    text_.attached_probes(probes);
+  }
+  void helper_error(std::string_view message, std::string_view helper,
+                    int retcode,
+                    std::span<const SourceLocation> chain) override {
+    text_.helper_error(message, helper, retcode, chain);
+  }
+  void runtime_error(std::string_view message,
+                     std::span<const SourceLocation> chain) override {
+    text_.runtime_error(message, chain);
+  }
+  // Text output's two newlines would only separate printf output from the
+  // maps; folded output has nothing to separate.
+  void end() override { out_.flush(); }
+
+private:
+  std::ostream &out_;
+  TextOutput text_;
+};
+
+// Whether `map` prints as folded lines (plain integer values).
+bool is_foldable(const PrintedMap &map);
+
+// The folded lines of a foldable map, each ending in '\n'. Entries with a
+// count of zero or less are left out (a flame graph cannot show them).
+std::string folded_text(const PrintedMap &map);
+
+// The frames one key contributes, outermost first (a scalar map's key,
+// Kind::None, gives none).
+std::vector<std::string> folded_frames(const Value &key);
+
+// The frames of a stack as stack_text() prints it in any stack mode,
+// outermost first, offsets and source lines dropped.
+std::vector<std::string> stack_frames(std::string_view stack_text);
+
+} // namespace ubtrace::output
