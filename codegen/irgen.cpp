@@ -79,12 +79,57 @@ llvm::BasicBlock *IRGen::block(const std::string &name) {
   return llvm::BasicBlock::Create(*llctx_, name, fn_);
 }
 
-llvm::AllocaInst *IRGen::entry_alloca(uint32_t size, const std::string &name) {
+// Values above this size, and any slot once the probe's stack passes the
+// budget, go to the temps area: BPF allows 512 bytes of stack for a probe and
+// its callbacks together, and LLVM needs some for spills.
+static constexpr uint32_t kMaxStackTemp = 64;
+static constexpr uint32_t kStackBudget = 256;
+
+llvm::Value *IRGen::entry_alloca(uint32_t size, const std::string &name,
+                                  bool stack_only) {
+  uint32_t bytes = (std::max<uint32_t>(size, 1) + 7) / 8 * 8;
+  if (!stack_only && (bytes > kMaxStackTemp || stack_used_ + bytes > kStackBudget))
+    return temps_ptr(bytes);
+  stack_used_ += bytes;
   llvm::IRBuilder<> eb(entry_, entry_->begin());
   auto *ty = llvm::ArrayType::get(b_.getInt8Ty(), std::max<uint32_t>(size, 1));
   auto *a = eb.CreateAlloca(ty, nullptr, name);
   a->setAlignment(llvm::Align(8));
   return a;
+}
+
+llvm::Value *IRGen::temps_ptr(uint32_t bytes) {
+  if (!temps_base_) {
+    // Looked up at the end of the entry block (the allocas stay at its top);
+    // finish_entry checks it for null.
+    llvm::IRBuilder<> eb(entry_);
+    eb.SetCurrentDebugLocation(b_.getCurrentDebugLocation());
+    auto &sm = map_of(abi::kScratchMap);
+    auto *key = eb.CreateAlloca(b_.getInt32Ty(), nullptr, "tkey");
+    eb.CreateAlignedStore(b_.getInt32(1), key, llvm::Align(4));
+    auto *fty = llvm::FunctionType::get(ptrt(), {ptrt(), ptrt()}, false);
+    auto *callee = eb.CreateIntToPtr(eb.getInt64(BPF_FUNC_map_lookup_elem), ptrt());
+    temps_base_ = eb.CreateCall(fty, callee, {sm.gv, key}, "temps");
+  }
+  uint32_t off = temps_off_;
+  temps_off_ += bytes;
+  temps_size_ = std::max(temps_size_, temps_off_);
+  return byte_ptr(temps_base_, off);
+}
+
+void IRGen::finish_entry(llvm::BasicBlock *body) {
+  llvm::IRBuilder<> eb(entry_);
+  eb.SetCurrentDebugLocation(b_.getCurrentDebugLocation());
+  if (!temps_base_) {
+    eb.CreateBr(body);
+    return;
+  }
+  auto *none = llvm::BasicBlock::Create(*llctx_, "temps.none", fn_);
+  eb.CreateCondBr(eb.CreateIsNull(temps_base_), none, body);
+  llvm::IRBuilder<> nb(none);
+  nb.SetCurrentDebugLocation(b_.getCurrentDebugLocation());
+  nb.CreateRet(nb.getInt64(0));
+  temps_base_ = nullptr;
 }
 
 llvm::Value *IRGen::byte_ptr(llvm::Value *base, uint64_t offset) {
@@ -344,6 +389,9 @@ void IRGen::gen_probe(Probe &p, size_t index) {
   vars_.clear();
   var_types_.clear();
   loops_.clear();
+  temps_off_ = 0;
+  stack_used_ = 0;
+  temps_base_ = nullptr;
   returned_flag_ = nullptr;
   collect_vars(*p.body);
   for (const auto &[vname, t] : var_types_) {
@@ -366,9 +414,7 @@ void IRGen::gen_probe(Probe &p, size_t index) {
     b_.CreateRet(i64(0));
 
   // The entry block holds the allocas (and zeroing); then the body.
-  llvm::IRBuilder<> eb(entry_);
-  eb.SetCurrentDebugLocation(b_.getCurrentDebugLocation());
-  eb.CreateBr(body);
+  finish_entry(body);
 
   for (auto *ap : p.attach_points) {
     runtime::ProbeSpec ps;

@@ -50,7 +50,11 @@ public:
   void declare_maps();
   void gen_probe(ast::Probe &p, size_t index);
   void finish_module();
-  llvm::AllocaInst *entry_alloca(uint32_t size, const std::string &name);
+  // Memory for a temporary, valid for the whole function: a stack slot, or
+  // for large ones a piece of the temps area. `stack_only` for memory that
+  // holds BPF pointers (a for loop's context block): only the stack may.
+  llvm::Value *entry_alloca(uint32_t size, const std::string &name,
+                            bool stack_only = false);
   llvm::Value *var_slot(const std::string &name);
   void collect_vars(ast::Block &body);
   void zero(llvm::Value *ptr, uint32_t size);
@@ -150,6 +154,16 @@ public:
   std::map<std::string, MapGen> maps_;
   std::vector<std::string> map_order_; // user maps, in id order
   uint32_t scratch_size_ = 64;
+  // Large temporaries (stacks, big strings and buffers) live in entry 1 of
+  // the scratch map instead of the 512-byte BPF stack: each gets a fixed
+  // offset there, per probe (a probe's for-loop callbacks continue after it).
+  uint32_t temps_off_ = 0;   // next free offset in the current probe
+  uint32_t temps_size_ = 0;  // the largest over all probes
+  uint32_t stack_used_ = 0;  // bytes of stack slots in the current probe
+  llvm::Value *temps_base_ = nullptr; // current function's entry-1 pointer
+  llvm::Value *temps_ptr(uint32_t size);
+  // Closes the entry block: the temps lookup (if any) and a branch to body.
+  void finish_entry(llvm::BasicBlock *body);
   uint32_t ncpus_ = 1;
 
   // Current function.

@@ -3,6 +3,7 @@
 
 #include "codegen/irgen.h"
 #include "codegen/value_types.h"
+#include "runtime/gpu/gpu_helper_ids.h"
 
 namespace ubtrace::codegen {
 
@@ -135,13 +136,15 @@ void IRGen::declare_maps() {
   internal(abi::kEventsMap, runtime::MapRole::Events, BPF_MAP_TYPE_RINGBUF,
            runtime::MapKind::RingBuf, 0, 0, rb_bytes);
   internal(abi::kScratchMap, runtime::MapRole::Scratch, BPF_MAP_TYPE_PERCPU_ARRAY,
-           runtime::MapKind::PerCpuArray, 4, 0, 1);
+           runtime::MapKind::PerCpuArray, 4, 0, 2);
   internal(abi::kGlobalsMap, runtime::MapRole::Globals, BPF_MAP_TYPE_ARRAY,
            runtime::MapKind::Array, 4, sizeof(abi::Globals), 1);
 }
 
 void IRGen::finish_module() {
-  maps_.at(abi::kScratchMap).spec.value_size = (scratch_size_ + 7) / 8 * 8;
+  // Entry 0 builds events, entry 1 holds large temporaries.
+  maps_.at(abi::kScratchMap).spec.value_size =
+      (std::max(scratch_size_, temps_size_) + 7) / 8 * 8;
   for (const auto &name : map_order_) {
     MapGen &mg = maps_.at(name);
     define_map_global(mg);
@@ -301,7 +304,7 @@ llvm::Value *IRGen::sum_slots(MapGen &mg, llvm::Value *key) {
   auto *gkey = entry_alloca(4, "gkey");
   b_.CreateAlignedStore(b_.getInt32(0), gkey, llvm::Align(4));
   auto *g = helper(BPF_FUNC_map_lookup_elem, ptrt(), {map_ptr(gm), gkey});
-  auto *data = entry_alloca(24, "fold");
+  auto *data = entry_alloca(24, "fold", /*stack_only=*/true); // holds a pointer
   b_.CreateAlignedStore(key, data, llvm::Align(8));
   b_.CreateAlignedStore(i64(0), byte_ptr(data, 8), llvm::Align(8));
   b_.CreateAlignedStore(i64(0), byte_ptr(data, 16), llvm::Align(8));
@@ -418,6 +421,15 @@ void IRGen::gen_aggregate(Map &m, Call &c) {
   case TypeKind::Max: {
     bool is_min = t.kind == TypeKind::Min;
     bool sign = mg.info->value.agg_signed;
+    if (gpu_) {
+      // GPU: a device atomic min/max (BPF has none; a CAS loop would make
+      // a warp retry). Device maps start the value at the identity, so
+      // there is no is-set test; every sample marks the value set.
+      helper(is_min ? runtime::gpu::kHelperGpuAtomicMin : runtime::gpu::kHelperGpuAtomicMax,
+             i64t(), {map_ptr(mg), p, arg, i64(sign ? 1 : 0)});
+      b_.CreateAlignedStore(i64(1), byte_ptr(p, 8), llvm::Align(8));
+      break;
+    }
     auto *cur = b_.CreateAlignedLoad(i64t(), p, llvm::Align(8));
     auto *set = b_.CreateAlignedLoad(i64t(), byte_ptr(p, 8), llvm::Align(8));
     auto *better = is_min ? (sign ? b_.CreateICmpSLT(arg, cur) : b_.CreateICmpULT(arg, cur))
@@ -425,15 +437,7 @@ void IRGen::gen_aggregate(Map &m, Call &c) {
     auto *write = block("agg.write");
     b_.CreateCondBr(b_.CreateOr(b_.CreateICmpEQ(set, i64(0)), better), write, done);
     b_.SetInsertPoint(write);
-    if (gpu_) {
-      // Racy on the GPU without a compare-and-swap loop; good enough until
-      // the lifter grows one: every thread writes a candidate.
-      b_.CreateAtomicRMW(is_min ? (sign ? llvm::AtomicRMWInst::Min : llvm::AtomicRMWInst::UMin)
-                                : (sign ? llvm::AtomicRMWInst::Max : llvm::AtomicRMWInst::UMax),
-                         p, arg, llvm::Align(8), llvm::AtomicOrdering::Monotonic);
-    } else {
-      b_.CreateAlignedStore(arg, p, llvm::Align(8));
-    }
+    b_.CreateAlignedStore(arg, p, llvm::Align(8));
     b_.CreateAlignedStore(i64(1), byte_ptr(p, 8), llvm::Align(8));
     break;
   }

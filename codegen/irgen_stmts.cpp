@@ -148,7 +148,7 @@ void IRGen::gen_for(For &s) {
     names.push_back(name);
   uint32_t n = names.size();
   uint32_t flag_off = 8 * (n + 1), start_off = 8 * (n + 2);
-  auto *cbctx = entry_alloca(8 * (n + 3), "forctx");
+  auto *cbctx = entry_alloca(8 * (n + 3), "forctx", /*stack_only=*/true);
   b_.CreateAlignedStore(ctx_, cbctx, llvm::Align(8));
   for (uint32_t i = 0; i < n; i++)
     b_.CreateAlignedStore(vars_[names[i]], byte_ptr(cbctx, 8 * (i + 1)), llvm::Align(8));
@@ -197,6 +197,8 @@ void IRGen::gen_for(For &s) {
   auto saved_vars = vars_;
   auto saved_loops = loops_;
   auto *saved_flag = returned_flag_;
+  auto *saved_temps = temps_base_;
+  temps_base_ = nullptr;
 
   fn_ = cb;
   entry_ = llvm::BasicBlock::Create(*llctx_, "entry", cb);
@@ -236,11 +238,10 @@ void IRGen::gen_for(For &s) {
   gen_block(*s.body);
   if (!b_.GetInsertBlock()->getTerminator())
     b_.CreateRet(i64(0));
-  llvm::IRBuilder<> eb(entry_);
-  eb.SetCurrentDebugLocation(b_.getCurrentDebugLocation());
-  eb.CreateBr(body);
+  finish_entry(body);
 
   fn_ = saved_fn;
+  temps_base_ = saved_temps;
   ctx_ = saved_ctx;
   entry_ = saved_entry;
   vars_ = saved_vars;

@@ -108,7 +108,7 @@ inline constexpr uint32_t kJoinMaxArgs = 16;
 // ---- Internal maps (besides the script's) ----
 // Names in the BPF object; MapRole in the bundle says the same.
 inline constexpr const char *kEventsMap = "ubt_events";   // ring buffer
-inline constexpr const char *kScratchMap = "ubt_scratch"; // per-slot bytes
+inline constexpr const char *kScratchMap = "ubt_scratch"; // per-slot bytes: [0] events, [1] large temporaries
 inline constexpr const char *kGlobalsMap = "ubt_globals"; // Globals below
 
 struct Globals {

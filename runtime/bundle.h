@@ -93,7 +93,7 @@ enum class MapKind : uint8_t {
 enum class MapRole : uint8_t {
   User,    // a map of the script (@x)
   Events,  // the event ring buffer (abi::kEventsMap)
-  Scratch, // per-slot scratch bytes for building events (abi::kScratchMap)
+  Scratch, // per-slot scratch: entry 0 builds events, entry 1 holds large temporaries (abi::kScratchMap)
   Globals, // abi::Globals (abi::kGlobalsMap)
 };
 

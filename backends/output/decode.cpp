@@ -168,8 +168,11 @@ Value decode(const runtime::ValueType &type, Bytes bytes,
   case Kind::Struct:
     return fields_value(type, bytes, ctx, div);
   case Kind::UStack:
-  case Kind::KStack:
-    return Value::of_string(stack_text(type, bytes, ctx));
+  case Kind::KStack: {
+    Value v = Value::of_string(stack_text(type, bytes, ctx));
+    v.stack = true;
+    return v;
+  }
   case Kind::USym:
     return Value::of_string(
         usym_text(load_u64(bytes, 0), load_i64(bytes, 8), ctx));

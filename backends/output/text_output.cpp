@@ -28,8 +28,22 @@ void log_expansions(std::ostream &err, std::string_view type,
 
 } // namespace
 
+// Stacks in map keys are indented by 4, not 8 (bpftrace's layout).
+static void indent_key_stacks(Value &v) {
+  if (v.stack) {
+    const std::string from = "\n        ", to = "\n    ";
+    for (size_t pos = 0; (pos = v.text.find(from, pos)) != std::string::npos;
+         pos += to.size())
+      v.text.replace(pos, from.size(), to);
+  }
+  for (auto &e : v.elements)
+    indent_key_stacks(e);
+}
+
 std::string key_text(const Value &key) {
-  std::string s = text_of(key);
+  Value k = key;
+  indent_key_stacks(k);
+  std::string s = text_of(k);
   if (s.size() >= 2 && s.front() == '(' && s.back() == ')')
     s = s.substr(1, s.size() - 2);
   return s;

@@ -34,6 +34,8 @@ struct Value {
   std::string text;               // String, Symbolic's name, Buffer's bytes
   std::vector<Value> elements;    // Array, Tuple, Record
   std::vector<std::string> names; // Record: one name per element
+  // A String holding a stack's lines (indented by 8, or 4 inside map keys).
+  bool stack = false;
 
   static Value none() { return Value{}; }
   static Value of_bool(bool b) {

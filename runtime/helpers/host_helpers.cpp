@@ -138,6 +138,16 @@ uint64_t h_get_stack(uint64_t ctx, uint64_t buf, uint64_t size, uint64_t flags, 
   if (regs->rip == 0)
     return 0;
   out[n++] = regs->rip;
+  // At a function's first instruction the frame is not set up yet: rbp is
+  // still the caller's, so its return address is only at [rsp]. Take it
+  // from there (as Linux does for uprobes at function entry), then walk on.
+  const auto *host = reinterpret_cast<const abi::HostProbeCtx *>(ctx);
+  if (host->func_ip != 0 && regs->rip == host->func_ip && n < max) {
+    uint64_t ret = 0;
+    if (safe_read(&ret, sizeof ret, reinterpret_cast<const void *>(regs->rsp)) == 0 &&
+        ret != 0)
+      out[n++] = ret;
+  }
   uint64_t fp = regs->rbp;
   while (n < max && fp != 0 && (fp & 7) == 0) {
     uint64_t frame[2];

@@ -50,7 +50,9 @@ TEST(Codegen, LibbpfOpensTheObjectWithTheBundlesMaps) {
       EXPECT_EQ(bpf_map__value_size(bm), spec.value_size);
     }
   }
-  EXPECT_EQ(bpf_map__type(maps["AT_c"]), BPF_MAP_TYPE_PERCPU_HASH);
+  // A scalar aggregation is one per-slot array entry; keyed ones hash.
+  EXPECT_EQ(bpf_map__type(maps["AT_c"]), BPF_MAP_TYPE_PERCPU_ARRAY);
+  EXPECT_EQ(bpf_map__type(maps["AT_h"]), BPF_MAP_TYPE_PERCPU_HASH);
   EXPECT_EQ(bpf_map__type(maps["AT_m"]), BPF_MAP_TYPE_HASH);
   EXPECT_EQ(bpf_map__type(maps[abi::kEventsMap]), BPF_MAP_TYPE_RINGBUF);
   // (int64, string[2]): the literal's size, padded to the tuple's alignment

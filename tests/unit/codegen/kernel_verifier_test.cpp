@@ -69,7 +69,13 @@ INSTANTIATE_TEST_SUITE_P(
         "uprobe:/bin/ls:main { printf(\"%d %d\\n\", arg0, arg1); @[ustack(8)] = count(); }",
         "uretprobe:/bin/ls:main { @r = hist(retval); }",
         "uprobe:/bin/ls:main { $s = str(arg0, 16); printf(\"%s %d\\n\", $s, strlen($s)); }",
-        "uprobe:/bin/ls:main { @b = buf(arg0, 8); printf(\"%r\\n\", buf(arg1, 4)); }"));
+        "uprobe:/bin/ls:main { @b = buf(arg0, 8); printf(\"%r\\n\", buf(arg1, 4)); }",
+        // Values past the 512-byte stack: default stacks, long strings.
+        "uprobe:/bin/ls:main { @k[ustack] = count(); $s = ustack; @v = $s; "
+        "printf(\"%s %s\\n\", ustack, ustack(3)); }",
+        "config = { max_strlen = 2048 } uprobe:/bin/ls:main { $a = str(arg0); "
+        "$t = ($a, $a, 1); @[$t] = count(); printf(\"%s %s\\n\", $a, $t.1); }",
+        "BEGIN { @m[1] = 1; for ($kv : @m) { $s = ustack; @w[$s] = $kv.1; } }"));
 
 } // namespace
 } // namespace ubtrace

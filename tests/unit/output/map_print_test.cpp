@@ -265,7 +265,7 @@ TEST(MapPrint, StackKeysPrintOnTheirOwnLines) {
   stack.stack_limit = 2;
   MapBuilder m(map_spec("@", AggKind::Count, stack, u64()));
   m.add(Packer().u64(2).u64(0x10).u64(0x20).bytes(), le64(3));
-  EXPECT_EQ(map_text(m.build()), "@[\n        0x10\n        0x20\n]: 3\n");
+  EXPECT_EQ(map_text(m.build()), "@[\n    0x10\n    0x20\n]: 3\n");
 }
 
 TEST(MapPrint, EmptyMaps) {
