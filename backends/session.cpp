@@ -312,11 +312,15 @@ output::PrintedMap Session::printed(size_t map, size_t top, uint32_t div) {
   std::vector<std::vector<uint8_t>> merged;
   merged.reserve(snap.entries);
   std::vector<output::MapEntry> entries;
-  size_t slots = snap.info.slots ? snap.info.slots : 1;
+  // No slot in use yet (no probe ran): every entry's values are zero.
+  const size_t slots = snap.info.slots;
+  const std::vector<uint8_t> none(snap.info.value_size, 0);
   for (size_t i = 0; i < snap.entries; i++) {
-    output::Bytes all(snap.values.data() + i * slots * snap.info.value_size,
-                      slots * snap.info.value_size);
-    merged.push_back(output::merge_slots(spec, all, slots));
+    output::Bytes all =
+        slots ? output::Bytes(snap.values.data() + i * slots * snap.info.value_size,
+                              slots * snap.info.value_size)
+              : output::Bytes(none.data(), none.size());
+    merged.push_back(output::merge_slots(spec, all, slots ? slots : 1));
   }
   // A scalar aggregation in a per-slot array exists before its first
   // update: it reads as unset until then and does not print.

@@ -23,6 +23,11 @@ namespace ubtrace::backends {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
+static std::string busy_message(int pid) {
+  return "process " + std::to_string(pid) +
+         " is traced by another ubtrace already (one at a time per process)";
+}
+
 struct UserspaceTarget::Impl {
   std::optional<runtime::inject::SpawnedProcess> spawned;
   int sock = -1; // the agent channel
@@ -72,6 +77,8 @@ struct UserspaceTarget::Impl {
       return make_error("the agent speaks protocol " + std::to_string(h.version) +
                         ", this ubtrace " + std::to_string(agent::kProtocolVersion) +
                         ": mixed installations?");
+    if (h.busy)
+      return make_error(busy_message(pid));
     waiting = h.waiting != 0;
     return {};
   }
@@ -129,6 +136,10 @@ Result<std::unique_ptr<UserspaceTarget>> UserspaceTarget::launch(const std::stri
   runtime::inject::SpawnOptions opts;
   opts.command = std::move(*cmd);
   opts.agent_path = agent;
+  // A CLI that dies (even by SIGKILL) leaves the command running, untraced:
+  // the agent sees its channel close and unhooks. A CLI that exits on its
+  // own while the command runs terminates it (~UserspaceTarget).
+  opts.terminate_with_cli = false;
   auto spawned = runtime::inject::spawn_with_agent(opts);
   if (!spawned)
     return std::move(spawned).take_error();
@@ -152,9 +163,18 @@ Result<std::unique_ptr<UserspaceTarget>> UserspaceTarget::attach(int pid,
     return std::move(listener).take_error();
   runtime::inject::InjectOptions io;
   io.agent_path = agent;
+  // The library may be loaded already (an earlier ubtrace traced this
+  // process): the entry starts a session either way.
+  io.entry_symbol = agent::kInjectEntry;
   auto report = runtime::inject::inject_agent(pid, io);
   if (!report)
     return std::move(report).take_error();
+  if (report->entry_result == 1)
+    return make_error(busy_message(pid));
+  if (report->entry_result != 0)
+    return make_error("the agent loaded into " + std::to_string(pid) +
+                      " could not connect back to ubtrace (code " +
+                      std::to_string(report->entry_result) + ")");
   auto channel = listener->accept(pid, runtime::inject::Deadline(10000ms));
   if (!channel)
     return make_error("the agent loaded into " + std::to_string(pid) +

@@ -103,7 +103,8 @@ struct HookEntry {
 
 class Agent {
 public:
-  explicit Agent(int sock) : sock_(sock) {}
+  Agent(int sock, bool spawned) : sock_(sock), spawned_(spawned) {}
+  bool spawned() const { return spawned_; }
 
   bool hello(bool waiting);
   void serve();     // the channel thread's loop
@@ -116,8 +117,11 @@ public:
   // it has hooked the new library's probes.
   void library_loaded(const char *path);
 
+  runtime::maps::Region *region() const { return region_.get(); } // GPU
+
 private:
   int sock_;
+  bool spawned_;
   std::unique_ptr<runtime::maps::Region> region_;
   vm::HelperImpls helpers_ = runtime::helpers::all_helper_impls();
   std::unique_ptr<vm::BoundProgram> programs_[kMaxPrograms];
@@ -136,7 +140,13 @@ private:
   bool watching_ = false;
   bool closed_ = false;
   runtime::hook::HookId dlopen_hook_;
-  std::vector<std::pair<uint64_t, uint64_t>> code_; // reserved: address, size
+  struct CodeBlock {
+    uint64_t at, size;  // what the CLI may write: aligned address, bytes
+    void *map;          // the mapping holding it
+    size_t map_len;
+  };
+  std::vector<CodeBlock> code_;
+  std::vector<uint16_t *> semaphores_; // USDT semaphores this session raised
 
   Result<void> send(const Message &m);
   Result<void> watch_libraries();
@@ -144,6 +154,12 @@ private:
   void reply(int32_t status, uint64_t value = 0, const std::string &error = "");
   void release_waiter();
   void detach_all();
+
+public:
+  // After the session: unmaps code and maps, frees programs.
+  void release_memory();
+
+private:
   Result<uint64_t> add_program(const Message &m);
   Result<void> add_hook(const HookMsg &h);
 };
@@ -190,6 +206,12 @@ void on_hit(runtime::hook::PtRegs *regs, void *user) {
 bool Agent::hello(bool waiting) {
   HelloMsg h{kProtocolVersion, static_cast<uint32_t>(getpid()), waiting ? 1u : 0u, 0};
   return bool(send_message(sock_, Message::of(MsgType::Hello, h)));
+}
+
+// A CLI that came while another one traces the process: told so, hung up.
+void send_busy(int sock) {
+  HelloMsg h{kProtocolVersion, static_cast<uint32_t>(getpid()), 0, 1};
+  (void)send_message(sock, Message::of(MsgType::Hello, h));
 }
 
 Result<void> Agent::send(const Message &m) {
@@ -274,6 +296,21 @@ void Agent::detach_all() {
   for (auto &h : hooks_)
     (void)runtime::hook::uninstall_hook(h->id);
   hooks_.clear();
+  // The program's USDT sites go back to skipping their argument set-up.
+  for (uint16_t *sem : semaphores_)
+    __atomic_sub_fetch(sem, 1, __ATOMIC_SEQ_CST);
+  semaphores_.clear();
+}
+
+void Agent::release_memory() {
+  // Called after detach_all: no thread runs a probe any more.
+  for (const auto &b : code_)
+    munmap(b.map, b.map_len);
+  code_.clear();
+  for (size_t i = 0; i < nprograms_; i++)
+    programs_[i].reset();
+  nprograms_ = 0;
+  region_.reset();
 }
 
 Result<uint64_t> Agent::add_program(const Message &m) {
@@ -401,7 +438,7 @@ void Agent::handle(const Message &m) {
       return;
     }
     uint64_t at = (reinterpret_cast<uint64_t>(p) + align - 1) & ~uint64_t(align - 1);
-    code_.push_back({at, a.size});
+    code_.push_back({at, a.size, p, len});
     reply(0, at);
     return;
   }
@@ -413,8 +450,8 @@ void Agent::handle(const Message &m) {
     }
     size_t len = m.payload.size() - sizeof c;
     bool known = false;
-    for (const auto &[at, size] : code_)
-      known |= c.address == at && len <= size;
+    for (const auto &b : code_)
+      known |= c.address == b.at && len <= b.size;
     if (!known) {
       reply(-EINVAL, 0, "code for memory the agent did not reserve");
       return;
@@ -457,6 +494,7 @@ void Agent::handle(const Message &m) {
       return;
     }
     __atomic_add_fetch(reinterpret_cast<uint16_t *>(s.address), 1, __ATOMIC_SEQ_CST);
+    semaphores_.push_back(reinterpret_cast<uint16_t *>(s.address));
     reply(0);
     return;
   }
@@ -498,6 +536,13 @@ void Agent::handle(const Message &m) {
   case MsgType::Hello:
   case MsgType::Reply:
   case MsgType::Library:
+  // GPU messages travel on the GPU channel (runtime/agent/gpu), not here.
+  case MsgType::GpuHello:
+  case MsgType::GpuSetup:
+  case MsgType::GpuSync:
+  case MsgType::GpuClear:
+  case MsgType::GpuStats:
+  case MsgType::GpuNotice:
     reply(-EINVAL, 0, "unexpected message");
     return;
   }
@@ -517,24 +562,42 @@ void Agent::serve() {
   close(sock_);
 }
 
+// One session at a time: the agent of the CLI tracing the process now.
+pthread_mutex_t g_session_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void *serve_thread(void *arg) {
-  static_cast<Agent *>(arg)->serve();
+  auto *agent = static_cast<Agent *>(arg);
+  agent->serve();
+  // Hooks are gone (serve ends with detach_all): another CLI may attach.
+  pthread_mutex_lock(&g_session_lock);
+  g_agent = nullptr;
+  pthread_mutex_unlock(&g_session_lock);
+  agent->release_memory();
+  // A spawned target's constructor may still be leaving wait_go(): that
+  // (one per process) agent stays.
+  if (!agent->spawned())
+    delete agent;
   return nullptr;
 }
 
-int connect_channel(bool &spawned) {
-  spawned = false;
-  if (const char *env = getenv(kFdEnv)) {
-    int fd = atoi(env);
-    // Children and exec'd programs must not reuse the channel.
-    unsetenv(kFdEnv);
-    int flags = fcntl(fd, F_GETFD);
-    if (flags < 0)
-      return -1;
-    fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
-    spawned = true;
-    return fd;
-  }
+// The channel of a spawned target: the fd the CLI left in the environment.
+int spawned_channel() {
+  const char *env = getenv(kFdEnv);
+  if (!env)
+    return -1;
+  int fd = atoi(env);
+  // Children and exec'd programs must not reuse the channel.
+  unsetenv(kFdEnv);
+  int flags = fcntl(fd, F_GETFD);
+  if (flags < 0)
+    return -1;
+  fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+  return fd;
+}
+
+// The channel of an injected agent: the CLI listens on an abstract socket
+// named after this process.
+int attach_channel() {
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return -1;
@@ -550,38 +613,73 @@ int connect_channel(bool &spawned) {
   return fd;
 }
 
-} // namespace
-} // namespace ubtrace::agent
-
-// Called by libubtrace_preload.so's constructor. That library depends on
-// this one, so the loader has run all of this library's initialisers (the
-// hook and map libraries' globals) before the call: a spawned target can
-// wait here for Go with everything ready.
-extern "C" __attribute__((visibility("default"))) void ubtrace_agent_start() {
-  using namespace ubtrace::agent;
-  if (g_agent)
-    return;
-  bool spawned = false;
-  int sock = connect_channel(spawned);
-  if (sock < 0)
-    return; // not traced (e.g. a program exec'd by the traced one)
-  static Agent agent(sock);
-  g_agent = &agent;
-  if (!agent.hello(spawned)) {
+// 0: a session started on `sock`; 1: another one runs (the CLI is told);
+// -1: it could not start.
+int start_session(int sock, bool spawned) {
+  pthread_mutex_lock(&g_session_lock);
+  if (g_agent) {
+    pthread_mutex_unlock(&g_session_lock);
+    send_busy(sock);
     close(sock);
-    g_agent = nullptr;
-    return;
+    return 1;
   }
+  auto *agent = new Agent(sock, spawned);
+  if (!agent->hello(spawned)) {
+    pthread_mutex_unlock(&g_session_lock);
+    close(sock);
+    delete agent;
+    return -1;
+  }
+  g_agent = agent;
   // The channel thread takes no signals: they are the target's.
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   pthread_t t;
-  int rc = pthread_create(&t, nullptr, serve_thread, &agent);
+  int rc = pthread_create(&t, nullptr, serve_thread, agent);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (rc != 0)
-    return;
+  if (rc != 0) {
+    g_agent = nullptr;
+    pthread_mutex_unlock(&g_session_lock);
+    close(sock);
+    delete agent;
+    return -1;
+  }
   pthread_detach(t);
+  pthread_mutex_unlock(&g_session_lock);
   if (spawned)
-    agent.wait_go();
+    agent->wait_go();
+  return 0;
+}
+
+} // namespace
+
+// ---- GPU (runtime/agent/gpu): the maps region device maps are read back
+// into, once the CLI has sent it (null before, or when not traced).
+runtime::maps::Region *agent_region() {
+  return g_agent ? g_agent->region() : nullptr;
+}
+} // namespace ubtrace::agent
+
+// Called by libubtrace_preload.so's constructor. That library depends on
+// this one, so the loader has run all of this library's initialisers (the
+// hook and map libraries' globals) before the call: a spawned target can
+// wait here for Go with everything ready. Injected agents start through
+// ubtrace_agent_inject instead (the constructor runs only at the first
+// injection; a later CLI finds the library loaded).
+extern "C" __attribute__((visibility("default"))) void ubtrace_agent_start() {
+  int sock = ubtrace::agent::spawned_channel();
+  if (sock < 0)
+    return; // not spawned by ubtrace (injected, or exec'd by a traced program)
+  (void)ubtrace::agent::start_session(sock, true);
+}
+
+// The injector's entry (runtime/inject InjectOptions::entry_symbol): connect
+// to the CLI that injected us. Returns start_session's result, or -2 when
+// there is no CLI to connect to.
+extern "C" __attribute__((visibility("default"))) int ubtrace_agent_inject(const char *) {
+  int sock = ubtrace::agent::attach_channel();
+  if (sock < 0)
+    return -2;
+  return ubtrace::agent::start_session(sock, false);
 }

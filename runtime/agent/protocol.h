@@ -23,6 +23,9 @@ namespace ubtrace::agent {
 inline constexpr uint32_t kProtocolVersion = 1;
 inline constexpr const char *kFdEnv = "UBTRACE_AGENT_FD";
 inline constexpr const char *kSocketPrefix = "ubtrace-agent."; // + pid, abstract
+// What the injector calls after dlopen (-p): `int (const char *)`, 0 when a
+// session started, 1 when another CLI traces the process, < 0 on failure.
+inline constexpr const char *kInjectEntry = "ubtrace_agent_inject";
 
 enum class MsgType : uint32_t {
   // agent -> CLI
@@ -45,6 +48,38 @@ enum class MsgType : uint32_t {
   Symbols = 19,   // the reply lists the agent's helper addresses (below)
   AllocCode = 20, // AllocCodeMsg; the reply's value is the address
   Code = 21,      // CodeMsg, then the machine code to place there
+
+  // ---- GPU channel (runtime/agent/gpu) ----
+  // A second socket, the abstract "@ubtrace-gpu.<PID>" the CLI's GPU
+  // backend listens on: the agent connects when the target first asks the
+  // CUDA driver for code-loading entry points, so device readbacks (which
+  // wait for the GPU) never hold up hook requests on the first channel.
+  GpuHello = 40,  // agent -> CLI: HelloMsg
+  GpuSetup = 41,  // CLI -> agent: gpu_wire.h's GpuSetup
+  GpuSync = 42,   // CLI -> agent: read device maps back, drain the ring
+  GpuClear = 43,  // CLI -> agent: GpuClearMsg
+  GpuStats = 44,  // the reply carries GpuStatsMsg
+  GpuNotice = 45, // agent -> CLI: a warning to print, as text
+};
+
+inline constexpr const char *kGpuSocketPrefix = "ubtrace-gpu."; // + pid
+
+// clear()/zero() of a map that lives on the GPU too.
+struct GpuClearMsg {
+  uint32_t map; // index in the bundle's maps
+  uint32_t zero; // 1: zero() (keep keys); 0: clear()
+};
+
+struct GpuStatsMsg {
+  uint64_t modules_seen;         // images the driver was asked to load
+  uint64_t modules_instrumented; // handed over rewritten
+  uint64_t modules_without_ptx;  // SASS only: their kernels run unprobed
+  uint64_t modules_failed;       // could not be rewritten (a notice says why)
+  uint64_t kernels_instrumented;
+  uint64_t launches;        // cuLaunchKernel(Ex) calls seen
+  uint64_t readbacks;       // device map copies into the region
+  uint64_t events;          // device ring records forwarded
+  uint64_t events_lost;     // dropped on the device (ring full)
 };
 
 struct MsgHeader {
@@ -56,7 +91,7 @@ struct HelloMsg {
   uint32_t version;
   uint32_t pid;
   uint32_t waiting; // 1: the target waits for Go (it was just spawned)
-  uint32_t pad;
+  uint32_t busy;    // 1: another CLI traces this process; the agent hangs up
 };
 
 struct ReplyMsg {

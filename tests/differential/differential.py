@@ -19,12 +19,16 @@ A script may start with header comments:
   // TIMEOUT: seconds    kill both after this long (default 10)
   // CMD: command        run both with -c command (user-space probes: the
                          oracle uses kernel uprobes, ubtrace its agent)
-{{TESTPROGS}} in the script or its headers is the build's test programs
-folder (a copy of the script with it replaced is what both run).
+{{TESTPROGS}} in the script or its headers is a private copy of the build's
+test programs folder (a copy of the script with it replaced is what both
+run). Private, because kernel uprobes count every process that runs the
+same file: another test running the same program in parallel would show
+up in the oracle's counts.
 
 Exit status: 0 same output, 1 different, 77 skipped (the oracle cannot run
 here: not root, not installed, or the kernel refuses it), 2 usage.
 """
+import atexit
 import difflib
 import os
 import re
@@ -187,8 +191,18 @@ def main():
     build, script = sys.argv[1], sys.argv[2]
     show = "--show" in sys.argv[3:]
     ubtrace = os.path.join(build, "ubtrace")
-    testprogs = os.path.join(os.path.abspath(build), "tests", "testprogs")
-    text = open(script, encoding="utf-8").read().replace("{{TESTPROGS}}", testprogs)
+    import shutil
+    import tempfile
+    text = open(script, encoding="utf-8").read()
+    if "{{TESTPROGS}}" in text:
+        built = os.path.join(os.path.abspath(build), "tests", "testprogs")
+        testprogs = tempfile.mkdtemp(prefix="ubt-diff-progs-")
+        atexit.register(shutil.rmtree, testprogs, True)
+        for name in os.listdir(built):
+            path = os.path.join(built, name)
+            if os.path.isfile(path):
+                shutil.copy2(path, testprogs)  # a new inode, not a link
+        text = text.replace("{{TESTPROGS}}", testprogs)
     args = shlex.split(header(text, "ARGS") or "")
     timeout = float(header(text, "TIMEOUT") or 10)
     cmd = header(text, "CMD")
@@ -196,7 +210,6 @@ def main():
     if "{{" not in open(script, encoding="utf-8").read():
         run_script = script
     else:
-        import tempfile
         tmp = tempfile.NamedTemporaryFile("w", suffix=".bt", delete=False)
         tmp.write(text)
         tmp.close()

@@ -1,11 +1,20 @@
-// Loads libubtest.so with dlopen after starting, then calls into it.
+// Loads libubtest.so (the one next to this program) with dlopen after
+// starting, then calls into it.
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 int main(void) {
   usleep(100000);
-  void *h = dlopen(UBTEST_LIB, RTLD_NOW);
+  char path[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
+  if (n <= 0)
+    return 1;
+  path[n] = 0;
+  strcpy(strrchr(path, '/') + 1, "libubtest.so");
+  void *h = dlopen(path, RTLD_NOW);
   if (!h) {
     printf("dlopen failed: %s\n", dlerror());
     return 1;
