@@ -181,13 +181,13 @@ void on_dlopen_return(runtime::hook::PtRegs *regs, void *) {
 // hook's registers. No locks, no allocation.
 void on_hit(runtime::hook::PtRegs *regs, void *user) {
   auto *entry = static_cast<HookEntry *>(user);
-  abi::HostProbeCtx ctx;
-  static_assert(sizeof(runtime::hook::PtRegs) == sizeof(ctx.regs));
-  // A plain word copy: a memcpy call costs as much as the rest of a count().
-  const auto *from = reinterpret_cast<const uint64_t *>(regs);
-  auto *to = reinterpret_cast<uint64_t *>(&ctx.regs);
-  for (size_t i = 0; i < sizeof ctx.regs / 8; i++)
-    to[i] = from[i];
+  // The context extends the hook's registers in place, in the tail room the
+  // hook leaves after them (no copy of the registers on the hot path).
+  static_assert(sizeof(runtime::hook::PtRegs) == sizeof(abi::PtRegsLayout));
+  static_assert(sizeof(abi::HostProbeCtx) - sizeof(abi::PtRegsLayout) <=
+                runtime::hook::kRegsTailRoom);
+  static_assert(offsetof(abi::HostProbeCtx, regs) == 0);
+  auto &ctx = *reinterpret_cast<abi::HostProbeCtx *>(regs);
   for (Site *s = entry->sites.load(std::memory_order_acquire); s; s = s->next) {
     ctx.probe_id = s->probe_id;
     ctx.func_ip = s->func_ip;

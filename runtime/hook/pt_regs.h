@@ -58,6 +58,10 @@ inline constexpr int32_t kSs = offsetof(PtRegs, ss);
 
 inline constexpr int32_t kPtRegsSize = sizeof(PtRegs);
 static_assert(kPtRegsSize == 21 * 8);
+// A handler may use this many bytes right after its PtRegs as scratch: a
+// probe's context can extend the registers in place instead of copying
+// them (the agent's HostProbeCtx does).
+inline constexpr int32_t kRegsTailRoom = 128;
 
 // A probe handler: JIT'd eBPF (through a thin C shim) in ubtrace. It runs on
 // the traced thread, must not throw, and must be async-signal-safe (the trap

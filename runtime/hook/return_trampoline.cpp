@@ -28,12 +28,13 @@ void emit_common(CodeBuffer &c, const CpuFeatures &cpu, bool save_vectors) {
   x86::cld(c);
   x86::and_rsp_imm8(c, -16);
   x86::mov(c, Reg::Rdi, Reg::Rbx);
-  x86::load_from(c, Reg::Rsi, Reg::Rbx, kPtRegsSize); // k
+  // k sits above the registers and their tail room.
+  x86::load_from(c, Reg::Rsi, Reg::Rbx, kPtRegsSize + kRegsTailRoom);
   x86::mov_imm32(c, Reg::Rdx, save_vectors ? 1 : 0);
   x86::mov_imm64(c, Reg::Rax,
                  reinterpret_cast<uint64_t>(&ubt_hook_dispatch_return));
   x86::call(c, Reg::Rax);
-  x86::store_to(c, Reg::Rbx, kPtRegsSize, Reg::Rax); // the real address
+  x86::store_to(c, Reg::Rbx, kPtRegsSize + kRegsTailRoom, Reg::Rax); // the real address
   if (save_vectors)
     emit_vector_restore(c, cpu, VectorSaveKind::ReturnValues);
   emit_frame_restore(c, cpu, 8);

@@ -15,8 +15,8 @@ constexpr int32_t kHeaderSlots = 6; // ss rsp rflags cs rip orig_rax
 
 void emit_frame_save(CodeBuffer &c, const CpuFeatures &cpu, int32_t red_zone,
                      int32_t rsp_above_frame) {
-  if (red_zone)
-    x86::lea_rsp(c, -red_zone);
+  // The red zone, then the handler's tail room above the registers.
+  x86::lea_rsp(c, -(red_zone + kRegsTailRoom));
   x86::push_imm(c, cpu.user_ss);
   x86::push(c, Reg::Rax); // rsp, filled in below
   x86::pushfq(c);
@@ -28,7 +28,8 @@ void emit_frame_save(CodeBuffer &c, const CpuFeatures &cpu, int32_t red_zone,
   static_assert((kHeaderSlots + 15) * 8 == kPtRegsSize);
   // The traced code's rsp: above the frame, the red zone and whatever the
   // caller says sits between.
-  x86::lea_from_rsp(c, Reg::Rax, kPtRegsSize + red_zone + rsp_above_frame);
+  x86::lea_from_rsp(c, Reg::Rax,
+                    kPtRegsSize + kRegsTailRoom + red_zone + rsp_above_frame);
   x86::store_rsp(c, pt_regs_offset::kRsp, Reg::Rax);
   x86::mov(c, Reg::Rbx, Reg::Rsp);
 }
@@ -41,13 +42,14 @@ void emit_frame_restore(CodeBuffer &c, const CpuFeatures &cpu,
   for (int i = 14; i >= 0; --i)
     x86::pop(c, kPushOrder[i]);
   if (cpu.lahf_sahf) {
-    // orig_rax, rip, cs, rflags, rsp, ss, then the caller's
-    x86::lea_rsp(c, 6 * 8 + skip_after_frame);
+    // orig_rax, rip, cs, rflags, rsp, ss, the tail room, then the caller's
+    x86::lea_rsp(c, 6 * 8 + kRegsTailRoom + skip_after_frame);
     return;
   }
   x86::lea_rsp(c, 3 * 8); // orig_rax, rip, cs
   x86::popfq(c);
-  x86::lea_rsp(c, 2 * 8 + skip_after_frame); // rsp, ss, then the caller's
+  // rsp, ss, the tail room, then the caller's
+  x86::lea_rsp(c, 2 * 8 + kRegsTailRoom + skip_after_frame);
 }
 
 namespace {

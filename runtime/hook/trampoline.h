@@ -33,14 +33,16 @@
 
 namespace ubtrace::runtime::hook {
 
-// Pushes the pt_regs frame, first stepping `red_zone` bytes down. Its rsp
+// Pushes the pt_regs frame, first stepping `red_zone` bytes down and leaving
+// kRegsTailRoom bytes for the handler above the registers. Its rsp
 // slot gets the traced code's rsp, which is `rsp_above_frame` bytes above
 // where rsp was on entry (the return trampoline has pushed a word). The rip
 // slot is left to the caller. Leaves rbx = frame (callee-saved: it survives
 // the dispatcher call).
 void emit_frame_save(CodeBuffer &c, const CpuFeatures &cpu, int32_t red_zone,
                      int32_t rsp_above_frame);
-// Pops the frame through ss, then moves rsp up by `skip_after_frame` more
+// Pops the frame through ss and the tail room, then moves rsp up by
+// `skip_after_frame` more
 // (the red zone, or the return trampoline's pushed word). Flags come back
 // with SAHF and a trick for OF (cheap), DF explicitly; TF, AC and ID are
 // not restored (no compiled code changes them). Without LAHF/SAHF support,

@@ -77,7 +77,11 @@ void from_regs(const PtRegs &r, greg_t *g) {
 
 void run_trap_site(const TrapEntry &e, greg_t *g) {
   Site *site = e.site;
-  PtRegs regs;
+  struct {
+    PtRegs regs;
+    uint8_t tail[kRegsTailRoom]; // the handler's scratch (pt_regs.h)
+  } frame;
+  PtRegs &regs = frame.regs;
   to_regs(g, regs);
   if (!(regs.ss)) // older kernels leave ss out of the signal frame
     regs.ss = 0x2B;
