@@ -1,19 +1,32 @@
 // The ubtrace CLI: reads a script, runs the front end (parse, passes), and
 // hands the compiled bundle to the backends.
+#include "ast/context.h"
+#include "ast/pass_manager.h"
+#include "ast/passes/config.h"
+#include "ast/printer.h"
+#include "backends/env_config.h"
+#include "backends/info.h"
+#include "backends/options.h"
+#include "backends/session.h"
+#include "backends/userspace/target.h"
+#include "codegen/codegen.h"
+#include "parser/driver.h"
+#include "runtime/result.h"
+#include "runtime/symbols/probe_resolver.h"
+
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
-
-#include "ast/context.h"
-#include "ast/pass_manager.h"
-#include "ast/printer.h"
-#include "backends/options.h"
-#include "backends/session.h"
-#include "codegen/codegen.h"
-#include "parser/driver.h"
-#include "runtime/symbols/probe_resolver.h"
+#include <map>
+#include <optional>
+#include <sstream>
+#include <vector>
 
 namespace {
 
@@ -26,21 +39,43 @@ bool wants(const cli::Options &o, const char *stage) {
   return false;
 }
 
+// ---------------------------------------------------------------------------
+
+// -B: how results are buffered. Standard output goes through stdio (cout is
+// synced with it), so setvbuf applies; a -o file is a C++ stream.
+void set_buffering(const std::string &mode, std::ostream &out, bool is_stdout) {
+  if (mode.empty())
+    return;
+  if (is_stdout) {
+    int how = mode == "none" ? _IONBF : mode == "line" ? _IOLBF : _IOFBF;
+    std::setvbuf(stdout, nullptr, how, how == _IONBF ? 0 : BUFSIZ);
+    return;
+  }
+  // A file stream has no line mode: flushing after every write is the
+  // closest (each event is written at once).
+  if (mode == "full")
+    out.unsetf(std::ios::unitbuf);
+  else
+    out.setf(std::ios::unitbuf);
+}
+
 // ubtrace -l [PATTERN]: the user-space probes a pattern matches, one per
 // line, as bpftrace lists them.
 int list_probes(const cli::Options &opts) {
   std::string pattern = opts.list_pattern;
   if (pattern.empty()) {
-    std::cerr << "ERROR: -l needs a pattern, e.g. -l 'uprobe:/bin/bash:read*' or "
-                 "-l 'usdt:./app:*'"
-              << std::endl;
+    std::cerr
+        << "ERROR: -l needs a pattern, e.g. -l 'uprobe:/bin/bash:read*' or "
+           "-l 'usdt:./app:*'"
+        << std::endl;
     return 1;
   }
   if (pattern.rfind("kprobe", 0) == 0 || pattern.rfind("tracepoint", 0) == 0 ||
       pattern.rfind("kfunc", 0) == 0 || pattern.rfind("fentry", 0) == 0) {
-    std::cerr << "ERROR: ubtrace lists uprobe, uretprobe and usdt probes; kernel "
-                 "probes are not run by ubtrace"
-              << std::endl;
+    std::cerr
+        << "ERROR: ubtrace lists uprobe, uretprobe and usdt probes; kernel "
+           "probes are not run by ubtrace"
+        << std::endl;
     return 1;
   }
   runtime::symbols::ProbeResolver resolver;
@@ -57,6 +92,23 @@ int list_probes(const cli::Options &opts) {
   return 0;
 }
 
+// The semantic passes with the environment applied right after the config
+// pass, before anything reads the settings (types use max_strlen and
+// stack_mode).
+bool run_front_end_passes(ast::ASTContext &ctx) {
+  const auto &all = ast::semantic_passes();
+  std::vector<ast::Pass> config, rest;
+  for (const auto &p : all)
+    (p.name == "config" ? config : rest).push_back(p);
+  if (!ast::run_passes(ctx, config))
+    return false;
+  if (auto env = cli::apply_environment(ctx.config); !env) {
+    std::cerr << "ERROR: " << env.error() << std::endl;
+    return false;
+  }
+  return ast::run_passes(ctx, rest);
+}
+
 int run(const cli::Options &opts) {
   if (opts.list && opts.program.empty())
     return list_probes(opts);
@@ -68,7 +120,7 @@ int run(const cli::Options &opts) {
   if (ok && wants(opts, "ast"))
     ast::print_ast(std::cout, *ctx.root, false);
   if (ok)
-    ok = ast::run_passes(ctx, ast::semantic_passes());
+    ok = run_front_end_passes(ctx);
   ctx.diags().emit(std::cerr, !opts.no_warnings);
   if (!ok)
     return 1;
@@ -110,11 +162,13 @@ int run(const cli::Options &opts) {
   if (!opts.output_file.empty()) {
     file.open(opts.output_file, std::ios::trunc);
     if (!file) {
-      std::cerr << "ERROR: cannot open " << opts.output_file << std::endl;
+      std::cerr << "ERROR: cannot open " << opts.output_file << ": "
+                << std::strerror(errno) << std::endl;
       return 1;
     }
     so.out = &file;
   }
+  set_buffering(opts.buffering, *so.out, so.out == &std::cout);
   so.quiet = opts.quiet;
   so.unsafe = opts.unsafe;
   so.command = opts.command;
@@ -141,6 +195,10 @@ int main(int argc, char **argv) {
   }
   if (opts->version) {
     std::cout << "ubtrace v" UBTRACE_VERSION << std::endl;
+    return 0;
+  }
+  if (opts->info) {
+    cli::print_info(std::cout);
     return 0;
   }
   return run(*opts);

@@ -8,8 +8,8 @@
 namespace ubtrace::cli {
 
 struct Options {
-  std::string program;          // script text
-  std::string program_name;     // "stdin" for -e, else the file name
+  std::string program;      // script text
+  std::string program_name; // "stdin" for -e, else the file name
   std::vector<std::string> positional;
   std::string output_format = "text"; // -f text|json|folded
   std::string output_file;            // -o

@@ -12,6 +12,7 @@
 
 #include "backends/output/decode.h"
 #include "backends/output/host_system.h"
+#include "backends/output/folded_output.h"
 #include "backends/output/json_output.h"
 #include "backends/output/merge.h"
 #include "backends/output/printed_map.h"
@@ -82,6 +83,8 @@ private:
 Result<void> Session::setup() {
   if (opts_.output_format == "json")
     out_ = std::make_unique<output::JsonOutput>(*opts_.out);
+  else if (opts_.output_format == "folded")
+    out_ = std::make_unique<output::FoldedOutput>(*opts_.out, *opts_.err);
   else
     out_ = std::make_unique<output::TextOutput>(*opts_.out, *opts_.err);
 

@@ -37,8 +37,8 @@ std::string frame_name(std::string_view line) {
     // "\t7f12ab name+off (module)": the address goes, then the module.
     if (auto space = line.find(' '); space != std::string_view::npos)
       line.remove_prefix(space + 1);
-    if (auto open = line.rfind(" ("); open != std::string_view::npos &&
-                                      !line.empty() && line.back() == ')')
+    if (auto open = line.rfind(" (");
+        open != std::string_view::npos && !line.empty() && line.back() == ')')
       line = line.substr(0, open);
   }
   constexpr std::string_view inlined = "[inlined] ";
@@ -51,9 +51,8 @@ std::string frame_name(std::string_view line) {
     if (colon != std::string_view::npos && all_digits(where.substr(colon + 1)))
       line = line.substr(0, at);
   }
-  if (auto plus = line.rfind('+');
-      plus != std::string_view::npos && plus > 0 &&
-      all_digits(line.substr(plus + 1)))
+  if (auto plus = line.rfind('+'); plus != std::string_view::npos && plus > 0 &&
+                                   all_digits(line.substr(plus + 1)))
     line = line.substr(0, plus);
   return sanitized(line);
 }
@@ -118,10 +117,9 @@ std::vector<std::string> folded_frames(const Value &key) {
 bool is_foldable(const PrintedMap &map) {
   if (map.shape != PrintedMap::Shape::Plain)
     return false;
-  return std::all_of(map.entries.begin(), map.entries.end(),
-                     [](const PrintedMap::Entry &e) {
-                       return e.value.is_integer();
-                     });
+  return std::all_of(
+      map.entries.begin(), map.entries.end(),
+      [](const PrintedMap::Entry &e) { return e.value.is_integer(); });
 }
 
 std::string folded_text(const PrintedMap &map) {
