@@ -451,7 +451,10 @@ int Session::run() {
     target_ = std::move(*target);
     if (globals_ && !opts_.command.empty())
       globals_->cpid = static_cast<uint64_t>(target_->pid());
-    auto hooked = target_->install(bundle_, *programs_, *region_, probe_names_);
+    std::vector<std::string> warnings;
+    auto hooked = target_->install(warnings, bundle_, *programs_, *region_, probe_names_);
+    for (const auto &w : warnings)
+      *opts_.err << "WARNING: " << w << std::endl;
     if (!hooked) {
       *opts_.err << "ERROR: " << hooked.error() << std::endl;
       return 1;

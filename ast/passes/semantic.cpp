@@ -12,6 +12,9 @@ namespace ubtrace::ast {
 Semantic::Semantic(ASTContext &ctx) : ctx_(ctx) {
   if (auto it = ctx.config.find("max_strlen"); it != ctx.config.end())
     max_strlen_ = static_cast<uint32_t>(std::strtoul(it->second.c_str(), nullptr, 10));
+  // The mode of stacks that do not name one (ustack, kstack, ustack(8)).
+  if (auto it = ctx.config.find("stack_mode"); it != ctx.config.end())
+    stack_mode_ = it->second == "perf" ? 1 : it->second == "raw" ? 2 : 0;
 }
 
 bool Semantic::run() {

@@ -532,7 +532,7 @@ void Semantic::check_call(Call &c) {
   if (n == "ustack" || n == "kstack") {
     if (!check_arity(c, 0, 2))
       return;
-    uint8_t mode = 0;
+    uint8_t mode = stack_mode_;
     int64_t limit = 127;
     for (size_t i = 0; i < c.args.size(); i++) {
       if (auto *id = dyn_cast<Identifier>(c.args[i]);

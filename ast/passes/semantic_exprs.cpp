@@ -99,7 +99,7 @@ void Semantic::visit(Identifier &e) {
     else if (n == "kstack" || n == "ustack") {
       e.type = make_simple(n == "ustack" ? TypeKind::UStack : TypeKind::KStack, 0);
       e.type.stack_limit = 127;
-      e.type.stack_mode = 0;
+      e.type.stack_mode = stack_mode_;
       e.type.size = 8 * (127 + (n == "ustack" ? 2 : 1)); // nr, frames[, pid]
     } else if (n == "func") {
       if (gpu_probe())

@@ -112,8 +112,8 @@ UserspaceTarget::~UserspaceTarget() {
 }
 
 Result<std::string> find_agent_library() {
-  if (const char *env = getenv("UBTRACE_AGENT"))
-    return std::string(env);
+  if (const char *env = getenv("UBTRACE_AGENT"); env && *env)
+    return std::string(env); // (empty: as if unset)
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec)
@@ -362,7 +362,8 @@ Result<void> UserspaceTarget::Impl::load_native(const runtime::Bundle &bundle,
   return {};
 }
 
-Result<size_t> UserspaceTarget::install(const runtime::Bundle &bundle,
+Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
+                                        const runtime::Bundle &bundle,
                                         const ProgramSet &programs,
                                         runtime::maps::Region &region,
                                         std::vector<std::string> &probe_names) {
@@ -423,10 +424,21 @@ Result<size_t> UserspaceTarget::install(const runtime::Bundle &bundle,
       req.address = spec.address;
     req.pid = im.pid;
     auto expanded = resolver.expand(req);
+    std::string missing;
     if (!expanded)
-      return make_error(spec.name + ": " + expanded.error());
-    if (expanded->empty())
-      return make_error(spec.name + ": no probe matches");
+      missing = spec.name + ": " + expanded.error();
+    else if (expanded->empty())
+      missing = spec.name + ": no probe matches";
+    if (!missing.empty()) {
+      // config missing_probes: error (default), warn, ignore.
+      auto mode = bundle.config.find("missing_probes");
+      std::string how = mode == bundle.config.end() ? "error" : mode->second;
+      if (how == "error")
+        return make_error(missing);
+      if (how == "warn")
+        warnings.push_back(missing + ", skipping probe");
+      continue;
+    }
     bool many = expanded->size() > 1;
     for (const auto &probe : *expanded) {
       auto done = im.hook(pi, probe, many, *space);

@@ -32,8 +32,10 @@ public:
 
   // Hooks every user-space probe of `bundle`. Concrete probes found by
   // wildcards get new ids appended to `probe_names` (the `probe` builtin
-  // prints them). Returns how many sites were hooked.
-  Result<size_t> install(const runtime::Bundle &bundle, const ProgramSet &programs,
+  // prints them). Probes that match nothing fail the install, or with
+  // config missing_probes = warn|ignore are skipped (a line in `warnings`
+  // for warn). Returns how many sites were hooked.
+  Result<size_t> install(std::vector<std::string> &warnings, const runtime::Bundle &bundle, const ProgramSet &programs,
                          runtime::maps::Region &region,
                          std::vector<std::string> &probe_names);
   // Handles what the agent reported since the last call (libraries loaded:

@@ -105,6 +105,8 @@ inline void arm_return(ThreadState *ts, PtRegs *regs, SiteBindings *site,
 
 extern "C" void ubt_hook_dispatch_entry(PtRegs *regs, SiteBindings *site,
                                         uint64_t vectors_saved) {
+  if (t_thread_excluded) [[unlikely]]
+    return;
   ThreadState *ts = t_thread_state;
   if (!ts) [[unlikely]] {
     ts = claim_keeping_vector_state();

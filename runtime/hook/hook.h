@@ -160,4 +160,9 @@ HookStats hook_stats();
 // The calling thread's count of live return-hooked frames.
 uint32_t current_shadow_depth();
 
+// Hooks never fire on the calling thread from now on (for the tracer's own
+// threads inside the traced process: their libc calls are not the
+// program's). Async-signal-safe; works before any hook is installed.
+void exclude_current_thread();
+
 } // namespace ubtrace::runtime::hook

@@ -124,6 +124,10 @@ void wait_for_running_dispatches() {
   }
 }
 
+__thread bool t_thread_excluded __attribute__((tls_model("initial-exec"))) = false;
+
+void exclude_current_thread() { t_thread_excluded = true; }
+
 uint32_t current_shadow_depth() {
   ThreadState *ts = t_thread_state;
   return ts ? ts->depth : 0;

@@ -55,6 +55,9 @@ inline constexpr uint32_t kShadowOffset = offsetof(ThreadState, shadow);
 extern __thread ThreadState *t_thread_state
     __attribute__((tls_model("initial-exec")));
 
+// Set on threads that hooks ignore (exclude_current_thread, hook.h).
+extern __thread bool t_thread_excluded __attribute__((tls_model("initial-exec")));
+
 // Claims a state for the calling thread; null when the pool is full or not
 // set up. Calls pthread_setspecific (may touch vector registers).
 ThreadState *claim_thread_state();
