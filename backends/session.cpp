@@ -461,6 +461,15 @@ int Session::run() {
     }
     if (!target_->jit_error().empty())
       *opts_.err << "WARNING: probes run interpreted: " << target_->jit_error() << std::endl;
+    // uaddr() symbols, after the Globals in the globals map's value.
+    auto addresses = target_->symbol_addresses(bundle_.uaddrs);
+    if (!addresses) {
+      *opts_.err << "ERROR: " << addresses.error() << std::endl;
+      return 1;
+    }
+    if (globals_)
+      std::copy(addresses->begin(), addresses->end(),
+                reinterpret_cast<uint64_t *>(globals_ + 1));
     // Probes waiting for their library count as attached, as kernel
     // uprobes on a file do.
     attached += *hooked + target_->pending();

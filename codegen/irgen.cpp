@@ -359,6 +359,10 @@ void IRGen::gen_probe(Probe &p, size_t index) {
     usdt += ap->provider == "usdt";
   }
   usdt_ = usdt > 0 && usdt == p.attach_points.size();
+  probe_targets_.clear();
+  for (auto *ap : p.attach_points)
+    if (ap->provider == "uprobe" || ap->provider == "uretprobe" || ap->provider == "usdt")
+      probe_targets_.insert(ap->target);
   mixed_usdt_ = usdt > 0 && !usdt_;
   std::string name = "p" + std::to_string(index);
   std::string section = (gpu_ ? "ubtrace_gpu/" : "uprobe/") + name;

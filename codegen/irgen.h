@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -115,6 +116,8 @@ public:
   // ---- irgen_calls.cpp ----
   Val gen_call(ast::Call &c);
   Val gen_builtin(const std::string &name, ast::Expr &e);
+  // A u64 of the globals map's value (abi::Globals, then uaddr values).
+  llvm::Value *globals_field(uint32_t offset);
 
   // ---- irgen_events.cpp ----
   llvm::Value *scratch(uint32_t size);
@@ -173,6 +176,7 @@ public:
   bool gpu_ = false;
   bool usdt_ = false;       // every attach point of the probe is usdt
   bool mixed_usdt_ = false; // some are, some are not
+  std::set<std::string> probe_targets_; // binaries of the user-space attach points
   std::map<std::string, llvm::Value *> vars_; // name -> slot pointer
   std::map<std::string, ast::Type> var_types_;
   struct Loop {

@@ -35,28 +35,29 @@ int signal_number(const std::string &name) {
 
 } // namespace
 
+llvm::Value *IRGen::globals_field(uint32_t offset) {
+  auto &gm = map_of(abi::kGlobalsMap);
+  auto *key = entry_alloca(4, "gkey");
+  b_.CreateAlignedStore(b_.getInt32(0), key, llvm::Align(4));
+  auto *g = helper(BPF_FUNC_map_lookup_elem, ptrt(), {gm.gv, key});
+  auto *from = b_.GetInsertBlock();
+  auto *has = block("globals.has");
+  auto *done = block("globals.done");
+  b_.CreateCondBr(b_.CreateIsNull(g), done, has);
+  b_.SetInsertPoint(has);
+  auto *v = b_.CreateAlignedLoad(i64t(), byte_ptr(g, offset), llvm::Align(8));
+  auto *from_has = b_.GetInsertBlock();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  auto *phi = b_.CreatePHI(i64t(), 2);
+  phi->addIncoming(i64(0), from);
+  phi->addIncoming(v, from_has);
+  return phi;
+}
+
 Val IRGen::gen_builtin(const std::string &name, Expr &e) {
   auto ctx_load = [&](uint32_t offset) {
     return b_.CreateAlignedLoad(i64t(), byte_ptr(ctx_, offset), llvm::Align(8));
-  };
-  auto globals_field = [&](uint32_t offset) -> llvm::Value * {
-    auto &gm = map_of(abi::kGlobalsMap);
-    auto *key = entry_alloca(4, "gkey");
-    b_.CreateAlignedStore(b_.getInt32(0), key, llvm::Align(4));
-    auto *g = helper(BPF_FUNC_map_lookup_elem, ptrt(), {gm.gv, key});
-    auto *from = b_.GetInsertBlock();
-    auto *has = block("globals.has");
-    auto *done = block("globals.done");
-    b_.CreateCondBr(b_.CreateIsNull(g), done, has);
-    b_.SetInsertPoint(has);
-    auto *v = b_.CreateAlignedLoad(i64t(), byte_ptr(g, offset), llvm::Align(8));
-    auto *from_has = b_.GetInsertBlock();
-    b_.CreateBr(done);
-    b_.SetInsertPoint(done);
-    auto *phi = b_.CreatePHI(i64t(), 2);
-    phi->addIncoming(i64(0), from);
-    phi->addIncoming(v, from_has);
-    return phi;
   };
   auto nsecs = [&]() -> llvm::Value * {
     return gpu_ ? helper(abi::kHelperGpuGlobalTimer, i64t(), {})
@@ -608,6 +609,23 @@ Val IRGen::gen_call(Call &c) {
   }
   if (n == "static_assert")
     return {i64(0), false};
+  if (n == "uaddr") {
+    // The symbol's address in the traced process: the backend resolves it
+    // at attach time into the globals after abi::Globals.
+    if (probe_targets_.size() != 1) {
+      fail(c.loc, "uaddr() needs a probe on exactly one binary (this one has " +
+                      std::to_string(probe_targets_.size()) + ")");
+      return {i64(0), false};
+    }
+    runtime::UaddrSpec u{*probe_targets_.begin(), static_cast<String *>(A[0])->value};
+    size_t index = 0;
+    while (index < bundle_.uaddrs.size() && !(bundle_.uaddrs[index].binary == u.binary &&
+                                              bundle_.uaddrs[index].symbol == u.symbol))
+      index++;
+    if (index == bundle_.uaddrs.size())
+      bundle_.uaddrs.push_back(u);
+    return {globals_field(static_cast<uint32_t>(sizeof(abi::Globals) + 8 * index)), false};
+  }
   fail(c.loc, n + "() is not supported by ubtrace's code generator yet");
   return {i64(0), false};
 }

@@ -142,6 +142,9 @@ void IRGen::declare_maps() {
 }
 
 void IRGen::finish_module() {
+  // Globals, then one u64 per uaddr() symbol.
+  maps_.at(abi::kGlobalsMap).spec.value_size =
+      static_cast<uint32_t>(sizeof(abi::Globals) + 8 * bundle_.uaddrs.size());
   // Entry 0 builds events, entry 1 holds large temporaries.
   maps_.at(abi::kScratchMap).spec.value_size =
       (std::max(scratch_size_, temps_size_) + 7) / 8 * 8;

@@ -111,6 +111,7 @@ inline constexpr const char *kEventsMap = "ubt_events";   // ring buffer
 inline constexpr const char *kScratchMap = "ubt_scratch"; // per-slot bytes: [0] events, [1] large temporaries
 inline constexpr const char *kGlobalsMap = "ubt_globals"; // Globals below
 
+// The globals map's one value: Globals, then a u64 per Bundle::uaddrs.
 struct Globals {
   uint64_t start_ns; // CLOCK_MONOTONIC at start, for `elapsed`
   uint64_t ncpus;    // slots of per-slot maps, for summing them in probes

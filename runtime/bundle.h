@@ -167,6 +167,14 @@ struct ProbeSpec {
   }
 };
 
+// A symbol uaddr() names: the backend writes its address in the traced
+// process into the globals map after abi::Globals (8 bytes, in order).
+struct UaddrSpec {
+  std::string binary; // the probe's target as written (path or library name)
+  std::string symbol;
+  template <class Archive> void serialize(Archive &ar) { ar(binary, symbol); }
+};
+
 struct Bundle {
   std::vector<uint8_t> object; // the BPF ELF object
   // Every map of the object: the script's (role User, id = index, as
@@ -181,10 +189,11 @@ struct Bundle {
   std::vector<ProbeSpec> probes;
   std::vector<std::string> positional_params;
   std::map<std::string, std::string> config;
+  std::vector<UaddrSpec> uaddrs;
 
   template <class Archive> void serialize(Archive &ar) {
     ar(object, maps, printf_formats, system_formats, cat_formats, time_formats,
-       print_types, join_separators, probes, positional_params, config);
+       print_types, join_separators, probes, positional_params, config, uaddrs);
   }
 };
 

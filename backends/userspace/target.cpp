@@ -16,6 +16,8 @@
 #include "runtime/inject/spawn.h"
 #include "runtime/jit/remote_image.h"
 #include "runtime/symbols/address_space.h"
+#include "runtime/symbols/binary_cache.h"
+#include "runtime/symbols/binary_resolver.h"
 #include "runtime/symbols/probe_resolver.h"
 
 namespace ubtrace::backends {
@@ -453,6 +455,49 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
       return make_error("cannot watch library loads: " + r.error());
   }
   return im.hooked;
+}
+
+Result<std::vector<uint64_t>>
+UserspaceTarget::symbol_addresses(const std::vector<runtime::UaddrSpec> &symbols) const {
+  std::vector<uint64_t> out;
+  if (symbols.empty())
+    return out;
+  auto space = runtime::symbols::AddressSpace::snapshot(pid_);
+  if (!space)
+    return make_error("cannot read the mappings of " + std::to_string(pid_) + ": " +
+                      space.error());
+  runtime::symbols::BinaryResolveOptions ro;
+  ro.pid = pid_;
+  for (const auto &u : symbols) {
+    std::string where = "uaddr(\"" + u.symbol + "\") in " + u.binary;
+    auto files = runtime::symbols::resolve_binary(u.binary, ro);
+    if (!files)
+      return make_error(where + ": " + files.error());
+    std::optional<uint64_t> address;
+    for (const auto &f : *files) {
+      auto bin = runtime::symbols::BinaryInfo::open(f.path);
+      if (!bin)
+        continue;
+      const auto &table = (*bin)->symbols();
+      const runtime::symbols::ElfSymbol *sym = table.object_named(u.symbol);
+      if (!sym) {
+        auto fns = table.functions_named(u.symbol);
+        sym = fns.empty() ? nullptr : fns.front();
+      }
+      if (!sym)
+        continue;
+      auto bias = space->load_bias(f.path, (*bin)->elf());
+      if (!bias)
+        return make_error(where + ": " + f.path + " is not mapped in process " +
+                          std::to_string(pid_));
+      address = *bias + sym->vaddr;
+      break;
+    }
+    if (!address)
+      return make_error(where + ": no such symbol");
+    out.push_back(*address);
+  }
+  return out;
 }
 
 Result<size_t> UserspaceTarget::service() {

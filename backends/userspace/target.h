@@ -38,6 +38,9 @@ public:
   Result<size_t> install(std::vector<std::string> &warnings, const runtime::Bundle &bundle, const ProgramSet &programs,
                          runtime::maps::Region &region,
                          std::vector<std::string> &probe_names);
+  // Where each uaddr() symbol is in the process (Bundle::uaddrs order).
+  Result<std::vector<uint64_t>>
+  symbol_addresses(const std::vector<runtime::UaddrSpec> &symbols) const;
   // Handles what the agent reported since the last call (libraries loaded:
   // their pending probes get hooked). Returns how many sites were hooked.
   Result<size_t> service();

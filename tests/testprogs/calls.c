@@ -3,7 +3,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-__attribute__((noinline)) int add(int a, int b) { return a + b; }
+// Data for uaddr(): a counter add() bumps, and a table.
+long add_calls;
+int weights[4] = {3, 5, 7, 11};
+
+__attribute__((noinline)) int add(int a, int b) {
+  add_calls++;
+  return a + b;
+}
 __attribute__((noinline)) long mul3(long a, long b, long c) { return a * b * c; }
 __attribute__((noinline)) long seven_args(long a, long b, long c, long d, long e,
                                           long f, long g) {
