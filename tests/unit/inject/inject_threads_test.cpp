@@ -6,8 +6,10 @@
 #include "tests/unit/inject/test_support.h"
 
 #include <csignal>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <map>
+#include <sys/syscall.h>
 #include <set>
 #include <sstream>
 
@@ -50,12 +52,22 @@ void expect_all_threads_progress(test::TestProcess &target) {
   EXPECT_TRUE(all) << "a thread stopped making progress (deadlocked?)";
 }
 
+// Whether the main thread is in the futex wait of pthread_join (after
+// printing "ready" it may still be on its way out of write()).
+bool main_thread_joining(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) +
+                  "/syscall");
+  long nr = -1;
+  return (f >> nr) && nr == SYS_futex;
+}
+
 class InjectThreads : public ::testing::TestWithParam<LoaderThread> {};
 
 TEST_P(InjectThreads, MallocBusyThreadsAreNeverDeadlocked) {
   auto target = test::TestProcess::start(
       {test::prog_path("malloc_threads"), std::to_string(kThreads)});
   ASSERT_TRUE(target.wait_for_line("ready"));
+  ASSERT_TRUE(test::wait_until([&] { return main_thread_joining(target.pid()); }, 10s));
   std::map<pid_t, int> borrowed;
   int stops = 0;
   constexpr int kInjections = 50;
