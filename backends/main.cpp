@@ -170,6 +170,7 @@ int run(const cli::Options &opts) {
   }
   set_buffering(opts.buffering, *so.out, so.out == &std::cout);
   so.quiet = opts.quiet;
+  so.verbose = opts.verbose;
   so.unsafe = opts.unsafe;
   so.command = opts.command;
   so.pid = opts.pid;

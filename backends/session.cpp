@@ -449,6 +449,9 @@ int Session::run() {
       return 1;
     }
     target_ = std::move(*target);
+    if (opts_.verbose)
+      target_->set_verbose(
+          [this](const std::string &line) { *opts_.err << "INFO: hooked " << line << std::endl; });
     if (globals_ && !opts_.command.empty())
       globals_->cpid = static_cast<uint64_t>(target_->pid());
     std::vector<std::string> warnings;

@@ -18,6 +18,7 @@ struct SessionOptions {
   std::ostream *out = nullptr;        // results (stdout or -o FILE)
   std::ostream *err = nullptr;        // notices and errors
   bool quiet = false;                 // no "Attached N probes"
+  int verbose = 0;                    // -v: how each probe was attached
   bool unsafe = false;
   std::string command; // -c
   int pid = 0;         // -p

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <unistd.h>
 
@@ -25,6 +26,12 @@ namespace ubtrace::backends {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
+static std::string hex_address(uint64_t a) {
+  char buf[24];
+  snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
+  return buf;
+}
+
 static std::string busy_message(int pid) {
   return "process " + std::to_string(pid) +
          " is traced by another ubtrace already (one at a time per process)";
@@ -43,6 +50,7 @@ struct UserspaceTarget::Impl {
   const runtime::Bundle *bundle = nullptr;
   const ProgramSet *programs = nullptr;
   std::vector<std::string> *probe_names = nullptr;
+  std::function<void(const std::string &)> verbose; // -v: a line per site
   std::vector<uint32_t> region_map;
   std::map<std::string, uint32_t> program_ids; // section -> agent program id
   // Probes in libraries not loaded yet: hooked when they load.
@@ -283,8 +291,16 @@ Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
       }
     }
   }
-  if (auto r = call(agent::Message::of(agent::MsgType::Hook, h)); !r)
+  auto r = call(agent::Message::of(agent::MsgType::Hook, h));
+  if (!r)
     return make_error("cannot hook " + probe.name + ": " + r.error());
+  if (verbose)
+    verbose(probe.name + ": " + hex_address(*addr) + " in process " +
+                       std::to_string(pid) +
+                       (*r == 1   ? ", a jump"
+                        : *r == 2 ? ", a trap (int3: the function is too short for a jump)"
+                                  : "") +
+            (h.native_entry ? ", native code" : ", interpreted"));
   hooked++;
   return true;
 }
@@ -455,6 +471,10 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
       return make_error("cannot watch library loads: " + r.error());
   }
   return im.hooked;
+}
+
+void UserspaceTarget::set_verbose(std::function<void(const std::string &)> sink) {
+  impl_->verbose = std::move(sink);
 }
 
 Result<std::vector<uint64_t>>

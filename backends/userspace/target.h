@@ -5,6 +5,7 @@
 // symbols) and asks the agent to hook them.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,9 @@ public:
   Result<size_t> install(std::vector<std::string> &warnings, const runtime::Bundle &bundle, const ProgramSet &programs,
                          runtime::maps::Region &region,
                          std::vector<std::string> &probe_names);
+  // -v: a line for every site hooked (address, jump or trap, native or
+  // interpreted code).
+  void set_verbose(std::function<void(const std::string &)> sink);
   // Where each uaddr() symbol is in the process (Bundle::uaddrs order).
   Result<std::vector<uint64_t>>
   symbol_addresses(const std::vector<runtime::UaddrSpec> &symbols) const;

@@ -481,10 +481,13 @@ void Agent::handle(const Message &m) {
       return;
     }
     auto ok = add_hook(h);
-    if (!ok)
+    if (!ok) {
       reply(-EINVAL, 0, ok.error());
-    else
-      reply(0);
+      return;
+    }
+    // The value says how the site is patched: 1 a jump, 2 a trap.
+    auto mode = runtime::hook::hooked_mode(h.address);
+    reply(0, !mode ? 0 : *mode == runtime::hook::PatchMode::Jump ? 1 : 2);
     return;
   }
   case MsgType::Semaphore: {

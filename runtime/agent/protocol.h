@@ -38,7 +38,7 @@ enum class MsgType : uint32_t {
   Region = 10,    // the maps region: its fd travels with the message; the
                   // reply's value is where the agent mapped it
   Program = 11,   // a verified program (program_wire.h)
-  Hook = 12,      // HookMsg
+  Hook = 12,      // HookMsg; reply value: 1 patched with a jump, 2 with a trap
   Semaphore = 13, // SemaphoreMsg: a USDT semaphore to enable
   Go = 14,        // setup done: let the target run
   Detach = 15,    // remove every hook; the agent then goes quiet
