@@ -6,6 +6,7 @@
 #include "ast/printer.h"
 #include "backends/env_config.h"
 #include "backends/info.h"
+#include "backends/kernel_listing.h"
 #include "backends/options.h"
 #include "backends/session.h"
 #include "backends/userspace/target.h"
@@ -59,8 +60,8 @@ void set_buffering(const std::string &mode, std::ostream &out, bool is_stdout) {
     out.setf(std::ios::unitbuf);
 }
 
-// ubtrace -l [PATTERN]: the user-space probes a pattern matches, one per
-// line, as bpftrace lists them.
+// ubtrace -l [PATTERN]: the user-space probes (or a binary's GPU kernels) a
+// pattern matches, one per line, as bpftrace lists them.
 int list_probes(const cli::Options &opts) {
   std::string pattern = opts.list_pattern;
   if (pattern.empty()) {
@@ -77,6 +78,27 @@ int list_probes(const cli::Options &opts) {
            "probes are not run by ubtrace"
         << std::endl;
     return 1;
+  }
+  // GPU kernels: kernel:BIN[:NAME] (NAME may hold "::").
+  if (pattern.rfind("kernel:", 0) == 0 || pattern.rfind("kernelret:", 0) == 0) {
+    size_t c1 = pattern.find(':');
+    size_t c2 = pattern.find(':', c1 + 1);
+    std::string bin = pattern.substr(c1 + 1, c2 == std::string::npos ? std::string::npos
+                                                                      : c2 - c1 - 1);
+    if (bin.empty()) {
+      std::cerr << "ERROR: -l " << pattern.substr(0, c1)
+                << " needs a binary: -l '" << pattern.substr(0, c1) << ":./app:*'" << std::endl;
+      return 1;
+    }
+    auto kernels = cli::list_kernels(pattern.substr(0, c1), bin,
+                                     c2 == std::string::npos ? "" : pattern.substr(c2 + 1));
+    if (!kernels) {
+      std::cerr << "ERROR: " << kernels.error() << std::endl;
+      return 1;
+    }
+    for (const auto &k : *kernels)
+      std::cout << k << "\n";
+    return 0;
   }
   runtime::symbols::ProbeResolver resolver;
   std::optional<pid_t> pid;

@@ -206,8 +206,9 @@ def run_one(t, ctx):
                 return "FAIL", f"output is not JSON lines: {e}\n{detail}"
             if got != want:
                 return "FAIL", f"JSON differs from {value}\n{detail}"
-    if t.exact is not None and text != t.exact:
-        return "FAIL", f"output differs:\n--- expected ---\n{t.exact}{detail}"
+    exact = None if t.exact is None else substitute(t.exact, ctx)
+    if exact is not None and text != exact:
+        return "FAIL", f"output differs:\n--- expected ---\n{exact}{detail}"
     return "PASS", ""
 
 

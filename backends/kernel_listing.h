@@ -1,0 +1,20 @@
+// ubtrace -l for GPU probes: the CUDA kernels of a binary, read from the
+// fatbins in its ELF (PTX entries and SASS cubins), without a GPU.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/result.h"
+
+namespace ubtrace::cli {
+
+// "TYPE:PATH:KERNEL" for every kernel of `binary` (a path, or a name found
+// like a uprobe's binary) whose mangled, demangled or qualified name
+// matches `pattern` (`*` wildcards; "" matches all). TYPE is kernel or
+// kernelret.
+Result<std::vector<std::string>> list_kernels(const std::string &type,
+                                              const std::string &binary,
+                                              const std::string &pattern);
+
+} // namespace ubtrace::cli
