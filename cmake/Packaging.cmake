@@ -37,4 +37,9 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS usr/lib/ubtrace)
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS man-db)
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bpftrace, libcuda1")
 
+# `ninja package_source`: the tree as git tracks it, never build folders
+# (helpers and benchmarks keep several build-*/ next to the sources).
+set(CPACK_SOURCE_GENERATOR TGZ)
+set(CPACK_SOURCE_IGNORE_FILES "/\\\\.git/" "/build[^/]*/" "/\\\\.cache/" "~$")
+
 include(CPack)
