@@ -70,13 +70,14 @@ def main():
     rows = []
     for name, tmpl in SCRIPTS.items():
         script = tmpl.format(p=hotloop)
-        u = slope(ubtrace, script, 2_000_000, 4_000_000, 1) - base[1]
-        b = (slope(bpftrace, script, 100_000, 200_000, 1) - base[1]) if have_bpftrace else None
+        # Spans long enough (hundreds of ms) that start-up jitter is noise.
+        u = slope(ubtrace, script, 10_000_000, 30_000_000, 1) - base[1]
+        b = (slope(bpftrace, script, 1_000_000, 3_000_000, 1) - base[1]) if have_bpftrace else None
         rows.append((name, 1, u, b))
     script = SCRIPTS["count"].format(p=hotloop)
     for t in (2, 8):
-        u = slope(ubtrace, script, 4_000_000, 8_000_000, t) - base[t]
-        b = (slope(bpftrace, script, 200_000, 400_000, t) - base[t]) if have_bpftrace else None
+        u = slope(ubtrace, script, 20_000_000, 60_000_000, t) - base[t]
+        b = (slope(bpftrace, script, 2_000_000, 6_000_000, t) - base[t]) if have_bpftrace else None
         rows.append(("count", t, u, b))
 
     print(f"{'probe body':<18}{'threads':>8}{'ubtrace ns/hit':>16}{'bpftrace ns/hit':>17}{'ratio':>9}")
