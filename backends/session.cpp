@@ -19,6 +19,7 @@
 #include "backends/output/printf_format.h"
 #include "backends/output/text_output.h"
 #include "backends/output/time_format.h"
+#include "backends/gpu/gpu_backend.h" // GPU probes (backends/gpu)
 #include "backends/program_set.h"
 #include "backends/user_symbols.h"
 #include "backends/userspace/target.h"
@@ -56,6 +57,7 @@ private:
   std::unique_ptr<ProgramSet> programs_;
   std::unique_ptr<runtime::maps::RingConsumer> consumer_;
   std::unique_ptr<UserspaceTarget> target_;
+  std::unique_ptr<gpu::GpuBackend> gpu_; // kernel:/kernelret: probes
   abi::Globals *globals_ = nullptr;
   output::HostSystemInfo system_;
   std::unique_ptr<UserSymbols> symbols_;
@@ -78,7 +80,22 @@ private:
   output::PrintedMap printed(size_t map, size_t top, uint32_t div);
   void print_all_maps();
   void report_losses();
+  // GPU: device maps copied into the region before they print; notices.
+  void gpu_sync();
+  void gpu_notice(const std::string &text);
 };
+
+void Session::gpu_notice(const std::string &text) {
+  *opts_.err << "WARNING: GPU: " << text << std::endl;
+}
+
+void Session::gpu_sync() {
+  if (!gpu_)
+    return;
+  auto notice = [this](const std::string &t) { gpu_notice(t); };
+  if (auto ok = gpu_->sync(notice); !ok)
+    out_->runtime_error("GPU maps were not read back: " + ok.error(), {});
+}
 
 Result<void> Session::setup() {
   if (opts_.output_format == "json")
@@ -223,17 +240,25 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
     exit_code_ = static_cast<int>(h.id);
     return true;
   case abi::EventType::PrintMap:
-    if (h.id < bundle_.maps.size())
+    if (h.id < bundle_.maps.size()) {
+      gpu_sync();
       out_->map(printed(h.id, u64_at(0), static_cast<uint32_t>(u64_at(8))));
+    }
     return true;
   case abi::EventType::ClearMap:
     if (h.id < bundle_.maps.size()) {
+      if (gpu_)
+        (void)gpu_->clear(static_cast<uint32_t>(h.id), false,
+                          [this](const std::string &t) { gpu_notice(t); });
       runtime::maps::clear_map(region_->map(static_cast<uint32_t>(h.id)));
       zeroed_.erase(h.id);
     }
     return true;
   case abi::EventType::ZeroMap:
     if (h.id < bundle_.maps.size()) {
+      if (gpu_)
+        (void)gpu_->clear(static_cast<uint32_t>(h.id), true,
+                          [this](const std::string &t) { gpu_notice(t); });
       runtime::maps::zero_map(region_->map(static_cast<uint32_t>(h.id)));
       zeroed_.insert(h.id);
     }
@@ -404,6 +429,7 @@ int Session::run() {
   std::vector<Interval> intervals;
   size_t attached = 0;
   size_t user_probes = 0;
+  size_t gpu_probes = 0;
   for (size_t i = 0; i < bundle_.probes.size(); i++) {
     const auto &p = bundle_.probes[i];
     switch (p.kind) {
@@ -423,9 +449,8 @@ int Session::run() {
       continue;
     case runtime::ProbeKind::GpuKernelEntry:
     case runtime::ProbeKind::GpuKernelExit:
-      *opts_.err << "ERROR: " << p.name
-                 << ": GPU probes are not runnable in this build yet" << std::endl;
-      return 1;
+      gpu_probes++; // the GPU backend (backends/gpu)
+      continue;
     }
     attached++;
   }
@@ -433,6 +458,15 @@ int Session::run() {
   if (user_probes && opts_.command.empty() && opts_.pid == 0) {
     *opts_.err << "ERROR: user-space probes need a process to trace: use -c 'CMD' or "
                   "-p PID (ubtrace traces inside processes, not system-wide)"
+               << std::endl;
+    return 1;
+  }
+  // GPU probes go into CUDA modules as the driver loads them: the process
+  // must start under ubtrace.
+  if (gpu_probes && opts_.command.empty()) {
+    *opts_.err << "ERROR: GPU probes (kernel:, kernelret:) need a command to trace: "
+                  "use -c 'CMD' (they are injected when the process loads its CUDA "
+                  "modules, which a running process (-p) has already done)"
                << std::endl;
     return 1;
   }
@@ -476,6 +510,15 @@ int Session::run() {
     // Probes waiting for their library count as attached, as kernel
     // uprobes on a file do.
     attached += *hooked + target_->pending();
+    if (gpu_probes) {
+      auto g = gpu::GpuBackend::create(bundle_, target_->pid());
+      if (!g) {
+        *opts_.err << "ERROR: " << g.error() << std::endl;
+        return 1;
+      }
+      gpu_ = std::move(*g);
+      attached += gpu_->attachments();
+    }
     // Addresses of the traced process print as symbols even after it exits.
     (void)symbols_->runtime().snapshot(target_->pid());
   }
@@ -506,6 +549,7 @@ int Session::run() {
     uint64_t wait = target_ ? 5000000 : 100000000;
     for (auto &iv : intervals) {
       if (iv.next <= now) {
+        gpu_sync(); // the interval probe may print GPU maps
         run_cli_probe(iv.probe);
         drain();
         iv.next += iv.period;
@@ -525,12 +569,27 @@ int Session::run() {
       // Libraries the target loaded: their probes get hooked.
       if (auto more = target_->service(); !more)
         out_->runtime_error(more.error(), {});
+      // The target's first CUDA code load: the agent asks for GPU probes.
+      if (gpu_)
+        if (auto ok = gpu_->service([this](const std::string &t) { gpu_notice(t); }); !ok)
+          out_->runtime_error(ok.error(), {});
       // The traced command is done: so is the trace (as with bpftrace -c).
       if (target_->exited()) {
         drain();
         break;
       }
     }
+  }
+  if (gpu_) {
+    // A trace ending before the target: copy the device maps now. (A
+    // target that exited read them back in its exit hooks.)
+    if (target_ && !target_->exited())
+      gpu_sync();
+    auto notice = [this](const std::string &t) { gpu_notice(t); };
+    (void)gpu_->service(notice);
+    if (!gpu_->ever_connected())
+      gpu_notice("the traced program loaded no CUDA code through the driver: "
+                 "GPU probes did not run");
   }
   if (target_)
     target_->detach();

@@ -61,19 +61,25 @@
 // arguments a probe reads, and emit context-free probes (`call p;` only)
 // where it reads none.
 //
-// Still to do in the run-time half: the hooks themselves, device map
-// allocation and copy-back (exit, print, interval), the JIT error log on
-// failure (cuModuleLoadDataEx with CU_JIT_ERROR_LOG_BUFFER),
-// __cudaRegisterLinkedBinary (-rdc; wrapper version 2), arch-specific PTX
-// (sm_90a: the entry must keep its arch flags), and measuring the JIT cost
-// and probe overhead on the device machine
-// (tests/gpu/device/run_device_checks.sh is prepared for that). Known
-// limit: a thread that ends through `exit` inside a device function it
+// The run-time half now exists: runtime/agent/gpu (driver interception,
+// device maps allocated once and baked into the probe PTX with
+// map_table.h instead of a post-load copy, read-back at exit/print/
+// interval, the device events ring), runtime/jit/nvptx_* (probe PTX from
+// the lifter), backends/gpu (the CLI side). Device maps' layout:
+// device_maps_abi.h / device_maps.h.
+//
+// Still to do: the cuLink* path and __cudaRegisterLinkedBinary (-rdc;
+// wrapper version 2), arch-specific PTX (sm_90a: the entry must keep its
+// arch flags), the JIT error log on failure (cuModuleLoadDataEx with
+// CU_JIT_ERROR_LOG_BUFFER), and measuring the JIT cost and probe overhead
+// on the device machine (tests/gpu/device-check.sh is prepared for that).
+// Known limit: a thread that ends through `exit` inside a device function it
 // called is not seen by kernelret probes (only the kernel body's ret/exit
 // are instrumented).
 #pragma once
 
 #include "runtime/gpu/content_hash.h"
+#include "runtime/gpu/device_maps.h"
 #include "runtime/gpu/elf_fatbins.h"
 #include "runtime/gpu/fatbin.h"
 #include "runtime/gpu/fatbin_decompress.h"
@@ -81,6 +87,7 @@
 #include "runtime/gpu/fatbin_writer.h"
 #include "runtime/gpu/image.h"
 #include "runtime/gpu/kernel_match.h"
+#include "runtime/gpu/map_table.h"
 #include "runtime/gpu/module_rewriter.h"
 #include "runtime/gpu/probe_abi.h"
 #include "runtime/gpu/ptx_inject.h"

@@ -41,9 +41,28 @@ int main(int argc, char **argv) {
   check(cudaMemcpy(db, b.data(), bytes, cudaMemcpyHostToDevice), "copy b");
   int block = 256;
   int grid = (n + block - 1) / block;
+  // UBT_KERNEL_TIME=1: the GPU time of the launches (events), on stderr, for
+  // tests/gpu/device-check.sh's overhead measurement. One warm-up launch
+  // first, so module loading and JIT are not in the timing.
+  bool timed = std::getenv("UBT_KERNEL_TIME") != nullptr;
+  cudaEvent_t begin, end;
+  if (timed) {
+    vector_add<<<grid, block>>>(da, db, dc, n);
+    check(cudaDeviceSynchronize(), "warm-up");
+    cudaEventCreate(&begin);
+    cudaEventCreate(&end);
+    cudaEventRecord(begin);
+  }
   for (int r = 0; r < repeat; ++r)
     vector_add<<<grid, block>>>(da, db, dc, n);
   check(cudaGetLastError(), "launch");
+  if (timed) {
+    cudaEventRecord(end);
+    cudaEventSynchronize(end);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, begin, end);
+    std::fprintf(stderr, "kernel_ms=%.4f launches=%d\n", ms, repeat);
+  }
   check(cudaMemcpy(c.data(), dc, bytes, cudaMemcpyDeviceToHost), "copy c");
   double checksum = 0;
   for (int i = 0; i < n; ++i)

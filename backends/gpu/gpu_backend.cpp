@@ -1,0 +1,225 @@
+#include "backends/gpu/gpu_backend.h"
+
+#include "runtime/agent/gpu/gpu_wire.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+namespace ubtrace::backends::gpu {
+
+std::string resolve_binary(const std::string &bin) {
+  if (bin.empty() || bin == "*" || bin.find('*') != std::string::npos)
+    return bin;
+  char buf[PATH_MAX];
+  if (bin.find('/') != std::string::npos)
+    return realpath(bin.c_str(), buf) ? std::string(buf) : bin;
+  const char *path = getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t at = 0;
+  while (at <= dirs.size()) {
+    size_t end = dirs.find(':', at);
+    if (end == std::string::npos)
+      end = dirs.size();
+    std::string candidate = dirs.substr(at, end - at) + "/" + bin;
+    if (access(candidate.c_str(), X_OK) == 0 &&
+        realpath(candidate.c_str(), buf))
+      return buf;
+    at = end + 1;
+  }
+  return bin;
+}
+
+namespace {
+
+// The traced process as GPU probes see it: pid, comm, uid and gid.
+jit::NvptxHostInfo host_info(int pid) {
+  jit::NvptxHostInfo host;
+  host.pid = uint32_t(pid);
+  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+  std::getline(comm, host.comm);
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Uid:", 0) == 0)
+      host.uid = uint32_t(std::strtoul(line.c_str() + 4, nullptr, 10));
+    if (line.rfind("Gid:", 0) == 0)
+      host.gid = uint32_t(std::strtoul(line.c_str() + 4, nullptr, 10));
+  }
+  return host;
+}
+
+} // namespace
+
+Result<std::unique_ptr<GpuBackend>>
+GpuBackend::create(const runtime::Bundle &bundle, int pid,
+                   const GpuBackendOptions &options) {
+  std::unique_ptr<GpuBackend> b(new GpuBackend());
+  b->options_ = options;
+  b->pid_ = pid;
+  GpuCompileOptions compile = options.compile;
+  compile.nvptx.host = host_info(pid);
+  auto program = compile_gpu_program(bundle, compile);
+  if (!program)
+    return std::move(program).take_error();
+  b->program_ = std::move(*program);
+  for (GpuAttachment &a : b->program_.attachments)
+    a.binary = resolve_binary(a.binary);
+
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return make_error(std::string("GPU channel: socket: ") +
+                      std::strerror(errno));
+  struct sockaddr_un addr {};
+  addr.sun_family = AF_UNIX;
+  std::string name = std::string(agent::kGpuSocketPrefix) + std::to_string(pid);
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  socklen_t len = offsetof(struct sockaddr_un, sun_path) + 1 + name.size();
+  if (bind(fd, reinterpret_cast<struct sockaddr *>(&addr), len) != 0 ||
+      listen(fd, 1) != 0) {
+    int err = errno;
+    close(fd);
+    return make_error("GPU channel: cannot listen on @" + name + ": " +
+                      std::strerror(err));
+  }
+  b->listener_ = fd;
+  return b;
+}
+
+GpuBackend::~GpuBackend() {
+  disconnect();
+  if (listener_ >= 0)
+    close(listener_);
+}
+
+void GpuBackend::disconnect() {
+  if (sock_ >= 0)
+    close(sock_);
+  sock_ = -1;
+}
+
+Result<std::vector<uint8_t>> GpuBackend::request(const agent::Message &m,
+                                                 const NoticeFn &notice) {
+  if (sock_ < 0)
+    return make_error("the agent is not connected on the GPU channel");
+  if (auto sent = agent::send_message(sock_, m); !sent) {
+    gone_ = true;
+    disconnect();
+    return std::move(sent).take_error();
+  }
+  for (;;) {
+    auto r = agent::recv_message(sock_, options_.request_timeout_ms);
+    if (!r) {
+      gone_ = true;
+      disconnect();
+      return make_error("GPU channel: " + r.error());
+    }
+    if (r->type == agent::MsgType::GpuNotice) {
+      if (notice)
+        notice(std::string(r->payload.begin(), r->payload.end()));
+      continue;
+    }
+    if (r->type != agent::MsgType::Reply)
+      continue;
+    agent::ReplyMsg reply{};
+    if (!r->read(reply))
+      return make_error("GPU channel: malformed reply");
+    std::vector<uint8_t> rest(r->payload.begin() + sizeof reply,
+                              r->payload.end());
+    if (reply.status != 0)
+      return make_error(rest.empty() ? "the agent refused a GPU request"
+                                     : std::string(rest.begin(), rest.end()));
+    return rest;
+  }
+}
+
+Result<void> GpuBackend::service(const NoticeFn &notice) {
+  if (sock_ < 0 && !gone_ && listener_ >= 0) {
+    int fd = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd >= 0) {
+      // Only the traced process may connect.
+      struct ucred cred {};
+      socklen_t len = sizeof cred;
+      if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+          cred.pid != pid_) {
+        close(fd);
+        return {};
+      }
+      int big = 8 << 20;
+      setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
+      auto hello = agent::recv_message(fd, 5000);
+      if (!hello || hello->type != agent::MsgType::GpuHello) {
+        close(fd);
+        return make_error("the agent did not greet on the GPU channel");
+      }
+      sock_ = fd;
+      agent::gpu::GpuSetup setup;
+      setup.ptx = program_.ptx;
+      setup.maps = program_.maps;
+      setup.map_table_entries = program_.map_table_entries;
+      setup.drain_interval_ms =
+          program_.sends_events ? options_.drain_interval_ms : 0;
+      for (const GpuAttachment &a : program_.attachments)
+        setup.attachments.push_back({a.attachment, a.binary});
+      agent::Message m{agent::MsgType::GpuSetup,
+                       agent::gpu::encode_setup(setup), -1};
+      if (auto r = request(m, notice); !r)
+        return make_error("the agent refused the GPU probes: " + r.error());
+    }
+  }
+  // Notices the agent sent on its own.
+  while (sock_ >= 0) {
+    auto m = agent::recv_message(sock_, 0);
+    if (!m) {
+      if (m.error() == "channel closed") {
+        gone_ = true;
+        disconnect();
+      }
+      break;
+    }
+    if (m->type == agent::MsgType::GpuNotice && notice)
+      notice(std::string(m->payload.begin(), m->payload.end()));
+  }
+  return {};
+}
+
+Result<void> GpuBackend::sync(const NoticeFn &notice) {
+  if (sock_ < 0)
+    return {};
+  auto r = request(agent::Message{agent::MsgType::GpuSync, {}, -1}, notice);
+  if (!r && gone_)
+    return {}; // the target exited meanwhile: its exit hook read back
+  if (!r)
+    return std::move(r).take_error();
+  return {};
+}
+
+Result<void> GpuBackend::clear(uint32_t map, bool zero,
+                               const NoticeFn &notice) {
+  if (sock_ < 0)
+    return {};
+  agent::GpuClearMsg c{map, zero ? 1u : 0u};
+  auto r = request(agent::Message::of(agent::MsgType::GpuClear, c), notice);
+  if (!r && !gone_)
+    return std::move(r).take_error();
+  return {};
+}
+
+Result<agent::GpuStatsMsg> GpuBackend::stats(const NoticeFn &notice) {
+  auto r = request(agent::Message{agent::MsgType::GpuStats, {}, -1}, notice);
+  if (!r)
+    return std::move(r).take_error();
+  agent::GpuStatsMsg s{};
+  if (r->size() < sizeof s)
+    return make_error("GPU channel: short statistics");
+  std::memcpy(&s, r->data(), sizeof s);
+  return s;
+}
+
+} // namespace ubtrace::backends::gpu

@@ -1,0 +1,85 @@
+// The GPU backend: runs a bundle's kernel:/kernelret: probes in a process
+// the user-space backend launched (-c) with the agent in it.
+//
+//   1. create(): compiles every GPU probe to PTX (gpu_program.h) with the
+//      process's pid, uid and comm as constants, and listens on the
+//      abstract socket "@ubtrace-gpu.<pid>".
+//   2. service() (the session's loop): accepts the agent when the target
+//      first loads CUDA code, sends it the GpuSetup, and passes the agent's
+//      notices on (a module without PTX, a module that failed).
+//   3. sync() before maps are printed (print(), interval, the end of a
+//      trace that stops before the target exits): the agent copies the
+//      device maps into the shared-memory region and drains the device
+//      events ring; the printer then reads them like CPU maps. When the
+//      target exits on its own, the agent has already done this in its
+//      exit and context-teardown hooks.
+//   4. clear(): clear()/zero() of a map reach the device copy too.
+//
+// A map that both CPU and GPU probes update prints merged: the device's
+// totals are one more slot of the map (the agent's read-back thread's), so
+// counts, sums, histograms, averages, stats and min/max combine like
+// per-CPU slots. A plain value map (`@x[k] = v`) written on both sides
+// keeps whichever side wrote it last at the read-back.
+#pragma once
+
+#include "backends/gpu/gpu_program.h"
+#include "runtime/agent/protocol.h"
+#include "runtime/bundle.h"
+#include "runtime/result.h"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ubtrace::backends::gpu {
+
+struct GpuBackendOptions {
+  GpuCompileOptions compile;
+  // How often the agent drains the device events ring while the target runs.
+  uint32_t drain_interval_ms = 50;
+  int request_timeout_ms = 30000;
+};
+
+class GpuBackend {
+public:
+  static Result<std::unique_ptr<GpuBackend>>
+  create(const runtime::Bundle &bundle, int pid,
+         const GpuBackendOptions &options = {});
+  ~GpuBackend();
+
+  // Non-blocking: accepts and sets up the agent, collects its notices.
+  using NoticeFn = std::function<void(const std::string &)>;
+  Result<void> service(const NoticeFn &notice);
+  bool connected() const { return sock_ >= 0; }
+  // The agent connected at some point (the target loaded CUDA code).
+  bool ever_connected() const { return sock_ >= 0 || gone_; }
+
+  Result<void> sync(const NoticeFn &notice);
+  Result<void> clear(uint32_t map, bool zero, const NoticeFn &notice);
+  Result<agent::GpuStatsMsg> stats(const NoticeFn &notice);
+
+  // Attach points (kernel:/kernelret: probes), for "Attached N probes".
+  size_t attachments() const { return program_.attachments.size(); }
+  const GpuProgram &program() const { return program_; }
+
+private:
+  GpuBackend() = default;
+  Result<std::vector<uint8_t>> request(const agent::Message &m,
+                                       const NoticeFn &notice);
+  void disconnect();
+
+  GpuProgram program_;
+  GpuBackendOptions options_;
+  int pid_ = 0;
+  int listener_ = -1;
+  int sock_ = -1;
+  bool gone_ = false; // the agent hung up (the target exited)
+};
+
+// kernel:BIN:NAME's BIN as the agent compares it: an absolute path
+// (realpath, or looked up on PATH); "" and "*" stay as they are.
+std::string resolve_binary(const std::string &bin);
+
+} // namespace ubtrace::backends::gpu

@@ -1,0 +1,55 @@
+/* Linked into libubtrace_preload.so, the object LD_PRELOAD names: symbols
+ * defined here come before libc's and the CUDA runtime's in lookup, which
+ * is what interposing needs (the agent library itself is a dependency of
+ * the preload library and comes after libc).
+ *
+ * dlsym: every result for a name starting "cu" goes through the agent
+ * (runtime/agent/gpu/interpose.cpp), which hands out wrappers for the CUDA
+ * driver's code-loading, launch and teardown entry points. Known
+ * difference: dlsym(RTLD_NEXT, ...) called by the application resolves
+ * after this library rather than after the caller.
+ * __cudaRegisterFatBinary: programs with the shared CUDA runtime register
+ * their fatbins through it; the agent is told, then the runtime's runs. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stddef.h>
+
+extern void *ubtrace_gpu_dlsym_result(const char *name, void *result);
+extern void ubtrace_gpu_fatbin_registered(const void *wrapper);
+
+typedef void *(*ubt_dlsym_fn)(void *, const char *);
+
+static ubt_dlsym_fn ubt_real_dlsym(void) {
+  static ubt_dlsym_fn fn;
+  if (!fn) {
+    fn = (ubt_dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    if (!fn)
+      fn = (ubt_dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+  }
+  return fn;
+}
+
+__attribute__((visibility("default"))) void *dlsym(void *handle,
+                                                   const char *name) {
+  ubt_dlsym_fn real = ubt_real_dlsym();
+  if (!real)
+    return NULL;
+  void *result = real(handle, name);
+  if (result && name[0] == 'c' && name[1] == 'u')
+    return ubtrace_gpu_dlsym_result(name, result);
+  return result;
+}
+
+typedef void **(*ubt_register_fn)(void *);
+
+__attribute__((visibility("default"))) void **
+__cudaRegisterFatBinary(void *wrapper) {
+  static ubt_register_fn real;
+  if (!real) {
+    ubt_dlsym_fn lookup = ubt_real_dlsym();
+    if (lookup)
+      real = (ubt_register_fn)lookup(RTLD_NEXT, "__cudaRegisterFatBinary");
+  }
+  ubtrace_gpu_fatbin_registered(wrapper);
+  return real ? real(wrapper) : NULL;
+}
