@@ -29,6 +29,7 @@
 #include "runtime/agent/program_wire.h"
 #include "runtime/agent/protocol.h"
 #include "runtime/helpers/all_helpers.h"
+#include "runtime/agent/agent_thread.h"
 #include "runtime/hook/hook.h"
 #include "runtime/jit/remote_symbols.h"
 #include "runtime/maps/helpers.h"
@@ -570,9 +571,6 @@ pthread_mutex_t g_session_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void *serve_thread(void *arg) {
   auto *agent = static_cast<Agent *>(arg);
-  // This thread's libc calls (reading /proc, the socket, mprotect, new)
-  // are ubtrace's, not the program's: probes on them must not see it.
-  runtime::hook::exclude_current_thread();
   agent->serve();
   // Hooks are gone (serve ends with detach_all): another CLI may attach.
   pthread_mutex_lock(&g_session_lock);
@@ -637,25 +635,13 @@ int start_session(int sock, bool spawned) {
     return -1;
   }
   g_agent = agent;
-  // The channel thread takes no signals sent to the process: they are the
-  // target's. It keeps the synchronous ones: it may run a function that is
-  // being patched (memcpy, say) and the hook's trap handler must see it.
-  sigset_t all, old;
-  sigfillset(&all);
-  for (int sig : {SIGILL, SIGTRAP, SIGSEGV, SIGBUS, SIGFPE})
-    sigdelset(&all, sig);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t t;
-  int rc = pthread_create(&t, nullptr, serve_thread, agent);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (rc != 0) {
+  if (!start_agent_thread(serve_thread, agent)) {
     g_agent = nullptr;
     pthread_mutex_unlock(&g_session_lock);
     close(sock);
     delete agent;
     return -1;
   }
-  pthread_detach(t);
   pthread_mutex_unlock(&g_session_lock);
   if (spawned)
     agent->wait_go();

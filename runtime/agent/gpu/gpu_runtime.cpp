@@ -2,6 +2,7 @@
 
 #include "runtime/agent/gpu/device_store.h"
 #include "runtime/agent/gpu/gpu_wire.h"
+#include "runtime/agent/agent_thread.h"
 #include "runtime/agent/protocol.h"
 #include "runtime/gpu/kernel_match.h"
 #include "runtime/gpu/map_table.h"
@@ -257,16 +258,8 @@ bool GpuRuntime::Impl::start() {
   setup = std::move(*decoded);
   reply(0);
   wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  // The service thread takes no signals: they are the target's.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t t;
-  int rc = pthread_create(&t, nullptr, service_thread, this);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (rc != 0)
+  if (!agent::start_agent_thread(service_thread, this))
     return false;
-  pthread_detach(t);
   {
     Lock q(queue_mu);
     serving = true;

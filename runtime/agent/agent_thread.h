@@ -1,0 +1,46 @@
+// Threads the agent runs inside the traced process (the channel thread,
+// the GPU service thread). They take no signals sent to the process (those
+// are the program's) but keep the synchronous ones (a function being
+// patched traps, and the hook's handler must see it), and hooks never fire
+// on them: their libc calls are ubtrace's, not the program's.
+#pragma once
+
+#include <csignal>
+#include <pthread.h>
+
+#include "runtime/hook/hook.h"
+
+namespace ubtrace::agent {
+
+struct AgentThreadStart {
+  void *(*fn)(void *);
+  void *arg;
+};
+
+inline void *agent_thread_main(void *p) {
+  AgentThreadStart start = *static_cast<AgentThreadStart *>(p);
+  delete static_cast<AgentThreadStart *>(p);
+  runtime::hook::exclude_current_thread();
+  return start.fn(start.arg);
+}
+
+// Starts `fn(arg)` detached; false if the thread could not start.
+inline bool start_agent_thread(void *(*fn)(void *), void *arg) {
+  sigset_t all, old;
+  sigfillset(&all);
+  for (int sig : {SIGILL, SIGTRAP, SIGSEGV, SIGBUS, SIGFPE})
+    sigdelset(&all, sig);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  auto *start = new AgentThreadStart{fn, arg};
+  pthread_t t;
+  int rc = pthread_create(&t, nullptr, agent_thread_main, start);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) {
+    delete start;
+    return false;
+  }
+  pthread_detach(t);
+  return true;
+}
+
+} // namespace ubtrace::agent
