@@ -14,24 +14,6 @@ const vm::HelperImpls &host_helper_impls() {
   return impls;
 }
 
-// The kernel's helpers plus those the kernel table of the VM leaves out
-// but ubtrace's runtime implements.
-static const vm::HelperTable &host_helper_protos() {
-  static const vm::HelperTable table = [] {
-    vm::HelperTable t = vm::standard_helpers();
-    if (!t.find(BPF_FUNC_map_lookup_percpu_elem)) {
-      vm::HelperProto p;
-      p.id = BPF_FUNC_map_lookup_percpu_elem;
-      p.name = "map_lookup_percpu_elem";
-      p.ret = vm::RetKind::MapValueOrNull;
-      p.args = {vm::ArgKind::MapPtr, vm::ArgKind::MapKey, vm::ArgKind::Scalar,
-                vm::ArgKind::None, vm::ArgKind::None};
-      t.add(p);
-    }
-    return t;
-  }();
-  return table;
-}
 
 Result<ProgramSet> ProgramSet::load(const runtime::Bundle &bundle,
                                     runtime::maps::Region &region) {
@@ -72,7 +54,7 @@ Result<ProgramSet> ProgramSet::load(const runtime::Bundle &bundle,
     if (!prog)
       return make_error("BUG: no program in section " + probe.section);
     vm::ContextInfo ctx{abi::kHostCtxSize, false, false};
-    auto verified = vm::verify(*prog, set.object_.maps, host_helper_protos(), ctx);
+    auto verified = vm::verify(*prog, set.object_.maps, vm::standard_helpers(), ctx);
     if (!verified)
       return make_error("the verifier rejected the program of " + probe.name + ": " +
                         verified.error());

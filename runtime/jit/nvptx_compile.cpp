@@ -120,15 +120,6 @@ vm::ContextInfo gpu_context_info() {
 const vm::HelperTable &gpu_helper_protos() {
   static const vm::HelperTable table = [] {
     vm::HelperTable t = vm::standard_helpers();
-    if (!t.find(BPF_FUNC_map_lookup_percpu_elem)) {
-      vm::HelperProto p;
-      p.id = BPF_FUNC_map_lookup_percpu_elem;
-      p.name = "map_lookup_percpu_elem";
-      p.ret = vm::RetKind::MapValueOrNull;
-      p.args = {vm::ArgKind::MapPtr, vm::ArgKind::MapKey, vm::ArgKind::Scalar,
-                vm::ArgKind::None, vm::ArgKind::None};
-      t.add(p);
-    }
     const char *names[] = {
         "gpu_thread_idx_x", "gpu_thread_idx_y", "gpu_thread_idx_z",
         "gpu_block_idx_x",  "gpu_block_idx_y",  "gpu_block_idx_z",

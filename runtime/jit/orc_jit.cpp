@@ -1,5 +1,7 @@
 #include "runtime/jit/orc_jit.h"
 
+#include "runtime/jit/codegen_level.h"
+
 #include "runtime/jit/helper_lowering.h"
 
 #include <atomic>
@@ -16,20 +18,6 @@ namespace {
 
 std::string to_string(llvm::Error error) {
   return llvm::toString(std::move(error));
-}
-
-llvm::CodeGenOptLevel codegen_level(OptLevel level) {
-  switch (level) {
-  case OptLevel::O0:
-    return llvm::CodeGenOptLevel::None;
-  case OptLevel::O1:
-    return llvm::CodeGenOptLevel::Less;
-  case OptLevel::O2:
-    return llvm::CodeGenOptLevel::Default;
-  case OptLevel::O3:
-    return llvm::CodeGenOptLevel::Aggressive;
-  }
-  return llvm::CodeGenOptLevel::Default;
 }
 
 } // namespace

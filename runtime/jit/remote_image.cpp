@@ -2,6 +2,8 @@
 // relocatable with LLVM's code generator, and link that with elf_link.
 #include "runtime/jit/remote_image.h"
 
+#include "runtime/jit/codegen_level.h"
+
 #include "runtime/jit/elf_link.h"
 
 #include <llvm/IR/LegacyPassManager.h>
@@ -15,20 +17,6 @@
 
 namespace ubtrace::jit {
 namespace {
-
-llvm::CodeGenOptLevel codegen_level(OptLevel level) {
-  switch (level) {
-  case OptLevel::O0:
-    return llvm::CodeGenOptLevel::None;
-  case OptLevel::O1:
-    return llvm::CodeGenOptLevel::Less;
-  case OptLevel::O2:
-    return llvm::CodeGenOptLevel::Default;
-  case OptLevel::O3:
-    return llvm::CodeGenOptLevel::Aggressive;
-  }
-  return llvm::CodeGenOptLevel::Default;
-}
 
 std::string host_features() {
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();

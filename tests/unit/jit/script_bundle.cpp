@@ -26,21 +26,6 @@ Result<runtime::Bundle> compile_script(const std::string &program) {
   return std::move(out->bundle);
 }
 
-const vm::HelperTable &host_helper_protos() {
-  static const vm::HelperTable table = [] {
-    vm::HelperTable t = vm::standard_helpers();
-    if (!t.find(BPF_FUNC_map_lookup_percpu_elem)) {
-      vm::HelperProto p;
-      p.id = BPF_FUNC_map_lookup_percpu_elem;
-      p.name = "map_lookup_percpu_elem";
-      p.ret = vm::RetKind::MapValueOrNull;
-      p.args = {vm::ArgKind::MapPtr, vm::ArgKind::MapKey, vm::ArgKind::Scalar,
-                vm::ArgKind::None, vm::ArgKind::None};
-      t.add(p);
-    }
-    return t;
-  }();
-  return table;
-}
+const vm::HelperTable &host_helper_protos() { return vm::standard_helpers(); }
 
 } // namespace ubtrace::jit::test
