@@ -7,13 +7,17 @@ build=${1:-build}
 runs=${2:-20}
 prog='BEGIN { exit(); }'
 
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+
 measure() { # name command...
   local name=$1; shift
   local total=0 best=999999 rss=0
   for ((i = 0; i < runs; i++)); do
     local start end ms kb
     start=$(date +%s%N)
-    kb=$( { /usr/bin/time -f '%M' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+    /usr/bin/time -o "$tmp" -f '%M' "$@" >/dev/null 2>/dev/null
+    kb=$(tail -1 "$tmp")
     end=$(date +%s%N)
     ms=$(( (end - start) / 1000 ))
     total=$((total + ms))
