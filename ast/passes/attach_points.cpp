@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <map>
 
 #include "ast/builtins.h"
@@ -137,8 +138,19 @@ private:
     const Provider *p = find_provider(parts[0]);
     if (!p) {
       std::vector<std::string> names;
-      for (const auto &x : providers)
+      // Spelled-out aliases too (BEGIN for a misspelt BEGN; first when the
+      // word is in capitals), not the one- and two-letter ones every short
+      // word is close to.
+      bool capitals = std::any_of(parts[0].begin(), parts[0].end(),
+                                  [](unsigned char c) { return std::isupper(c); });
+      for (const auto &x : providers) {
+        bool alias = std::strlen(x.alias) > 2;
+        if (alias && capitals)
+          names.push_back(x.alias);
         names.push_back(x.name);
+        if (alias && !capitals)
+          names.push_back(x.alias);
+      }
       auto d = ctx_.diags().error(ap.loc);
       d << "Invalid probe type: " << parts[0];
       std::string hint = did_you_mean(parts[0], names);

@@ -343,6 +343,13 @@ xyzzy:a { }
 ~~~~~~~
 HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel and kernelret probes
 )");
+  // A name in capitals gets the capitalised spelling.
+  EXPECT_EQ(probe("BEGN"),
+            R"(stdin:1:1-5: ERROR: Invalid probe type: BEGN
+BEGN { }
+~~~~
+HINT: Did you mean 'BEGIN'?
+)");
 }
 
 // Every kernel-side probe type of bpftrace parses and fails with one
