@@ -215,7 +215,10 @@ template <class S, class Set> std::pair<size_t, size_t> bit_range(Set set) {
   return {first, count};
 }
 #define BITS(S, f)                                                             \
-  bit_range<S>([](S &s) { s.f = static_cast<decltype(s.f)>(~0ull); })
+  bit_range<S>([](S &s) {                                                      \
+    s.f = 0;                                                                   \
+    s.f--; /* every bit of the (unsigned) field set, by wrapping */            \
+  })
 
 void expect_bitfields(
     const char *text, const std::string &c_name, size_t size,
