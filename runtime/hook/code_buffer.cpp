@@ -79,9 +79,13 @@ void lea_rsp(CodeBuffer &c, int32_t disp) {
 }
 
 void lea_from_rsp(CodeBuffer &c, Reg dst, int32_t disp) {
-  rex_w(c, dst, Reg::Rsp);
+  lea_from(c, dst, Reg::Rsp, disp);
+}
+
+void lea_from(CodeBuffer &c, Reg dst, Reg base, int32_t disp) {
+  rex_w(c, dst, base);
   c.u8(0x8D);
-  mem_disp32(c, static_cast<uint8_t>(dst), Reg::Rsp, disp);
+  mem_disp32(c, static_cast<uint8_t>(dst), base, disp);
 }
 
 void store_rsp(CodeBuffer &c, int32_t disp, Reg src) {
@@ -153,9 +157,23 @@ void call(CodeBuffer &c, Reg r) {
   c.u8(0xD0 | low3(r));
 }
 
-void jmp_rsp_minus8(CodeBuffer &c) {
-  const uint8_t code[] = {0xFF, 0x64, 0x24, 0xF8}; // jmp qword [rsp-8]
+void call_rsp(CodeBuffer &c, int8_t disp) {
+  const uint8_t code[] = {0xFF, 0x54, 0x24, static_cast<uint8_t>(disp)};
   c.bytes(code, sizeof code);
+}
+
+void jmp_rsp(CodeBuffer &c, int8_t disp) {
+  const uint8_t code[] = {0xFF, 0x64, 0x24, static_cast<uint8_t>(disp)};
+  c.bytes(code, sizeof code);
+}
+
+void ret(CodeBuffer &c) { c.u8(0xC3); }
+
+void cmovz(CodeBuffer &c, Reg dst, Reg src) {
+  rex_w(c, dst, src);
+  c.u8(0x0F);
+  c.u8(0x44);
+  c.u8(0xC0 | (low3(dst) << 3) | low3(src));
 }
 
 void push_rip_qword(CodeBuffer &c, uint64_t literal_addr) {
@@ -189,6 +207,18 @@ void jcc(CodeBuffer &c, uint8_t cc, uint64_t target) {
   c.u8(0x25);
   c.u32(0);
   c.u64(target);
+}
+
+size_t jnz_near_forward(CodeBuffer &c) {
+  c.u8(0x0F);
+  c.u8(0x85);
+  c.u32(0);
+  return c.size() - 4;
+}
+
+void bind_near(CodeBuffer &c, size_t rel32_offset) {
+  c.patch_u32(rel32_offset,
+              static_cast<uint32_t>(c.size() - (rel32_offset + 4)));
 }
 
 size_t jz_short_forward(CodeBuffer &c) {

@@ -109,6 +109,8 @@ void cld(CodeBuffer &c);                 // cld
 void restore_flags_from(CodeBuffer &c, int32_t disp);
 void lea_rsp(CodeBuffer &c, int32_t disp);               // lea rsp, [rsp+disp]
 void lea_from_rsp(CodeBuffer &c, Reg dst, int32_t disp); // lea dst, [rsp+disp]
+void lea_from(CodeBuffer &c, Reg dst, Reg base,
+              int32_t disp); // lea dst, [base+disp]
 void store_rsp(CodeBuffer &c, int32_t disp, Reg src);    // mov [rsp+disp], src
 void load_from(CodeBuffer &c, Reg dst, Reg base,
                int32_t disp); // mov dst, [base+disp]
@@ -123,7 +125,10 @@ void test64(CodeBuffer &c, Reg a, Reg b);     // test a, b
 void and_rsp_imm8(CodeBuffer &c, int8_t v);   // and rsp, imm8
 void sub_rsp_imm32(CodeBuffer &c, int32_t v); // sub rsp, imm32
 void call(CodeBuffer &c, Reg r);              // call r
-void jmp_rsp_minus8(CodeBuffer &c);           // jmp [rsp-8]
+void call_rsp(CodeBuffer &c, int8_t disp);    // call qword [rsp+disp]
+void jmp_rsp(CodeBuffer &c, int8_t disp);     // jmp qword [rsp+disp]
+void ret(CodeBuffer &c);                      // ret
+void cmovz(CodeBuffer &c, Reg dst, Reg src);  // cmovz dst, src (64-bit)
 void push_rip_qword(CodeBuffer &c,
                     uint64_t literal_addr); // push qword [rip+..]
 // jmp to target: rel32 when in reach, else jmp [rip+0] followed by the
@@ -135,6 +140,9 @@ void jcc(CodeBuffer &c, uint8_t cc, uint64_t target);
 // Forward short jump whose rel8 is patched later; returns the rel8 offset.
 size_t jz_short_forward(CodeBuffer &c);             // jz rel8
 void bind_short(CodeBuffer &c, size_t rel8_offset); // target = here
+// Forward near jump whose rel32 is patched later; returns the rel32 offset.
+size_t jnz_near_forward(CodeBuffer &c);             // jnz rel32
+void bind_near(CodeBuffer &c, size_t rel32_offset); // target = here
 // Moves vector register n (0-7) of the given width (0: xmm movdqu, 1: ymm
 // vmovdqu, 2: zmm vmovdqu64) to or from [rsp+disp].
 void store_vector(CodeBuffer &c, int width, int n, int32_t disp);

@@ -73,10 +73,12 @@ inline void call(ThreadState *ts, const HandlerBinding *b, PtRegs *regs,
   b->fn(regs, b->user);
 }
 
-// Pushes the shadow entry and swaps in the return stub. rsp points at the
-// return address (the site is a function entry).
-inline void arm_return(ThreadState *ts, PtRegs *regs, SiteBindings *site,
-                       bool save_vectors) {
+// Pushes the shadow entry; returns the return stub the function must return
+// to, 0 when the shadow stack is full. rsp points at the return address (the
+// site is a function entry). The caller puts the stub in place (the entry
+// trampoline through the launch code, the trap path by writing it).
+inline uint64_t arm_return(ThreadState *ts, PtRegs *regs, SiteBindings *site,
+                           bool save_vectors) {
   uint64_t slot = regs->rsp;
   uint32_t k = ts->depth;
   if (k == kShadowDepth) {
@@ -89,7 +91,7 @@ inline void arm_return(ThreadState *ts, PtRegs *regs, SiteBindings *site,
     ts->depth = k;
     if (k == kShadowDepth) {
       bump(ts->shadow_overflows);
-      return;
+      return 0;
     }
   }
   uint64_t *ret = reinterpret_cast<uint64_t *>(slot);
@@ -98,30 +100,32 @@ inline void arm_return(ThreadState *ts, PtRegs *regs, SiteBindings *site,
   e.return_address = *ret;
   e.site = site;
   ts->depth = k + 1;
-  *ret = return_stub(k, save_vectors);
+  return return_stub(k, save_vectors);
 }
 
 } // namespace
 
-extern "C" void ubt_hook_dispatch_entry(PtRegs *regs, SiteBindings *site,
-                                        uint64_t vectors_saved) {
+extern "C" uint64_t ubt_hook_dispatch_entry(PtRegs *regs, SiteBindings *site,
+                                            uint64_t vectors_saved) {
   if (t_thread_excluded) [[unlikely]]
-    return;
+    return 0;
   ThreadState *ts = t_thread_state;
   if (!ts) [[unlikely]] {
     ts = claim_keeping_vector_state();
     if (!ts)
-      return;
+      return 0;
   }
   if (ts->seq & 1) {
     bump(ts->nested_skips);
-    return;
+    return 0;
   }
   enter(ts);
   call(ts, load_binding(site->entry), regs, vectors_saved);
+  uint64_t stub = 0;
   if (const HandlerBinding *r = load_binding(site->ret))
-    arm_return(ts, regs, site, r->save_vectors);
+    stub = arm_return(ts, regs, site, r->save_vectors);
   leave(ts);
+  return stub;
 }
 
 extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,

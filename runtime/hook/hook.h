@@ -16,9 +16,12 @@
 // trap_handler.h): correct, but microseconds per hit instead of
 // nanoseconds.
 //
-// Return hooks. At entry the dispatcher swaps the return address for a
-// return stub and remembers the real one on the thread's shadow stack
-// (thread_state.h, return_trampoline.h); the stub runs the return handler
+// Return hooks. At entry the dispatcher remembers the real return address
+// on the thread's shadow stack (thread_state.h) and the trampoline calls the
+// function's displaced instructions from launch code, so that it returns to
+// a return stub with the return stack buffer in step (return_trampoline.h;
+// the int3 path writes the stub over the return address); the stub runs the
+// return handler
 // with rax = the return value, rip = the real return address, rsp = the
 // stack pointer after the return (as a kernel uretprobe sees them), then
 // jumps to the real address. A full shadow stack (64 live hooked frames on

@@ -15,9 +15,11 @@ ReturnCode g_return_code;
 
 namespace {
 
-// Leading padding: the unwinder looks up the FDE of a return address minus
-// one, so the first stub's row starts one byte before it.
+// Leading padding: the first launch code, and the unwinder looks up the FDE
+// of a return address minus one, so the first stub's row starts one byte
+// before it.
 constexpr uint32_t kLeadPad = 16;
+static_assert(kLeadPad >= kLaunchBytes + 1);
 constexpr uint32_t kStubBytes = 2 * kShadowDepth * kStubStride;
 
 void emit_common(CodeBuffer &c, const CpuFeatures &cpu, bool save_vectors) {
@@ -37,8 +39,15 @@ void emit_common(CodeBuffer &c, const CpuFeatures &cpu, bool save_vectors) {
   x86::store_to(c, Reg::Rbx, kPtRegsSize + kRegsTailRoom, Reg::Rax); // the real address
   if (save_vectors)
     emit_vector_restore(c, cpu, VectorSaveKind::ReturnValues);
-  emit_frame_restore(c, cpu, 8);
-  x86::jmp_rsp_minus8(c);
+  emit_frame_restore(c, cpu, 0);
+  x86::ret(c);
+}
+
+// Calls the displaced instructions the entry trampoline left below the
+// entry rsp (return_stubs.h), in place of the real return address.
+void emit_launch(CodeBuffer &c) {
+  x86::lea_rsp(c, 8);
+  x86::call_rsp(c, static_cast<int8_t>(-(kLaunchBodyBelowRsp + 8)));
 }
 
 } // namespace
@@ -73,12 +82,17 @@ Result<void> init_return_code(const CpuFeatures &cpu, const MemoryMap &map) {
   for (uint32_t set = 0; set < 2; ++set) {
     for (uint32_t k = 0; k < kShadowDepth; ++k) {
       uint64_t at = stubs + (set * kShadowDepth + k) * kStubStride;
+      CodeBuffer launch(launch_of(at));
+      emit_launch(launch);
       CodeBuffer stub(at);
       x86::push_imm(stub, static_cast<int32_t>(0x100)); // force imm32 form
       stub.patch_u32(1, k);
       x86::jmp(stub, set == 0 ? common_save : common_plain);
-      if (!stub.ok() || stub.size() > kStubStride)
-        return make_error("return stub does not fit 16 bytes");
+      if (!launch.ok() || launch.size() != kLaunchBytes || !stub.ok() ||
+          stub.size() + kLaunchBytes > kStubStride)
+        return make_error("return stub and launch code do not fit a cell");
+      for (size_t i = 0; i < launch.size(); ++i)
+        image[kLeadPad + (at - stubs) - kLaunchBytes + i] = launch.data()[i];
       for (size_t i = 0; i < stub.size(); ++i)
         image[kLeadPad + (at - stubs) + i] = stub.data()[i];
     }

@@ -1,20 +1,28 @@
-// The return path of return hooks: return stubs and the common return
-// trampolines, shared by all sites.
+// The return path of return hooks: launch code, return stubs and the
+// common return trampolines, shared by all sites.
 //
 // At entry of a return-hooked function the dispatcher pushes {slot, real
-// return address, site} on the thread's shadow stack at index k and writes
-// the address of stub k over the return address. Stub k is
+// return address, site} on the thread's shadow stack at index k and hands
+// the entry trampoline launch k, which the trampoline jumps to with the
+// registers of the function's entry:
 //
-//   push k ; jmp common        (16 bytes apart, two sets: with and without
-//                               vector save)
+//   launch k:  lea rsp,[rsp+8]         drop the real return address (the
+//              call [rsp-32]           shadow entry has it) and call the
+//                                      displaced instructions: the pushed
+//                                      return address is stub k
+//   stub k:    push k ; jmp common     (cells of 32 bytes, two sets: with
+//                                      and without vector save)
 //
-// and `common` builds a pt_regs frame (rsp = the caller's stack pointer
-// after the return), calls ubt_hook_dispatch_return(frame, k, saved),
-// which pops entry k (and anything above it, stale after a longjmp) and
-// runs the handler, writes the real return address over k, restores and
-// leaves with `lea rsp,[rsp+8]; jmp [rsp-8]` (the slot is in the red zone,
-// which signal delivery skips; a jmp keeps the indirect predictor instead
-// of mispredicting a second ret).
+// `common` builds a pt_regs frame (rsp = the caller's stack pointer after
+// the return), calls ubt_hook_dispatch_return(frame, k, saved), which pops
+// entry k (and anything above it, stale after a longjmp) and runs the
+// handler, writes the real return address over k, restores and `ret`s.
+//
+// Why a call: the return stack buffer then holds stub k above the caller's
+// own return address, so the function's `ret` to stub k and the common
+// code's `ret` to the caller are both predicted (writing the stub over the
+// return address instead costs a certain mispredict per hit; the int3 path
+// still does that, as it runs from a signal handler).
 //
 // Why one stub per depth: the stub address names the entry, so a return
 // never has to guess from rsp, and the unwinder (unwind_info.h) can tell

@@ -35,8 +35,10 @@ inline void store_binding(const HandlerBinding *&slot,
 }
 
 // Called by trampolines and the trap handler; defined in dispatch.cpp.
-extern "C" void ubt_hook_dispatch_entry(PtRegs *regs, SiteBindings *site,
-                                        uint64_t vectors_saved);
+// Returns the return stub (return_stubs.h) the function must return to
+// when a return hook armed, else 0; the caller puts it in place.
+extern "C" uint64_t ubt_hook_dispatch_entry(PtRegs *regs, SiteBindings *site,
+                                            uint64_t vectors_saved);
 // Returns the real return address.
 extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,
                                              uint64_t vectors_saved);

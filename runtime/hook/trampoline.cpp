@@ -1,6 +1,7 @@
 #include "runtime/hook/trampoline.h"
 
 #include "runtime/hook/relocator.h"
+#include "runtime/hook/return_stubs.h"
 
 namespace ubtrace::runtime::hook {
 
@@ -219,6 +220,21 @@ void emit_vector_restore(CodeBuffer &c, const CpuFeatures &cpu,
   }
 }
 
+namespace {
+
+// After the dispatcher: restores the vector state (if r12 says it was
+// saved) and the registers, leaving rsp where the patched jump found it.
+void emit_entry_restore(CodeBuffer &c, const CpuFeatures &cpu,
+                        VectorSaveKind kind, int32_t red_zone) {
+  x86::test64(c, Reg::R12, Reg::R12);
+  size_t skip_restore = x86::jz_short_forward(c);
+  emit_vector_restore(c, cpu, kind);
+  x86::bind_short(c, skip_restore);
+  emit_frame_restore(c, cpu, red_zone);
+}
+
+} // namespace
+
 Result<void> emit_entry_trampoline(CodeBuffer &c, Site &site,
                                    const CpuFeatures &cpu,
                                    uint32_t &displaced_offset) {
@@ -247,11 +263,10 @@ Result<void> emit_entry_trampoline(CodeBuffer &c, Site &site,
   x86::mov_imm64(c, Reg::Rax,
                  reinterpret_cast<uint64_t>(&ubt_hook_dispatch_entry));
   x86::call(c, Reg::Rax);
-  x86::test64(c, Reg::R12, Reg::R12);
-  size_t skip_restore = x86::jz_short_forward(c);
-  emit_vector_restore(c, cpu, kind);
-  x86::bind_short(c, skip_restore);
-  emit_frame_restore(c, cpu, kRedZone);
+  // rax: the return stub when a return hook armed (return_trampoline.h).
+  x86::test64(c, Reg::Rax, Reg::Rax);
+  size_t to_armed = x86::jnz_near_forward(c);
+  emit_entry_restore(c, cpu, kind, kRedZone);
   if (!c.ok())
     return make_error("trampoline code buffer overflow");
 
@@ -263,6 +278,21 @@ Result<void> emit_entry_trampoline(CodeBuffer &c, Site &site,
     return r;
   for (uint32_t i = 0; i < plan.insn_count; ++i)
     site.starts[i] -= displaced_offset;
+
+  // Armed: leave the launch code and the displaced instructions' address
+  // in the function's red zone (free at its entry, where return hooks
+  // are), restore, and jump to the launch code, which calls the displaced
+  // instructions with stub k as their return address.
+  x86::bind_near(c, to_armed);
+  constexpr int32_t kEntryRsp = kPtRegsSize + kRegsTailRoom + kRedZone;
+  x86::lea_from(c, Reg::Rdx, Reg::Rax, -static_cast<int32_t>(kLaunchBytes));
+  x86::store_to(c, Reg::Rbx, kEntryRsp - kLaunchTargetBelowRsp, Reg::Rdx);
+  x86::mov_imm64(c, Reg::Rcx, c.base() + displaced_offset);
+  x86::store_to(c, Reg::Rbx, kEntryRsp - kLaunchBodyBelowRsp, Reg::Rcx);
+  emit_entry_restore(c, cpu, kind, kRedZone);
+  x86::jmp_rsp(c, static_cast<int8_t>(-kLaunchTargetBelowRsp));
+  if (!c.ok())
+    return make_error("trampoline code buffer overflow");
   return {};
 }
 

@@ -8,12 +8,19 @@
 //                                 a pt_regs frame (* filled in next)
 //   rbx = frame; r12 = bindings.save_vectors_on_entry
 //   if r12: align 64, save the vector state that can be live below
-//   cld; align 16; ubt_hook_dispatch_entry(frame, site, r12)
+//   cld; align 16; rax = ubt_hook_dispatch_entry(frame, site, r12)
+//   if rax: jmp armed
 //   if r12: restore it
 //   rsp = frame; restore the flags from the frame; pop r15 ... rdi;
 //   skip the rest of the frame and the red zone
 //   <the displaced instructions, relocated>
 //   jmp patch_end
+// armed:                          (a return hook armed; rax = stub k)
+//   [entry rsp-16] = launch k, [entry rsp-24] = the displaced instructions
+//   restore as above; jmp [rsp-16]
+//                                 (return_trampoline.h: launch k calls the
+//                                 displaced instructions, so the function
+//                                 returns to stub k)
 //
 // Vector state: a handler is compiled code that may call helpers or libc
 // (memcpy picks AVX2/AVX-512 variants; their vzeroupper clears the upper

@@ -86,7 +86,10 @@ void run_trap_site(const TrapEntry &e, greg_t *g) {
   if (!(regs.ss)) // older kernels leave ss out of the signal frame
     regs.ss = 0x2B;
   regs.rip = site->plan.address;
-  ubt_hook_dispatch_entry(&regs, &site->bindings, 1); // kernel saved vectors
+  uint64_t stub =
+      ubt_hook_dispatch_entry(&regs, &site->bindings, 1); // kernel saved vectors
+  if (stub) // no launch code from a signal handler: write it over
+    *reinterpret_cast<uint64_t *>(regs.rsp) = stub;
   from_regs(regs, g);
   g[REG_RIP] = site->displaced_code;
 }

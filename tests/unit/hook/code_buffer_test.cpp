@@ -46,7 +46,10 @@ TEST(HookCodeBuffer, EncodingsDecodeAsIntended) {
   x86::and_rsp_imm8(c, -64);
   x86::sub_rsp_imm32(c, 2688);
   x86::call(c, Reg::Rax);
-  x86::jmp_rsp_minus8(c);
+  x86::jmp_rsp(c, -8);
+  x86::call_rsp(c, -32);
+  x86::ret(c);
+  x86::cmovz(c, Reg::Rax, Reg::R9);
   x86::xsavec64_rsp(c);
   x86::xsave64_rsp(c);
   x86::xrstor64_rsp(c);
@@ -58,6 +61,7 @@ TEST(HookCodeBuffer, EncodingsDecodeAsIntended) {
       "popfq",    "lea",     "lea",      "mov",      "mov",
       "mov",      "mov",     "mov",      "mov",      "xor",
       "test",     "and",     "sub",      "call",     "jmp",
+      "call",     "ret",     "cmovz",
       "xsavec64", "xsave64", "xrstor64", "fxsave64", "fxrstor64"};
   EXPECT_EQ(mnemonics(c), expected);
 }
@@ -81,6 +85,13 @@ TEST(HookCodeBuffer, RegisterOperandsAreTheOnesAskedFor) {
   const uint8_t load[] = {0x4D, 0x8B, 0xA4, 0x24, 0, 0, 0, 0};
   ASSERT_EQ(l.size(), sizeof load);
   EXPECT_EQ(memcmp(l.data(), load, sizeof load), 0);
+
+  CodeBuffer k(0);
+  x86::cmovz(k, Reg::Rax, Reg::R9); // 49 0F 44 C1
+  x86::call_rsp(k, -32);            // FF 54 24 E0
+  const uint8_t cmov_call[] = {0x49, 0x0F, 0x44, 0xC1, 0xFF, 0x54, 0x24, 0xE0};
+  ASSERT_EQ(k.size(), sizeof cmov_call);
+  EXPECT_EQ(memcmp(k.data(), cmov_call, sizeof cmov_call), 0);
 }
 
 TEST(HookCodeBuffer, JumpsNearAndFar) {

@@ -79,6 +79,28 @@ TEST(HookReturn, OnAJumpSiteWithARelocatedCall) {
   ASSERT_TRUE(uninstall_hook(*id).ok());
 }
 
+TEST(HookReturn, StackArgumentsStayWhereTheFunctionReadsThem) {
+  Entries entries;
+  Returns returns;
+  Result<HookId> in =
+      install_entry_hook(addr(hk_eight), on_entry, &entries, bounded(hk_eight));
+  ASSERT_TRUE(in.ok()) << in.error();
+  Result<HookId> out =
+      install_return_hook(addr(hk_eight), on_return, &returns, bounded(hk_eight));
+  ASSERT_TRUE(out.ok()) << out.error();
+  long (*volatile fn)(long, long, long, long, long, long, long, long) = hk_eight;
+  for (long x = 1; x <= 50; ++x) {
+    long want = x * (1 + 2 + 3 + 4 + 5 + 6 + 7) + 8 * (x + 100);
+    EXPECT_EQ(fn(x, x, x, x, x, x, x, x + 100), want);
+    EXPECT_EQ(returns.last_retval, want);
+    EXPECT_EQ(returns.rsp, entries.rsp + 8);
+  }
+  EXPECT_EQ(returns.hits.load(), 50);
+  EXPECT_EQ(current_shadow_depth(), 0u);
+  ASSERT_TRUE(uninstall_hook(*out).ok());
+  ASSERT_TRUE(uninstall_hook(*in).ok());
+}
+
 TEST(HookReturn, Recursion) {
   uint64_t fn = addr(hk_fib);
   Entries entries;

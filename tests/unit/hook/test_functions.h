@@ -38,6 +38,8 @@ extern long hk_fib_calls;
 long hk_jumper(jmp_buf *env, long x);
 long hk_counted(long x);
 long hk_depth(long n);
+long hk_eight(long a, long b, long c, long d, long e, long f, long g,
+              long h);
 }
 
 // hk_ymm_add(__m256d, __m256d) is called from assembly only, through

@@ -31,6 +31,14 @@ __attribute__((noinline)) long hk_counted(long x) {
   return x * 3 + 1;
 }
 
+// Eight arguments: the last two on the stack, read relative to the entry
+// rsp (a return hook must leave them where they were).
+__attribute__((noinline)) long hk_eight(long a, long b, long c, long d,
+                                        long e, long f, long g, long h) {
+  __asm__ volatile("" ::: "memory");
+  return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h;
+}
+
 // Linear recursion n deep (the asm keeps the compiler from turning it into
 // a loop).
 __attribute__((noinline)) long hk_depth(long n) {
