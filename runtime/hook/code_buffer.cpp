@@ -23,7 +23,135 @@ void mem_disp32(CodeBuffer &c, uint8_t reg, Reg base, int32_t disp) {
   c.u32(static_cast<uint32_t>(disp));
 }
 
+// A REX prefix for 32-bit and byte operations, only when an operand needs
+// one (r8-r15).
+void rex_if_high(CodeBuffer &c, Reg reg, Reg rm) {
+  if (high(reg) || high(rm))
+    c.u8(0x40 | (high(reg) ? 4 : 0) | (high(rm) ? 1 : 0));
+}
+
+// ModRM + SIB for fs:[disp32] (no base, no index), `reg` in the reg field.
+void fs_absolute(CodeBuffer &c, uint8_t reg, int32_t disp) {
+  c.u8(0x04 | ((reg & 7) << 3));
+  c.u8(0x25);
+  c.u32(static_cast<uint32_t>(disp));
+}
+
 } // namespace
+
+void load_fs(CodeBuffer &c, Reg dst, int32_t disp) {
+  c.u8(0x64);
+  rex_w(c, dst, Reg::Rax);
+  c.u8(0x8B);
+  fs_absolute(c, static_cast<uint8_t>(dst), disp);
+}
+
+void cmp_fs_byte_zero(CodeBuffer &c, int32_t disp) {
+  c.u8(0x64);
+  c.u8(0x80);
+  fs_absolute(c, 7, disp);
+  c.u8(0);
+}
+
+void load32_from(CodeBuffer &c, Reg dst, Reg base, int32_t disp) {
+  rex_if_high(c, dst, base);
+  c.u8(0x8B);
+  mem_disp32(c, static_cast<uint8_t>(dst), base, disp);
+}
+
+void load_u8_from(CodeBuffer &c, Reg dst, Reg base, int32_t disp) {
+  rex_if_high(c, dst, base);
+  c.u8(0x0F);
+  c.u8(0xB6);
+  mem_disp32(c, static_cast<uint8_t>(dst), base, disp);
+}
+
+void add_mem_imm8(CodeBuffer &c, int width, Reg base, int32_t disp, int8_t v) {
+  if (width == 64)
+    rex_w(c, Reg::Rax, base);
+  else
+    rex_if_high(c, Reg::Rax, base);
+  c.u8(0x83);
+  mem_disp32(c, 0, base, disp);
+  c.u8(static_cast<uint8_t>(v));
+}
+
+void cmp_mem_zero(CodeBuffer &c, Reg base, int32_t disp) {
+  rex_w(c, Reg::Rax, base);
+  c.u8(0x83);
+  mem_disp32(c, 7, base, disp);
+  c.u8(0);
+}
+
+void test_low8_imm(CodeBuffer &c, Reg r, uint8_t v) {
+  if (static_cast<uint8_t>(r) > 3) { // spl..dil and r8b.. need a REX prefix
+    c.fail();
+    return;
+  }
+  c.u8(0xF6);
+  c.u8(0xC0 | low3(r));
+  c.u8(v);
+}
+
+void cmp32_imm8(CodeBuffer &c, Reg r, int8_t v) {
+  rex_if_high(c, Reg::Rax, r);
+  c.u8(0x83);
+  c.u8(0xF8 | low3(r));
+  c.u8(static_cast<uint8_t>(v));
+}
+
+void shl32_imm(CodeBuffer &c, Reg r, uint8_t n) {
+  rex_if_high(c, Reg::Rax, r);
+  c.u8(0xC1);
+  c.u8(0xE0 | low3(r));
+  c.u8(n);
+}
+
+void add64(CodeBuffer &c, Reg dst, Reg src) {
+  rex_w(c, src, dst);
+  c.u8(0x01);
+  c.u8(0xC0 | (low3(src) << 3) | low3(dst));
+}
+
+void sub64(CodeBuffer &c, Reg dst, Reg src) {
+  rex_w(c, src, dst);
+  c.u8(0x29);
+  c.u8(0xC0 | (low3(src) << 3) | low3(dst));
+}
+
+void mov32(CodeBuffer &c, Reg dst, Reg src) {
+  rex_if_high(c, src, dst);
+  c.u8(0x89);
+  c.u8(0xC0 | (low3(src) << 3) | low3(dst));
+}
+
+void lea_indexed(CodeBuffer &c, Reg dst, Reg base, Reg index, uint8_t scale,
+                 int32_t disp) {
+  uint8_t ss = scale == 8 ? 3 : scale == 4 ? 2 : scale == 2 ? 1 : 0;
+  if (index == Reg::Rsp || (1u << ss) != scale) {
+    c.fail();
+    return;
+  }
+  c.u8(0x48 | (high(dst) ? 4 : 0) | (high(index) ? 2 : 0) |
+       (high(base) ? 1 : 0));
+  c.u8(0x8D);
+  c.u8(0x84 | (low3(dst) << 3)); // mod 10: disp32, rm 100: SIB
+  c.u8(static_cast<uint8_t>((ss << 6) | (low3(index) << 3) | low3(base)));
+  c.u32(static_cast<uint32_t>(disp));
+}
+
+size_t jcc_near_forward(CodeBuffer &c, uint8_t cc) {
+  c.u8(0x0F);
+  c.u8(0x80 | (cc & 0xF));
+  c.u32(0);
+  return c.size() - 4;
+}
+
+size_t jmp_near_forward(CodeBuffer &c) {
+  c.u8(0xE9);
+  c.u32(0);
+  return c.size() - 4;
+}
 
 void push(CodeBuffer &c, Reg r) {
   if (high(r))
@@ -207,13 +335,6 @@ void jcc(CodeBuffer &c, uint8_t cc, uint64_t target) {
   c.u8(0x25);
   c.u32(0);
   c.u64(target);
-}
-
-size_t jnz_near_forward(CodeBuffer &c) {
-  c.u8(0x0F);
-  c.u8(0x85);
-  c.u32(0);
-  return c.size() - 4;
 }
 
 void bind_near(CodeBuffer &c, size_t rel32_offset) {

@@ -32,7 +32,7 @@ enum class Reg : uint8_t {
 
 class CodeBuffer {
 public:
-  static constexpr size_t kCapacity = 1024;
+  static constexpr size_t kCapacity = 2048;
 
   // `base` is the address the first byte will have once copied into place.
   explicit CodeBuffer(uint64_t base) : base_(base) {}
@@ -140,9 +140,30 @@ void jcc(CodeBuffer &c, uint8_t cc, uint64_t target);
 // Forward short jump whose rel8 is patched later; returns the rel8 offset.
 size_t jz_short_forward(CodeBuffer &c);             // jz rel8
 void bind_short(CodeBuffer &c, size_t rel8_offset); // target = here
-// Forward near jump whose rel32 is patched later; returns the rel32 offset.
-size_t jnz_near_forward(CodeBuffer &c);             // jnz rel32
-void bind_near(CodeBuffer &c, size_t rel32_offset); // target = here
+void bind_near(CodeBuffer &c, size_t rel32_offset); // target = here (rel32)
+// What the lean return entry (trampoline.cpp) needs besides the above.
+void load_fs(CodeBuffer &c, Reg dst, int32_t disp); // mov dst, fs:[disp]
+void cmp_fs_byte_zero(CodeBuffer &c, int32_t disp); // cmp byte fs:[disp], 0
+void load32_from(CodeBuffer &c, Reg dst, Reg base,
+                 int32_t disp); // mov dst32, dword [base+disp]
+void load_u8_from(CodeBuffer &c, Reg dst, Reg base,
+                  int32_t disp); // movzx dst32, byte [base+disp]
+// add dword or qword (width 32 or 64) [base+disp], v
+void add_mem_imm8(CodeBuffer &c, int width, Reg base, int32_t disp, int8_t v);
+void test_low8_imm(CodeBuffer &c, Reg r, uint8_t v); // test al|cl|dl|bl, v
+void cmp_mem_zero(CodeBuffer &c, Reg base,
+                  int32_t disp); // cmp qword [base+disp], 0
+void cmp32_imm8(CodeBuffer &c, Reg r, int8_t v);     // cmp r32, v
+void shl32_imm(CodeBuffer &c, Reg r, uint8_t n);     // shl r32, n
+void add64(CodeBuffer &c, Reg dst, Reg src);         // add dst, src
+void sub64(CodeBuffer &c, Reg dst, Reg src);         // sub dst, src
+void mov32(CodeBuffer &c, Reg dst, Reg src);         // mov dst32, src32
+// lea dst, [base + index*scale + disp] (scale 1, 2, 4 or 8; index not rsp)
+void lea_indexed(CodeBuffer &c, Reg dst, Reg base, Reg index, uint8_t scale,
+                 int32_t disp);
+// Forward near jcc / jmp whose rel32 bind_near patches; return its offset.
+size_t jcc_near_forward(CodeBuffer &c, uint8_t cc);
+size_t jmp_near_forward(CodeBuffer &c);
 // Moves vector register n (0-7) of the given width (0: xmm movdqu, 1: ymm
 // vmovdqu, 2: zmm vmovdqu64) to or from [rsp+disp].
 void store_vector(CodeBuffer &c, int width, int n, int32_t disp);

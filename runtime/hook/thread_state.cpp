@@ -128,6 +128,21 @@ __thread bool t_thread_excluded __attribute__((tls_model("initial-exec"))) = fal
 
 void exclude_current_thread() { t_thread_excluded = true; }
 
+namespace {
+int64_t offset_from_thread_pointer(const void *variable) {
+  uint64_t tp;
+  __asm__("mov %%fs:0, %0" : "=r"(tp)); // glibc's TCB points at itself
+  return static_cast<int64_t>(reinterpret_cast<uint64_t>(variable) - tp);
+}
+} // namespace
+
+int64_t thread_state_tls_offset() {
+  return offset_from_thread_pointer(&t_thread_state);
+}
+int64_t thread_excluded_tls_offset() {
+  return offset_from_thread_pointer(&t_thread_excluded);
+}
+
 uint32_t current_shadow_depth() {
   ThreadState *ts = t_thread_state;
   return ts ? ts->depth : 0;

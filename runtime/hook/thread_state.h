@@ -58,6 +58,12 @@ extern __thread ThreadState *t_thread_state
 // Set on threads that hooks ignore (exclude_current_thread, hook.h).
 extern __thread bool t_thread_excluded __attribute__((tls_model("initial-exec")));
 
+// Where t_thread_state and t_thread_excluded are relative to the thread
+// pointer (fs). Initial-exec TLS lives in the static TLS block, at the same
+// offset in every thread, so generated code can read them as fs:[offset].
+int64_t thread_state_tls_offset();
+int64_t thread_excluded_tls_offset();
+
 // Claims a state for the calling thread; null when the pool is full or not
 // set up. Calls pthread_setspecific (may touch vector registers).
 ThreadState *claim_thread_state();

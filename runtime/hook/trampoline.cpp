@@ -2,6 +2,10 @@
 
 #include "runtime/hook/relocator.h"
 #include "runtime/hook/return_stubs.h"
+#include "runtime/hook/thread_state.h"
+
+#include <cstddef>
+#include <optional>
 
 namespace ubtrace::runtime::hook {
 
@@ -235,10 +239,125 @@ void emit_entry_restore(CodeBuffer &c, const CpuFeatures &cpu,
 
 } // namespace
 
+namespace {
+
+// Condition codes of the 0x7x / 0x0F 0x8x jumps.
+constexpr uint8_t kCcAe = 0x3, kCcZ = 0x4, kCcNz = 0x5;
+
+// The registers the lean entry uses, kept below the entry rsp (red zone)
+// clear of the launch slots.
+constexpr Reg kLeanSaved[] = {Reg::Rax, Reg::Rcx, Reg::Rdx, Reg::Rsi};
+constexpr int32_t kLeanSaveBelowRsp = 40;
+
+void emit_lean_restore(CodeBuffer &c) {
+  for (int i = 0; i < 4; ++i)
+    x86::load_from(c, kLeanSaved[i], Reg::Rsp, -(kLeanSaveBelowRsp + 8 * i));
+}
+
+struct LeanEntry {
+  size_t full = 0;       // rel32 of the jump into the full path
+  size_t plain = 0;      // rel32 of the jump to the displaced instructions
+  size_t body_imm = 0;   // imm64 of the displaced instructions' address
+};
+
+// A site with a return hook and no entry hook only has to arm the return:
+// this does it without a register frame or a call (dispatch.cpp's
+// arm_return in machine code, same protocol), for function entries only,
+// where the red zone is free and the flags are dead (the ABI preserves
+// neither across a call). Anything unusual takes the full path: no thread
+// state yet, an excluded thread, a dispatch already running, a full shadow
+// stack, an entry hook bound.
+std::optional<LeanEntry> emit_lean_return_entry(CodeBuffer &c, Site &site) {
+  int64_t state_at = thread_state_tls_offset();
+  int64_t excluded_at = thread_excluded_tls_offset();
+  auto fits32 = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
+  if (!fits32(state_at) || !fits32(excluded_at))
+    return std::nullopt;
+  LeanEntry lean;
+  const uint64_t bindings = reinterpret_cast<uint64_t>(&site.bindings);
+  constexpr int32_t kSeq = offsetof(ThreadState, seq);
+  constexpr int32_t kDepth = offsetof(ThreadState, depth);
+  // Sites with an entry hook (the common case) leave after one register.
+  x86::store_rsp(c, -kLeanSaveBelowRsp, Reg::Rax);
+  x86::mov_imm64(c, Reg::Rax, bindings);
+  x86::cmp_mem_zero(c, Reg::Rax, offsetof(SiteBindings, entry));
+  size_t has_entry = x86::jcc_near_forward(c, kCcNz);
+  for (int i = 1; i < 4; ++i)
+    x86::store_rsp(c, -(kLeanSaveBelowRsp + 8 * i), kLeanSaved[i]);
+  x86::mov(c, Reg::Rcx, Reg::Rax);
+  x86::load_fs(c, Reg::Rdx, static_cast<int32_t>(state_at));
+  x86::test64(c, Reg::Rdx, Reg::Rdx);
+  size_t no_state = x86::jcc_near_forward(c, kCcZ);
+  x86::cmp_fs_byte_zero(c, static_cast<int32_t>(excluded_at));
+  size_t excluded = x86::jcc_near_forward(c, kCcNz);
+  x86::load_from(c, Reg::Rax, Reg::Rdx, kSeq);
+  x86::test_low8_imm(c, Reg::Rax, 1);
+  size_t nested = x86::jcc_near_forward(c, kCcNz);
+  // Enter (seq odd), then read the return binding: uninstall's protocol.
+  x86::add_mem_imm8(c, 64, Reg::Rdx, kSeq, 1);
+  x86::load_from(c, Reg::Rcx, Reg::Rcx, offsetof(SiteBindings, ret));
+  x86::test64(c, Reg::Rcx, Reg::Rcx);
+  size_t unbound = x86::jcc_near_forward(c, kCcZ);
+  x86::load32_from(c, Reg::Rax, Reg::Rdx, kDepth); // k
+  x86::cmp32_imm8(c, Reg::Rax, static_cast<int8_t>(kShadowDepth));
+  size_t full_stack = x86::jcc_near_forward(c, kCcAe);
+  // [rsp-16] = launch k of the binding's set.
+  x86::load_u8_from(c, Reg::Rcx, Reg::Rcx,
+                    offsetof(HandlerBinding, save_vectors));
+  x86::shl32_imm(c, Reg::Rcx, 11);
+  static_assert(kShadowDepth * kStubStride == 1u << 11);
+  x86::mov_imm64(c, Reg::Rsi, launch_of(return_stub(0, false)));
+  x86::sub64(c, Reg::Rsi, Reg::Rcx);
+  x86::mov32(c, Reg::Rcx, Reg::Rax);
+  x86::shl32_imm(c, Reg::Rcx, 5);
+  static_assert(kStubStride == 1u << 5);
+  x86::add64(c, Reg::Rsi, Reg::Rcx);
+  x86::store_rsp(c, -kLaunchTargetBelowRsp, Reg::Rsi);
+  // shadow[k] = {rsp, [rsp], site}; depth = k + 1.
+  x86::lea_indexed(c, Reg::Rax, Reg::Rax, Reg::Rax, 2, 0);
+  x86::lea_indexed(c, Reg::Rax, Reg::Rdx, Reg::Rax, 8, kShadowOffset);
+  static_assert(sizeof(ShadowEntry) == 24);
+  x86::store_to(c, Reg::Rax, offsetof(ShadowEntry, slot), Reg::Rsp);
+  x86::load_from(c, Reg::Rsi, Reg::Rsp, 0);
+  x86::store_to(c, Reg::Rax, offsetof(ShadowEntry, return_address), Reg::Rsi);
+  x86::mov_imm64(c, Reg::Rsi, bindings);
+  x86::store_to(c, Reg::Rax, offsetof(ShadowEntry, site), Reg::Rsi);
+  x86::add_mem_imm8(c, 32, Reg::Rdx, kDepth, 1);
+  // [rsp-24] = the displaced instructions (patched in once placed).
+  x86::mov_imm64(c, Reg::Rsi, 0);
+  lean.body_imm = c.size() - 8;
+  x86::store_rsp(c, -kLaunchBodyBelowRsp, Reg::Rsi);
+  x86::add_mem_imm8(c, 64, Reg::Rdx, kSeq, 1); // leave
+  emit_lean_restore(c);
+  x86::jmp_rsp(c, static_cast<int8_t>(-kLaunchTargetBelowRsp));
+  // Nothing bound any more (an uninstall under way): just run the function.
+  x86::bind_near(c, unbound);
+  x86::add_mem_imm8(c, 64, Reg::Rdx, kSeq, 1);
+  emit_lean_restore(c);
+  lean.plain = x86::jmp_near_forward(c);
+  // The full path, after leaving or before entering.
+  x86::bind_near(c, full_stack);
+  x86::add_mem_imm8(c, 64, Reg::Rdx, kSeq, 1);
+  x86::bind_near(c, no_state);
+  x86::bind_near(c, excluded);
+  x86::bind_near(c, nested);
+  emit_lean_restore(c);
+  size_t to_full = x86::jmp_near_forward(c);
+  x86::bind_near(c, has_entry);
+  x86::load_from(c, Reg::Rax, Reg::Rsp, -kLeanSaveBelowRsp);
+  x86::bind_near(c, to_full);
+  return lean;
+}
+
+} // namespace
+
 Result<void> emit_entry_trampoline(CodeBuffer &c, Site &site,
                                    const CpuFeatures &cpu,
                                    uint32_t &displaced_offset) {
   constexpr int32_t kRedZone = 128;
+  std::optional<LeanEntry> lean;
+  if (site.plan.at_function_entry)
+    lean = emit_lean_return_entry(c, site);
   emit_frame_save(c, cpu, kRedZone, 0);
   x86::mov_imm64(c, Reg::Rax, site.plan.address);
   x86::store_rsp(c, pt_regs_offset::kRip, Reg::Rax);
@@ -265,7 +384,7 @@ Result<void> emit_entry_trampoline(CodeBuffer &c, Site &site,
   x86::call(c, Reg::Rax);
   // rax: the return stub when a return hook armed (return_trampoline.h).
   x86::test64(c, Reg::Rax, Reg::Rax);
-  size_t to_armed = x86::jnz_near_forward(c);
+  size_t to_armed = x86::jcc_near_forward(c, kCcNz);
   emit_entry_restore(c, cpu, kind, kRedZone);
   if (!c.ok())
     return make_error("trampoline code buffer overflow");
@@ -278,6 +397,13 @@ Result<void> emit_entry_trampoline(CodeBuffer &c, Site &site,
     return r;
   for (uint32_t i = 0; i < plan.insn_count; ++i)
     site.starts[i] -= displaced_offset;
+  if (lean) {
+    const uint64_t body = c.base() + displaced_offset;
+    c.patch_u32(lean->body_imm, static_cast<uint32_t>(body));
+    c.patch_u32(lean->body_imm + 4, static_cast<uint32_t>(body >> 32));
+    c.patch_u32(lean->plain, static_cast<uint32_t>(
+                                 displaced_offset - (lean->plain + 4)));
+  }
 
   // Armed: leave the launch code and the displaced instructions' address
   // in the function's red zone (free at its entry, where return hooks

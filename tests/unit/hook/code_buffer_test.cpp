@@ -50,6 +50,20 @@ TEST(HookCodeBuffer, EncodingsDecodeAsIntended) {
   x86::call_rsp(c, -32);
   x86::ret(c);
   x86::cmovz(c, Reg::Rax, Reg::R9);
+  x86::load_fs(c, Reg::Rdx, -16);
+  x86::cmp_fs_byte_zero(c, -24);
+  x86::load32_from(c, Reg::Rax, Reg::Rdx, 8);
+  x86::load_u8_from(c, Reg::Rcx, Reg::Rcx, 16);
+  x86::add_mem_imm8(c, 64, Reg::Rdx, 0, 1);
+  x86::add_mem_imm8(c, 32, Reg::R9, 8, 1);
+  x86::test_low8_imm(c, Reg::Rax, 1);
+  x86::cmp_mem_zero(c, Reg::Rax, 8);
+  x86::cmp32_imm8(c, Reg::Rax, 64);
+  x86::shl32_imm(c, Reg::Rcx, 11);
+  x86::add64(c, Reg::Rsi, Reg::Rcx);
+  x86::sub64(c, Reg::Rsi, Reg::Rcx);
+  x86::mov32(c, Reg::Rcx, Reg::Rax);
+  x86::lea_indexed(c, Reg::Rax, Reg::Rdx, Reg::Rax, 8, 64);
   x86::xsavec64_rsp(c);
   x86::xsave64_rsp(c);
   x86::xrstor64_rsp(c);
@@ -61,7 +75,10 @@ TEST(HookCodeBuffer, EncodingsDecodeAsIntended) {
       "popfq",    "lea",     "lea",      "mov",      "mov",
       "mov",      "mov",     "mov",      "mov",      "xor",
       "test",     "and",     "sub",      "call",     "jmp",
-      "call",     "ret",     "cmovz",
+      "call",     "ret",     "cmovz",    "mov",      "cmp",
+      "mov",      "movzx",   "add",      "add",      "test",
+      "cmp",      "cmp",     "shl",      "add",      "sub",
+      "mov",      "lea",
       "xsavec64", "xsave64", "xrstor64", "fxsave64", "fxrstor64"};
   EXPECT_EQ(mnemonics(c), expected);
 }
@@ -92,6 +109,17 @@ TEST(HookCodeBuffer, RegisterOperandsAreTheOnesAskedFor) {
   const uint8_t cmov_call[] = {0x49, 0x0F, 0x44, 0xC1, 0xFF, 0x54, 0x24, 0xE0};
   ASSERT_EQ(k.size(), sizeof cmov_call);
   EXPECT_EQ(memcmp(k.data(), cmov_call, sizeof cmov_call), 0);
+
+  // The thread-state loads of the lean return entry: fs-relative, absolute.
+  CodeBuffer f(0);
+  x86::load_fs(f, Reg::Rdx, -16);         // 64 48 8B 14 25 F0FFFFFF
+  x86::cmp_fs_byte_zero(f, 8);            // 64 80 3C 25 08000000 00
+  x86::lea_indexed(f, Reg::Rax, Reg::Rdx, Reg::Rax, 8, 16); // 48 8D 84 C2 10000000
+  const uint8_t fs[] = {0x64, 0x48, 0x8B, 0x14, 0x25, 0xF0, 0xFF, 0xFF, 0xFF,
+                        0x64, 0x80, 0x3C, 0x25, 0x08, 0, 0, 0, 0,
+                        0x48, 0x8D, 0x84, 0xC2, 0x10, 0, 0, 0};
+  ASSERT_EQ(f.size(), sizeof fs);
+  EXPECT_EQ(memcmp(f.data(), fs, sizeof fs), 0);
 }
 
 TEST(HookCodeBuffer, JumpsNearAndFar) {

@@ -2,12 +2,14 @@
 // recursion, longjmp over hooked frames, overflow of the shadow stack, and
 // the trap path.
 #include "runtime/hook/hook.h"
+#include "runtime/hook/thread_state.h"
 #include "tests/unit/hook/helpers.h"
 #include "tests/unit/hook/test_functions.h"
 
 #include <atomic>
 #include <gtest/gtest.h>
 #include <setjmp.h>
+#include <thread>
 
 namespace ubtrace::runtime::hook {
 namespace {
@@ -99,6 +101,22 @@ TEST(HookReturn, StackArgumentsStayWhereTheFunctionReadsThem) {
   EXPECT_EQ(current_shadow_depth(), 0u);
   ASSERT_TRUE(uninstall_hook(*out).ok());
   ASSERT_TRUE(uninstall_hook(*in).ok());
+}
+
+// The lean return entry reads the thread's state as fs:[offset]: the
+// offsets must name each thread's own variables.
+TEST(HookReturn, ThreadStateOffsetsHoldOnEveryThread) {
+  auto check = [] {
+    uint64_t tp;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+    EXPECT_EQ(tp + thread_state_tls_offset(),
+              reinterpret_cast<uint64_t>(&t_thread_state));
+    EXPECT_EQ(tp + thread_excluded_tls_offset(),
+              reinterpret_cast<uint64_t>(&t_thread_excluded));
+  };
+  check();
+  std::thread other(check);
+  other.join();
 }
 
 TEST(HookReturn, Recursion) {
