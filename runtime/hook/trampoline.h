@@ -1,7 +1,16 @@
 // Machine code of the trampolines.
 //
 // Entry trampoline (one per Jump site), entered by the patched jump with
-// the registers and stack of the probed instruction:
+// the registers and stack of the probed instruction. At a function's entry
+// it starts with the lean return entry:
+//
+//   if the site has no entry hook, the thread has a hook state, is not
+//   excluded, runs no dispatch, its shadow stack has room and a return
+//   hook is bound: push the shadow entry, leave launch k and the displaced
+//   instructions' address below rsp, jmp [rsp-16]   (a few loads and
+//   stores in four scratch registers kept in the red zone; the flags are
+//   clobbered, which the ABI allows at a function's entry)
+//   else fall into the full path:
 //
 //   lea rsp,[rsp-128]             step over the red zone (lea: flags kept)
 //   push ss, rsp*, rflags, cs, rip*, orig_rax=-1, rdi ... r15
