@@ -511,12 +511,17 @@ int Session::run() {
     // uprobes on a file do.
     attached += *hooked + target_->pending();
     if (gpu_probes) {
-      auto g = gpu::GpuBackend::create(bundle_, target_->pid());
+      // probe_names_ gains the expanded names of wildcard GPU attach
+      // points; the printer learns the kernels' names for func.
+      gpu::GpuBackendOptions gpu_options;
+      gpu_options.probe_names = &probe_names_;
+      auto g = gpu::GpuBackend::create(bundle_, target_->pid(), gpu_options);
       if (!g) {
         *opts_.err << "ERROR: " << g.error() << std::endl;
         return 1;
       }
       gpu_ = std::move(*g);
+      fmt_.gpu_kernel_names = &gpu_->kernel_names();
       attached += gpu_->attachments();
     }
     // Addresses of the traced process print as symbols even after it exits.

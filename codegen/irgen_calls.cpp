@@ -7,6 +7,7 @@
 
 #include "ast/builtins.h"
 #include "codegen/irgen.h"
+#include "runtime/gpu/gpu_helper_ids.h"
 
 namespace ubtrace::codegen {
 
@@ -108,14 +109,25 @@ Val IRGen::gen_builtin(const std::string &name, Expr &e) {
     return {buf, true};
   }
   if (name == "probe") {
+    // GPU: the NVPTX target picks the attach point that fired by the
+    // context's site and kernel (runtime/gpu/gpu_helper_ids.h); this
+    // block's attach points are pushed after its code, from this index on.
     if (gpu_)
-      return {i64(bundle_.probes.size()), false};
+      return {helper(runtime::gpu::kHelperGpuProbeId, i64t(),
+                     {ctx_, i64(bundle_.probes.size())}),
+              false};
     return {ctx_load(abi::kCtxProbeId), false};
   }
   if (name == "func") {
     if (gpu_) {
-      fail(e.loc, "func is not available in GPU probes yet");
-      return {i64(0), false};
+      // A usym of the kernel: its id, and a pid no process has; the CLI
+      // prints the kernel's name for it.
+      auto *buf = entry_alloca(16, "func");
+      b_.CreateAlignedStore(helper(runtime::gpu::kHelperGpuKernelId, i64t(), {ctx_}),
+                            buf, llvm::Align(8));
+      b_.CreateAlignedStore(i64(static_cast<uint64_t>(runtime::gpu::kGpuFuncPid)),
+                            byte_ptr(buf, 8), llvm::Align(8));
+      return {buf, true};
     }
     auto *buf = entry_alloca(16, "func");
     b_.CreateAlignedStore(ctx_load(abi::kCtxFuncIp), buf, llvm::Align(8));
@@ -342,11 +354,7 @@ Val IRGen::gen_call(Call &c) {
     }
     llvm::Value *src = at.kind == TypeKind::Array ? to_mem(gen(A[0]), at)
                                                   : b_.CreateIntToPtr(gen_scalar(A[0]), ptrt());
-    if (gpu_) {
-      copy(buf, src, size - 1);
-    } else {
-      helper(BPF_FUNC_probe_read_user_str, i64t(), {buf, len, src});
-    }
+    helper(BPF_FUNC_probe_read_user_str, i64t(), {buf, len, src});
     return {buf, true};
   }
   if (n == "buf") {
@@ -366,8 +374,10 @@ Val IRGen::gen_call(Call &c) {
       copy(byte_ptr(out, 4), v.v, std::min(cap, at.size));
     } else {
       auto *src = b_.CreateIntToPtr(gen_scalar(A[0]), ptrt());
-      if (gpu_)
-        copy(byte_ptr(out, 4), src, cap);
+      if (gpu_ && A.size() == 2)
+        // Only the bytes asked for: a GPU cannot survive a read past the
+        // end of an allocation, which the host's fault-safe read can.
+        helper(BPF_FUNC_probe_read_user, i64t(), {byte_ptr(out, 4), len, src});
       else
         probe_read(byte_ptr(out, 4), cap, src);
     }

@@ -341,11 +341,9 @@ Val IRGen::gen_unop(Unop &e) {
     uint32_t size = std::max<uint32_t>(t.size, 1);
     auto *dst = entry_alloca(std::max<uint32_t>(size, 8), "deref");
     zero(dst, std::max<uint32_t>(size, 8));
-    if (gpu_) {
-      copy(dst, b_.CreateIntToPtr(p, ptrt()), size);
-    } else {
-      probe_read(dst, size, b_.CreateIntToPtr(p, ptrt()));
-    }
+    // GPU probes too: the NVPTX target turns the checked read into a
+    // bounded device load (runtime/jit/nvptx_target.h).
+    probe_read(dst, size, b_.CreateIntToPtr(p, ptrt()));
     if (is_scalar(t) || t.kind == TypeKind::Boolean)
       return {load_int(dst, t), false};
     return {dst, true};
@@ -459,10 +457,7 @@ Val IRGen::gen_field(FieldAccess &e) {
     uint32_t read = f->bitfield_bits ? f->type->size : size;
     auto *dst = entry_alloca(std::max<uint32_t>(read, 8), "field");
     zero(dst, std::max<uint32_t>(read, 8));
-    if (gpu_)
-      copy(dst, addr, read);
-    else
-      probe_read(dst, read, addr);
+    probe_read(dst, read, addr);
     return finish(dst);
   }
   Val v = gen(e.expr);
@@ -491,10 +486,7 @@ Val IRGen::gen_index(ArrayAccess &e) {
     auto *addr = b_.CreateIntToPtr(b_.CreateAdd(p, b_.CreateMul(idx, i64(esize))), ptrt());
     auto *dst = entry_alloca(std::max<uint32_t>(esize, 8), "elem");
     zero(dst, std::max<uint32_t>(esize, 8));
-    if (gpu_)
-      copy(dst, addr, esize);
-    else
-      probe_read(dst, esize, addr);
+    probe_read(dst, esize, addr);
     if (is_scalar(elem) || elem.kind == TypeKind::Boolean)
       return {load_int(dst, elem), false};
     return {dst, true};

@@ -102,10 +102,10 @@ void Semantic::visit(Identifier &e) {
       e.type.stack_mode = stack_mode_;
       e.type.size = 8 * (127 + (n == "ustack" ? 2 : 1)); // nr, frames[, pid]
     } else if (n == "func") {
-      if (gpu_probe())
-        e.type = make_string(128);
-      else
-        e.type = make_simple(TypeKind::USym, 16);
+      // GPU probes too: a usym of the kernel (its id), which the CLI
+      // prints as the kernel's name; 16 bytes per key instead of a name
+      // built on every GPU thread, and one type with uprobes' func.
+      e.type = make_simple(TypeKind::USym, 16);
     } else if (n == "probe")
       e.type = make_simple(TypeKind::ProbeName, 8);
     else if (n == "__builtin_probe" || n == "__builtin_probetype")

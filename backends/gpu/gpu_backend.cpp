@@ -14,28 +14,6 @@
 
 namespace ubtrace::backends::gpu {
 
-std::string resolve_binary(const std::string &bin) {
-  if (bin.empty() || bin == "*" || bin.find('*') != std::string::npos)
-    return bin;
-  char buf[PATH_MAX];
-  if (bin.find('/') != std::string::npos)
-    return realpath(bin.c_str(), buf) ? std::string(buf) : bin;
-  const char *path = getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t at = 0;
-  while (at <= dirs.size()) {
-    size_t end = dirs.find(':', at);
-    if (end == std::string::npos)
-      end = dirs.size();
-    std::string candidate = dirs.substr(at, end - at) + "/" + bin;
-    if (access(candidate.c_str(), X_OK) == 0 &&
-        realpath(candidate.c_str(), buf))
-      return buf;
-    at = end + 1;
-  }
-  return bin;
-}
-
 namespace {
 
 // The traced process as GPU probes see it: pid, comm, uid and gid.
@@ -57,6 +35,27 @@ jit::NvptxHostInfo host_info(int pid) {
 
 } // namespace
 
+// The binaries whose kernels `probe` and `func` can name: each attach
+// point's BIN, and the traced program itself for those that name none.
+void find_kernels(const runtime::Bundle &bundle, int pid,
+                  KnownKernels &kernels) {
+  std::string exe;
+  char buf[PATH_MAX];
+  std::string link = "/proc/" + std::to_string(pid) + "/exe";
+  if (ssize_t n = readlink(link.c_str(), buf, sizeof buf - 1); n > 0)
+    exe.assign(buf, size_t(n));
+  for (const runtime::ProbeSpec &spec : bundle.probes) {
+    if (!is_gpu_probe(spec))
+      continue;
+    std::string bin = resolve_binary(spec.target);
+    // A file we cannot read has no kernels to name: they print by id.
+    if (bin.empty() || bin.find('*') != std::string::npos)
+      (void)kernels.add_binary(exe);
+    else
+      (void)kernels.add_binary(bin);
+  }
+}
+
 Result<std::unique_ptr<GpuBackend>>
 GpuBackend::create(const runtime::Bundle &bundle, int pid,
                    const GpuBackendOptions &options) {
@@ -65,12 +64,27 @@ GpuBackend::create(const runtime::Bundle &bundle, int pid,
   b->pid_ = pid;
   GpuCompileOptions compile = options.compile;
   compile.nvptx.host = host_info(pid);
+  if (!compile.kernels) {
+    GpuBackend *self = b.get();
+    compile.kernels = [self, &bundle, pid]() -> const KnownKernels * {
+      find_kernels(bundle, pid, self->kernels_);
+      return &self->kernels_;
+    };
+  }
+  if (options.probe_names)
+    compile.first_new_probe_id = options.probe_names->size();
   auto program = compile_gpu_program(bundle, compile);
   if (!program)
     return std::move(program).take_error();
   b->program_ = std::move(*program);
-  for (GpuAttachment &a : b->program_.attachments)
-    a.binary = resolve_binary(a.binary);
+  if (options.probe_names)
+    options.probe_names->insert(options.probe_names->end(),
+                                b->program_.probe_names.begin(),
+                                b->program_.probe_names.end());
+  auto demangle = bundle.config.find("cpp_demangle");
+  b->kernel_names_ = b->kernels_.printed_names(
+      demangle == bundle.config.end() || demangle->second != "false");
+  b->options_.probe_names = nullptr; // the session's, not ours to keep
 
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0)

@@ -28,6 +28,7 @@
 #include "runtime/result.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,6 +38,10 @@ namespace ubtrace::backends::gpu {
 
 struct GpuBackendOptions {
   GpuCompileOptions compile;
+  // The session's probe names (ids of `probe`). A GPU attach point that
+  // expands per kernel (probe_ids.h) appends its names; null: attach
+  // points print as written.
+  std::vector<std::string> *probe_names = nullptr;
   // How often the agent drains the device events ring while the target runs.
   uint32_t drain_interval_ms = 50;
   int request_timeout_ms = 30000;
@@ -63,6 +68,13 @@ public:
   // Attach points (kernel:/kernelret: probes), for "Attached N probes".
   size_t attachments() const { return program_.attachments.size(); }
   const GpuProgram &program() const { return program_; }
+  // What `func` of a GPU probe prints, by kernel id, for the kernels the
+  // CLI found in the traced binaries (kernel_names.h): the printer's
+  // FormatContext::gpu_kernel_names. Empty when no probe reads func or
+  // probe.
+  const std::map<uint64_t, std::string> &kernel_names() const {
+    return kernel_names_;
+  }
 
 private:
   GpuBackend() = default;
@@ -71,15 +83,13 @@ private:
   void disconnect();
 
   GpuProgram program_;
+  KnownKernels kernels_;
+  std::map<uint64_t, std::string> kernel_names_;
   GpuBackendOptions options_;
   int pid_ = 0;
   int listener_ = -1;
   int sock_ = -1;
   bool gone_ = false; // the agent hung up (the target exited)
 };
-
-// kernel:BIN:NAME's BIN as the agent compares it: an absolute path
-// (realpath, or looked up on PATH); "" and "*" stay as they are.
-std::string resolve_binary(const std::string &bin);
 
 } // namespace ubtrace::backends::gpu

@@ -1,12 +1,39 @@
 #include "backends/gpu/gpu_program.h"
 
+#include "backends/gpu/probe_ids.h"
+#include "runtime/gpu/gpu_helper_ids.h"
 #include "runtime/vm/loader.h"
 #include "runtime/vm/verifier.h"
 
+#include <climits>
+#include <cstdlib>
 #include <linux/bpf.h>
 #include <map>
+#include <unistd.h>
 
 namespace ubtrace::backends::gpu {
+
+std::string resolve_binary(const std::string &bin) {
+  if (bin.empty() || bin == "*" || bin.find('*') != std::string::npos)
+    return bin;
+  char buf[PATH_MAX];
+  if (bin.find('/') != std::string::npos)
+    return realpath(bin.c_str(), buf) ? std::string(buf) : bin;
+  const char *path = getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t at = 0;
+  while (at <= dirs.size()) {
+    size_t end = dirs.find(':', at);
+    if (end == std::string::npos)
+      end = dirs.size();
+    std::string candidate = dirs.substr(at, end - at) + "/" + bin;
+    if (access(candidate.c_str(), X_OK) == 0 &&
+        realpath(candidate.c_str(), buf))
+      return buf;
+    at = end + 1;
+  }
+  return bin;
+}
 
 bool is_gpu_probe(const runtime::ProbeSpec &probe) {
   switch (probe.kind) {
@@ -83,8 +110,11 @@ Result<GpuProgram> compile_gpu_program(const runtime::Bundle &bundle,
     if (!v)
       return make_error("the verifier rejected the program of " + spec.name +
                         ": " + v.error());
-    for (const vm::HelperCallSite &call : v->helper_calls)
+    for (const vm::HelperCallSite &call : v->helper_calls) {
       out.sends_events |= call.helper == BPF_FUNC_ringbuf_output;
+      out.reads_kernel_id |= call.helper == runtime::gpu::kHelperGpuKernelId ||
+                             call.helper == runtime::gpu::kHelperGpuProbeId;
+    }
     verified.emplace(spec.section, std::move(*v));
   }
   for (auto &[section, program] : verified) {
@@ -93,9 +123,22 @@ Result<GpuProgram> compile_gpu_program(const runtime::Bundle &bundle,
   }
   if (probes.empty())
     return make_error("the script has no GPU probes");
-  auto module = jit::compile_nvptx(probes, object_maps,
-                                   static_cast<uint32_t>(bundle.maps.size()),
-                                   options.nvptx);
+
+  // `probe`: which attach point fired, by site and kernel (probe_ids.h).
+  std::vector<std::string> binaries(bundle.probes.size());
+  for (size_t i = 0; i < bundle.probes.size(); ++i)
+    if (is_gpu_probe(bundle.probes[i]))
+      binaries[i] = resolve_binary(bundle.probes[i].target);
+  const KnownKernels *kernels =
+      out.reads_kernel_id && options.kernels ? options.kernels() : nullptr;
+  GpuProbeIds ids =
+      plan_probe_ids(bundle, binaries, kernels, options.first_new_probe_id);
+  jit::NvptxOptions nvptx = options.nvptx;
+  nvptx.probe_ids = std::move(ids.rules);
+  out.probe_names = std::move(ids.new_names);
+
+  auto module = jit::compile_nvptx(
+      probes, object_maps, static_cast<uint32_t>(bundle.maps.size()), nvptx);
   if (!module) {
     // Name the probe whose program failed (the error starts with its
     // function name).
@@ -123,7 +166,7 @@ Result<GpuProgram> compile_gpu_program(const runtime::Bundle &bundle,
     a.attachment.kernel_pattern = spec.function;
     a.attachment.function = fn.name;
     a.attachment.arg_mask = fn.arg_mask;
-    a.binary = spec.target;
+    a.binary = binaries[i];
     a.probe = i;
     out.attachments.push_back(std::move(a));
   }

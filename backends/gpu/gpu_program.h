@@ -5,12 +5,14 @@
 // with it and inject the result into real applications offline.
 #pragma once
 
+#include "backends/gpu/kernel_names.h"
 #include "runtime/bundle.h"
 #include "runtime/gpu/device_maps.h"
 #include "runtime/gpu/ptx_inject.h"
 #include "runtime/jit/nvptx_target.h"
 #include "runtime/result.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,7 +20,7 @@ namespace ubtrace::backends::gpu {
 
 struct GpuAttachment {
   runtime::gpu::ProbeAttachment attachment;
-  std::string binary; // BIN of kernel:BIN:NAME; empty: any module
+  std::string binary; // BIN of kernel:BIN:NAME resolved; empty: any module
   size_t probe = 0;   // index in bundle.probes
 };
 
@@ -28,11 +30,21 @@ struct GpuProgram {
   std::vector<runtime::gpu::DeviceMapLayout> maps; // one per bundle map
   uint32_t map_table_entries = 0;
   bool sends_events = false; // some probe writes the events ring (printf)
+  // Some probe reads the kernel id (`func` or `probe`).
+  bool reads_kernel_id = false;
+  // Names of the probe ids from GpuCompileOptions::first_new_probe_id on:
+  // attach points expanded per kernel (probe_ids.h).
+  std::vector<std::string> probe_names;
 };
 
 struct GpuCompileOptions {
   jit::NvptxOptions nvptx;
   runtime::gpu::DevicePlanOptions plan;
+  // The kernels `probe` can name (probe_ids.h), asked for only when a
+  // probe reads `probe` or `func`. Unset, or null: none known.
+  std::function<const KnownKernels *()> kernels;
+  // The id the first expanded attach point name gets; 0: nothing expands.
+  uint64_t first_new_probe_id = 0;
 };
 
 bool is_gpu_probe(const runtime::ProbeSpec &probe);
@@ -42,6 +54,10 @@ bool has_gpu_probes(const runtime::Bundle &bundle);
 // then compiles them all into one probe module. Errors name the probe.
 Result<GpuProgram> compile_gpu_program(const runtime::Bundle &bundle,
                                        const GpuCompileOptions &options = {});
+
+// kernel:BIN:NAME's BIN as the agent compares it: an absolute path
+// (realpath, or looked up on PATH); "" and "*" stay as they are.
+std::string resolve_binary(const std::string &bin);
 
 // The probe program the agent's rewriter takes (no BIN filtering).
 runtime::gpu::ProbeProgram probe_program(const GpuProgram &program);

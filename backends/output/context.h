@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +71,11 @@ struct FormatContext {
   bool show_debug_info = true;
   // The process of user addresses when the value does not record one.
   int64_t default_pid = -1;
+  // GPU kernels' names by kernel id (runtime/gpu/probe_abi.h: FNV-1a 64 of
+  // the mangled name). `func` in a GPU probe is a usym whose pid is
+  // runtime::gpu::kGpuFuncPid and whose address is the kernel id; it prints
+  // the name found here, or the id in hex (null: always in hex).
+  const std::map<uint64_t, std::string> *gpu_kernel_names = nullptr;
 };
 
 } // namespace ubtrace::output

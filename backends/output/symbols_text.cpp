@@ -1,5 +1,7 @@
 #include "backends/output/symbols_text.h"
 
+#include "runtime/gpu/gpu_helper_ids.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -105,6 +107,14 @@ std::string pointer_text(uint64_t addr) {
 }
 
 std::string usym_text(uint64_t addr, int64_t pid, const FormatContext &ctx) {
+  if (pid == runtime::gpu::kGpuFuncPid) {
+    // `func` of a GPU probe: addr is the kernel's id.
+    if (ctx.gpu_kernel_names)
+      if (auto it = ctx.gpu_kernel_names->find(addr);
+          it != ctx.gpu_kernel_names->end())
+        return it->second;
+    return pointer_text(addr);
+  }
   if (!ctx.symbolizer)
     return pointer_text(addr);
   return symbol_name(ctx.symbolizer->user(addr, pid), addr);

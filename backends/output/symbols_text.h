@@ -16,6 +16,8 @@ namespace ubtrace::output {
 std::string pointer_text(uint64_t addr);
 
 // usym()/func: the function's name, or the address in hex when unknown.
+// func of a GPU probe (pid runtime::gpu::kGpuFuncPid): the kernel's name
+// from ctx.gpu_kernel_names, or its id in hex.
 std::string usym_text(uint64_t addr, int64_t pid, const FormatContext &ctx);
 // ksym(): the same for kernel addresses.
 std::string ksym_text(uint64_t addr, const FormatContext &ctx);

@@ -21,6 +21,7 @@ enum {
   kEnoent = 2,
   kE2big = 7,
   kEagain = 11,
+  kEfault = 14,
   kEexist = 17,
   kEinval = 22,
 };
@@ -260,6 +261,84 @@ EXPORT i64 __ubt_ring_output(u8 *ring, const u8 *data, u64 size,
   }
   __nvvm_atom_add_gen_ll((i64 *)&hdr[UBT_GPU_RING_DROPS_WORD], 1);
   return -kEagain;
+}
+
+/* ---- reads through pointers (probe_read and probe_read_str) ----
+ *
+ * On the host these helpers are fault-safe. On a GPU nothing can catch a
+ * fault: a load from an unmapped address ends the kernel with an illegal
+ * address error and poisons the CUDA context. What can be checked is
+ * checked, and a failed check behaves like a fault on the host (the
+ * destination zeroed, -EFAULT):
+ *   - null and anything in the first 64 KiB (a null struct pointer plus a
+ *     field offset, a small integer taken for a pointer); nothing is mapped
+ *     there on the host either (vm.mmap_min_addr) and no generic GPU
+ *     address is that low;
+ *   - a range that wraps around the address space.
+ * Every other address is loaded from (generic addressing: global, shared,
+ * local, constant, parameter space alike), never more than `size` bytes,
+ * and a string read stops at its NUL. */
+#define UBT_NULL_PAGE_BYTES (64ull << 10)
+
+INLINE int readable(u64 src, u64 size) {
+  return src >= UBT_NULL_PAGE_BYTES && src + size >= src;
+}
+
+INLINE void zero_bytes(u8 *dst, u64 size) {
+  for (u64 i = 0; i < size; i++)
+    dst[i] = 0;
+}
+
+EXPORT i64 __ubt_probe_read(u8 *dst, u64 size, const u8 *src) {
+  if (!readable((u64)src, size)) {
+    zero_bytes(dst, size);
+    return -kEfault;
+  }
+  /* The widest loads the alignment of both sides allows (a misaligned
+   * load is an error on a GPU, not a slow path). With the size a constant
+   * after inlining, a scalar read is one load behind one alignment test. */
+  u64 align = (u64)dst | (u64)src | size;
+  if ((align & 7) == 0) {
+    for (u64 i = 0; i < size; i += 8)
+      *(u64 *)(dst + i) = *(const u64 *)(src + i);
+  } else if ((align & 3) == 0) {
+    for (u64 i = 0; i < size; i += 4)
+      *(u32 *)(dst + i) = *(const u32 *)(src + i);
+  } else if ((align & 1) == 0) {
+    for (u64 i = 0; i < size; i += 2)
+      *(unsigned short *)(dst + i) = *(const unsigned short *)(src + i);
+  } else {
+    for (u64 i = 0; i < size; i++)
+      dst[i] = src[i];
+  }
+  return 0;
+}
+
+/* At most size - 1 bytes and a NUL; returns the bytes written with the NUL
+ * (the kernel's bpf_probe_read_str). Bytes after the NUL are left alone. A
+ * string is read a byte at a time: a wider load could run past the end of
+ * an allocation, which a GPU does not survive. */
+EXPORT i64 __ubt_probe_read_str(u8 *dst, u64 size, const u8 *src) {
+  if (size == 0)
+    return -kEinval;
+  if (!readable((u64)src, 1)) {
+    zero_bytes(dst, size);
+    return -kEfault;
+  }
+  /* Never past the top of the address space. */
+  u64 room = 0 - (u64)src; /* bytes up to 2^64; 0 means all of them */
+  u64 limit = size - 1;
+  if (room != 0 && room < limit)
+    limit = room;
+  u64 n = 0;
+  for (; n < limit; n++) {
+    u8 c = src[n];
+    if (c == 0)
+      break;
+    dst[n] = c;
+  }
+  dst[n] = 0;
+  return (i64)(n + 1);
 }
 
 /* ---- aggregating atomics ---- */

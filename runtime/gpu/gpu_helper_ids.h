@@ -20,4 +20,25 @@ namespace ubtrace::runtime::gpu {
 inline constexpr int32_t kHelperGpuAtomicMin = abi::kHelperGpuGlobalTimer + 1;
 inline constexpr int32_t kHelperGpuAtomicMax = abi::kHelperGpuGlobalTimer + 2;
 
+// The kernel the probe runs in: r1 = the probe's ctx. Returns the context
+// block's kernel_id (probe_abi.h: FNV-1a 64 of the mangled name). `func`
+// in GPU probes is a usym { kernel_id, kGpuFuncPid }: the CLI turns the id
+// into the kernel's name (backends/gpu/kernel_names.h) when it prints.
+inline constexpr int32_t kHelperGpuKernelId = abi::kHelperGpuGlobalTimer + 3;
+
+// `probe` in GPU probes: r1 = the probe's ctx, r2 = the id of the probe
+// block's first attach point (its index in Bundle::probes). Returns the
+// id of the attach point that fired: the NVPTX target picks it by the
+// context's site (entry or exit) and kernel_id from the table
+// NvptxOptions::probe_ids holds (runtime/jit/nvptx_target.h).
+inline constexpr int32_t kHelperGpuProbeId = abi::kHelperGpuGlobalTimer + 4;
+
+// What `func` of a GPU probe stores where a usym holds the process id: no
+// process has it (pids are below 2^22, and the sign bit makes it negative,
+// which host symbolisers take as "no process"), so a symboliser that does
+// not know GPU kernels prints the kernel_id in hex rather than a wrong
+// host symbol.
+inline constexpr int64_t kGpuFuncPid =
+    static_cast<int64_t>(0x8000000000000000ull | 0x6b65726eull); // "kern"
+
 } // namespace ubtrace::runtime::gpu

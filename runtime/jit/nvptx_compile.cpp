@@ -133,6 +133,19 @@ const vm::HelperTable &gpu_helper_protos() {
       p.name = names[i];
       t.add(p);
     }
+    {
+      vm::HelperProto p;
+      p.id = runtime::gpu::kHelperGpuKernelId;
+      p.name = "gpu_kernel_id";
+      p.args = {vm::ArgKind::Ctx, vm::ArgKind::None, vm::ArgKind::None,
+                vm::ArgKind::None, vm::ArgKind::None};
+      t.add(p);
+      p.id = runtime::gpu::kHelperGpuProbeId;
+      p.name = "gpu_probe_id";
+      p.args = {vm::ArgKind::Ctx, vm::ArgKind::Scalar, vm::ArgKind::None,
+                vm::ArgKind::None, vm::ArgKind::None};
+      t.add(p);
+    }
     for (int32_t id : {runtime::gpu::kHelperGpuAtomicMin,
                        runtime::gpu::kHelperGpuAtomicMax}) {
       vm::HelperProto p;
@@ -160,7 +173,8 @@ compile_nvptx(std::span<const NvptxProbe> probes,
   module.setTargetTriple(kTriple);
   module.setDataLayout((*tm)->createDataLayout());
 
-  NvptxHelpers helpers(module, object_maps, table_entries, options.host);
+  NvptxHelpers helpers(module, object_maps, table_entries, options.host,
+                       options.probe_ids);
   std::vector<MapConstants> maps = helpers.map_constants();
   std::vector<llvm::Function *> wrappers;
   std::vector<std::string> names;

@@ -2,11 +2,14 @@
 
 #include "runtime/abi.h"
 #include "runtime/gpu/gpu_helper_ids.h"
+#include "runtime/gpu/probe_abi.h"
 
 #include <linux/bpf.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Module.h>
+#include <map>
+#include <optional>
 
 namespace ubtrace::jit {
 
@@ -37,6 +40,8 @@ constexpr RuntimeSignature kRuntime[] = {
     {"__ubt_atomic_add", 'v', "pi"},
     {"__ubt_atomic_min", 'v', "pii"},
     {"__ubt_atomic_max", 'v', "pii"},
+    {"__ubt_probe_read", 'i', "pip"},
+    {"__ubt_probe_read_str", 'i', "pip"},
 };
 
 llvm::Value *as_ptr(llvm::IRBuilderBase &b, llvm::Value *v) {
@@ -127,9 +132,10 @@ llvm::FunctionType *device_runtime_type(llvm::LLVMContext &ctx,
 
 NvptxHelpers::NvptxHelpers(llvm::Module &module,
                            std::span<const DeviceMapLayout> object_maps,
-                           uint32_t table_entries, const NvptxHostInfo &host)
+                           uint32_t table_entries, const NvptxHostInfo &host,
+                           std::span<const NvptxProbeIdRule> probe_ids)
     : module_(module), maps_(object_maps.begin(), object_maps.end()),
-      host_(host) {
+      host_(host), probe_ids_(probe_ids.begin(), probe_ids.end()) {
   llvm::LLVMContext &ctx = module.getContext();
   auto *type = llvm::ArrayType::get(llvm::Type::getInt64Ty(ctx),
                                     std::max<uint32_t>(table_entries, 1));
@@ -379,6 +385,93 @@ llvm::Function *NvptxHelpers::comm_function() {
   return comm_;
 }
 
+// i64 __ubt_probe_id(ptr ctx, i64 block): which attach point of the probe
+// block `block` fired (NvptxProbeIdRule). One switch over the blocks, one
+// over the kernel ids in each; inlined where the block is a constant, so
+// only that block's rules stay.
+llvm::Function *NvptxHelpers::probe_id_function() {
+  if (probe_id_)
+    return probe_id_;
+  llvm::LLVMContext &ctx = module_.getContext();
+  llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
+  llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
+  probe_id_ = llvm::Function::Create(
+      llvm::FunctionType::get(i64, {ptr, i64}, false),
+      llvm::GlobalValue::InternalLinkage, "__ubt_probe_id", module_);
+  probe_id_->addFnAttr(llvm::Attribute::NoUnwind);
+  probe_id_->addFnAttr(llvm::Attribute::AlwaysInline);
+  llvm::Value *context = probe_id_->getArg(0);
+  llvm::Value *block = probe_id_->getArg(1);
+
+  // Per block: the id for each site, for any kernel and per kernel id.
+  struct SiteIds {
+    std::optional<uint64_t> at[2];
+  };
+  struct BlockRules {
+    SiteIds any;
+    std::map<uint64_t, SiteIds> kernels;
+  };
+  std::map<uint64_t, BlockRules> blocks;
+  for (const NvptxProbeIdRule &r : probe_ids_) {
+    if (r.site > 1)
+      continue;
+    BlockRules &rules = blocks[r.block];
+    SiteIds &ids = r.any_kernel ? rules.any : rules.kernels[r.kernel_id];
+    if (!ids.at[r.site])
+      ids.at[r.site] = r.id;
+  }
+
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", probe_id_));
+  if (blocks.empty()) {
+    b.CreateRet(block);
+    return probe_id_;
+  }
+  llvm::Value *kernel =
+      b.CreateAlignedLoad(i64, context, llvm::Align(8), "kernel_id");
+  llvm::Value *site = b.CreateAlignedLoad(
+      b.getInt32Ty(),
+      b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), context, abi::kGpuCtxSite),
+      llvm::Align(4), "site");
+  llvm::Value *at_exit = b.CreateICmpEQ(site, b.getInt32(UBT_GPU_SITE_EXIT));
+  auto *unknown = llvm::BasicBlock::Create(ctx, "unknown_block", probe_id_);
+  auto *by_block = b.CreateSwitch(block, unknown, blocks.size());
+  b.SetInsertPoint(unknown);
+  b.CreateRet(block);
+  // The id for each site: this kernel's rule, else the block's any-kernel
+  // rule, else the block itself.
+  auto pick = [&](llvm::IRBuilderBase &ib, uint64_t first, const SiteIds &any,
+                  const SiteIds *exact) {
+    uint64_t id[2];
+    for (int s = 0; s < 2; ++s)
+      id[s] = exact && exact->at[s] ? *exact->at[s]
+              : any.at[s]           ? *any.at[s]
+                                    : first;
+    if (id[0] == id[1])
+      return static_cast<llvm::Value *>(ib.getInt64(id[0]));
+    return ib.CreateSelect(at_exit, ib.getInt64(id[1]), ib.getInt64(id[0]));
+  };
+  for (const auto &[first, rules] : blocks) {
+    auto *bb = llvm::BasicBlock::Create(ctx, "block", probe_id_);
+    by_block->addCase(b.getInt64(first), bb);
+    b.SetInsertPoint(bb);
+    if (rules.kernels.empty()) {
+      b.CreateRet(pick(b, first, rules.any, nullptr));
+      continue;
+    }
+    auto *other = llvm::BasicBlock::Create(ctx, "other_kernel", probe_id_);
+    auto *by_kernel = b.CreateSwitch(kernel, other, rules.kernels.size());
+    b.SetInsertPoint(other);
+    b.CreateRet(pick(b, first, rules.any, nullptr));
+    for (const auto &[kernel_id, ids] : rules.kernels) {
+      auto *kb = llvm::BasicBlock::Create(ctx, "kernel", probe_id_);
+      by_kernel->addCase(b.getInt64(kernel_id), kb);
+      b.SetInsertPoint(kb);
+      b.CreateRet(pick(b, first, rules.any, &ids));
+    }
+  }
+  return probe_id_;
+}
+
 Result<llvm::Value *>
 NvptxHelpers::call_helper(llvm::IRBuilderBase &b, int32_t id,
                           const std::array<llvm::Value *, 5> &args) {
@@ -430,6 +523,25 @@ NvptxHelpers::call_helper(llvm::IRBuilderBase &b, int32_t id,
     return b.CreateAnd(b.CreateLShr(x, b.getInt64(29)),
                        b.getInt64(0xffffffffu));
   }
+  case runtime::gpu::kHelperGpuKernelId:
+    return b.CreateAlignedLoad(b.getInt64Ty(), as_ptr(b, args[0]),
+                               llvm::Align(8), "kernel_id");
+  case runtime::gpu::kHelperGpuProbeId:
+    return b.CreateCall(probe_id_function(), {as_ptr(b, args[0]), args[1]});
+  // Reads through pointers: generic-address loads on the device, bounded
+  // by the size, with null and the first 64 KiB read as a fault
+  // (device_runtime.c says why that is all a GPU can check). User and
+  // kernel variants are the same: a probe sees one (generic) address space.
+  case BPF_FUNC_probe_read:
+  case BPF_FUNC_probe_read_user:
+  case BPF_FUNC_probe_read_kernel:
+    return b.CreateCall(runtime_function("__ubt_probe_read"),
+                        {as_ptr(b, args[0]), args[1], as_ptr(b, args[2])});
+  case BPF_FUNC_probe_read_str:
+  case BPF_FUNC_probe_read_user_str:
+  case BPF_FUNC_probe_read_kernel_str:
+    return b.CreateCall(runtime_function("__ubt_probe_read_str"),
+                        {as_ptr(b, args[0]), args[1], as_ptr(b, args[2])});
   case runtime::gpu::kHelperGpuAtomicMin:
   case runtime::gpu::kHelperGpuAtomicMax:
     b.CreateCall(runtime_function(id == runtime::gpu::kHelperGpuAtomicMin

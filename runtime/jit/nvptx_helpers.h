@@ -5,7 +5,14 @@
 //     (a constant after inlining, so the switch folds away) that calls the
 //     device runtime's function for the map's layout with its sizes as
 //     constants;
-//   - the scratch map is the calling function's own local memory.
+//   - the kernel id (func) is a load from the context; the attach point
+//     that fired (probe) a per-module switch over the probe blocks, the
+//     context's kernel id and site (NvptxOptions::probe_ids), folded to
+//     the block's own rules at each call site;
+//   - the scratch map is the calling function's own local memory;
+//   - probe_read* / probe_read*_str call the device runtime's bounded
+//     generic-address reads (no fault can be caught on a GPU: null and the
+//     first 64 KiB read as a fault, anything else is loaded).
 // Map handles are kHandleBase + the map's index in the object: they only
 // need to be distinct constants the dispatchers switch on.
 #pragma once
@@ -31,7 +38,8 @@ public:
 
   NvptxHelpers(llvm::Module &module,
                std::span<const runtime::gpu::DeviceMapLayout> object_maps,
-               uint32_t table_entries, const NvptxHostInfo &host);
+               uint32_t table_entries, const NvptxHostInfo &host,
+               std::span<const NvptxProbeIdRule> probe_ids = {});
 
   // What the lifter's ld_imm64 of each object map loads.
   std::vector<MapConstants> map_constants() const;
@@ -50,6 +58,7 @@ private:
   llvm::Function *dispatcher(Op op);
   llvm::Function *runtime_function(const char *name);
   llvm::Function *comm_function();
+  llvm::Function *probe_id_function();
   llvm::Value *base_of(llvm::IRBuilderBase &b,
                        const runtime::gpu::DeviceMapLayout &layout);
   llvm::Value *scratch_of(llvm::IRBuilderBase &b);
@@ -65,6 +74,8 @@ private:
   std::map<Op, llvm::Function *> dispatchers_;
   std::map<llvm::Function *, llvm::AllocaInst *> scratch_;
   llvm::Function *comm_ = nullptr;
+  std::vector<NvptxProbeIdRule> probe_ids_;
+  llvm::Function *probe_id_ = nullptr;
 };
 
 // The device runtime's functions the helpers call, with their IR types.

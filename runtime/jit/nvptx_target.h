@@ -16,10 +16,16 @@
 // probe newer than the module it goes into, and every CUDA 12/13 driver
 // JITs PTX 7.0 (warp-aggregated atomics need sm_70's match.any.sync).
 //
+// Reads through pointers (probe_read*, probe_read*_str: `*p`, `p->f`,
+// `p[i]`, str(p), buf(p, n)) are loads from the device's generic address space,
+// bounded by the size read; null and the first 64 KiB read as a fault
+// (zeroes, an empty string). A GPU cannot catch a fault, so any other bad
+// pointer ends the traced kernel with an illegal-address error
+// (runtime/gpu/device_runtime.c).
+//
 // Everything a probe cannot do on the GPU fails the compile with the PC and
-// the reason (e.g. "PC 12: helper probe_read_user (112) is not available in
-// GPU probes"): faulting reads of host memory, stacks, signals, for-each
-// over a map.
+// the reason (e.g. "PC 12: helper get_stack (67) is not available in GPU
+// probes"): stacks, signals, for-each over a map.
 #pragma once
 
 #include "runtime/gpu/device_maps.h"
@@ -47,6 +53,19 @@ struct NvptxHostInfo {
   std::string comm; // up to 15 bytes are kept
 };
 
+// `probe` in GPU probes (runtime/gpu/gpu_helper_ids.h's kHelperGpuProbeId):
+// in the probe block whose first attach point is `block`, a thread at
+// `site` in the kernel `kernel_id` (any kernel when `any_kernel`) gets
+// `id`. Exact rules win over any-kernel ones; the first match wins. With no
+// rule at all, `probe` is `block`.
+struct NvptxProbeIdRule {
+  uint64_t block = 0;
+  uint32_t site = 0; // UBT_GPU_SITE_ENTRY or UBT_GPU_SITE_EXIT
+  bool any_kernel = false;
+  uint64_t kernel_id = 0;
+  uint64_t id = 0;
+};
+
 struct NvptxOptions {
   std::string cpu = "sm_70";
   std::string features = "+ptx70";
@@ -54,6 +73,7 @@ struct NvptxOptions {
   // Counters and histogram buckets: one atomic per warp and address.
   bool warp_aggregate = true;
   NvptxHostInfo host;
+  std::vector<NvptxProbeIdRule> probe_ids;
   LiftOptions lift;
 };
 

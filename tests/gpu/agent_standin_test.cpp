@@ -9,6 +9,7 @@
 // table says, and that what the device maps hold (here written by the
 // stand-in, as a GPU running the probes would) is read back and printed.
 #include "gpu_test_support.h"
+#include "runtime/gpu/content_hash.h"
 #include "runtime/gpu/fatbin.h"
 #include "runtime/gpu/fatbin_decompress.h"
 #include "runtime/gpu/image.h"
@@ -53,20 +54,26 @@ struct Trace {
   }
 };
 
-// ubtrace -e SCRIPT -c APP, with the stand-in driver in front.
-Trace trace(const std::string &script, const std::string &app,
-            const std::string &extra_env = "") {
+// ubtrace OPTIONS -e SCRIPT -c APP, with the stand-in driver in front.
+Trace trace_with_options(const std::string &options, const std::string &script,
+                         const std::string &app,
+                         const std::string &extra_env = "") {
   Trace t;
   t.dir = make_temp_dir();
   std::string env = "env UBT_STANDIN_DIR=" + t.dir +
                     " LD_LIBRARY_PATH=" + UBT_STANDIN_DIR + ":" +
                     UBT_CUDA_ROOT + "/lib64 " + extra_env;
-  t.result = run_command(env + " timeout 60 " + build_dir() + "/ubtrace -e '" +
-                         script + "' -c '" + app + "'");
+  t.result = run_command(env + " timeout 60 " + build_dir() + "/ubtrace " +
+                         options + " -e '" + script + "' -c '" + app + "'");
   std::istringstream calls(read_text(t.dir + "/calls.log"));
   for (std::string line; std::getline(calls, line);)
     t.calls.push_back(line);
   return t;
+}
+
+Trace trace(const std::string &script, const std::string &app,
+            const std::string &extra_env = "") {
+  return trace_with_options("", script, app, extra_env);
 }
 
 std::string image_ptx(const std::vector<uint8_t> &image) {
@@ -238,6 +245,84 @@ TEST(GpuAgentStandin, DeviceEventsAreDrainedAndPrinted) {
   ASSERT_NE(first, std::string::npos) << t.result.output;
   EXPECT_NE(t.result.output.find("hello 42\n", first + 1), std::string::npos)
       << t.result.output;
+  fs::remove_all(t.dir);
+}
+
+std::string le64(uint64_t v) {
+  std::string hex;
+  char buf[3];
+  for (int i = 0; i < 8; ++i) {
+    std::snprintf(buf, sizeof buf, "%02x", unsigned((v >> (8 * i)) & 0xff));
+    hex += buf;
+  }
+  return hex;
+}
+
+// The kernels the stand-in launched, by their mangled names, in order.
+std::vector<std::string> launched_kernels(const Trace &t) {
+  std::vector<std::string> out;
+  for (const std::string &l : t.lines_starting("launch"))
+    out.push_back(l.substr(7, l.find(' ', 7) - 7));
+  return out;
+}
+
+std::string demangled(const std::string &mangled) {
+  CommandResult r = run_command("c++filt '" + mangled + "'");
+  return r.output.substr(0, r.output.find('\n'));
+}
+
+// `func` in a GPU probe holds the kernel's id; the CLI prints the kernel's
+// name, demangled, for it (it read the names from the program's fatbins).
+// The stand-in writes the printf record the probe would, with the id of
+// the kernel it launched.
+TEST(GpuAgentStandin, FuncPrintsTheKernelsNameInTextAndJson) {
+  REQUIRE_STANDIN_RUN();
+  // printf format 0; func: the kernel id, then runtime::gpu::kGpuFuncPid.
+  std::string record =
+      le64(1) + le64(0) + std::string(16, 'K') + le64(0x800000006b65726eull);
+  for (const char *format : {"text", "json"}) {
+    SCOPED_TRACE(format);
+    Trace t = trace_with_options(
+        std::string("-f ") + format, "kernel::* { printf(\"%s\\n\", func); }",
+        fixture("multi_kernel", "default", "static") + " 1000",
+        "UBT_STANDIN_EVENT=0:" + record);
+    EXPECT_EQ(t.result.status, 0) << t.result.output;
+    std::vector<std::string> kernels = launched_kernels(t);
+    ASSERT_EQ(kernels.size(), 5u) << t.result.output;
+    for (const std::string &k : kernels) {
+      std::string name = demangled(k);
+      std::string want = std::string(format) == "json"
+                             ? "\"data\": \"" + name + "\\n\""
+                             : "\n" + name + "\n";
+      EXPECT_NE(t.result.output.find(want), std::string::npos)
+          << want << "\n"
+          << t.result.output;
+    }
+    fs::remove_all(t.dir);
+  }
+}
+
+// `probe` in `kernel::*,kernelret::*` names each kernel and site: the CLI
+// read the program's kernels (it names no binary: the traced program's)
+// and the rules it compiled compare the context's kernel id with each.
+TEST(GpuAgentStandin, ProbeRulesNameTheProgramsKernels) {
+  REQUIRE_STANDIN_RUN();
+  Trace t = trace("kernel::*,kernelret::* { @[probe] = count(); }",
+                  fixture("multi_kernel", "default", "static") + " 1000");
+  EXPECT_EQ(t.result.status, 0) << t.result.output;
+  std::vector<std::string> kernels = launched_kernels(t);
+  ASSERT_EQ(kernels.size(), 5u) << t.result.output;
+  std::string ptx = image_ptx(read_file(t.dir + "/image-0.bin"));
+  auto module = parse_ptx(ptx);
+  ASSERT_TRUE(module) << module.error();
+  const PtxFunction *probe = module->find_function("__ubt_probe_p0");
+  ASSERT_NE(probe, nullptr);
+  std::string body = ptx.substr(probe->begin, probe->end - probe->begin);
+  for (const std::string &k : kernels)
+    EXPECT_NE(body.find(std::to_string(static_cast<int64_t>(fnv1a64(k)))),
+              std::string::npos)
+        << k << "\n"
+        << body;
   fs::remove_all(t.dir);
 }
 

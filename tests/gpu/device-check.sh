@@ -24,6 +24,17 @@
 #   args         param_types' arguments as the kernel got them
 #   mixed        uprobe on main + GPU probes, one map shared (merged)
 #   multi        every kernel of multi_kernel and matmul, counted
+#   ptr-*        reads through pointers: elements of vector_add's input
+#                arrays (*p, p[i], float bits), param_types' struct passed
+#                by value (its parameter-space address), labels' device
+#                strings (str, str with a length, buf), and null / low
+#                pointers reading as a fault (zero, empty) without taking
+#                the kernel down
+#   func         @[func] = count() in kernel::* names each kernel of
+#                multi_kernel (demangled, as c++filt prints it)
+#   probe        @[probe] = count(): kernel:/kernelret: of one kernel by
+#                site; kernel:BIN:*,kernelret:BIN:* one row per kernel and
+#                site (kernel:BIN:MANGLED)
 #   correct      each instrumented app prints what it prints untraced
 # Timing (vector_add, memory-bound, GPU time by CUDA events, best of 3):
 # uninstrumented, an empty probe, count(); the target is count() <= 1.2x.
@@ -96,7 +107,7 @@ check start-agent yes "$(echo "$loaded" | tail -1)"
 apps=$out/apps
 mkdir -p "$apps"
 gencode="-gencode arch=compute_90,code=[sm_90,compute_90]"
-for app in vector_add matmul param_types multi_kernel; do
+for app in vector_add matmul param_types multi_kernel labels; do
   for rt in static shared; do
     echo "$nvcc $gencode -O2 -cudart $rt -o $apps/${app}_$rt $repo/tests/gpu/apps/$app.cu"
   done
@@ -172,6 +183,70 @@ o=$(trace 'kernel::matmul_tiled { @t = count(); }' "$apps/matmul_shared 256")
 check matmul-count "$((16 * 16 * 16 * 16))" "$(echo "$o" | map_value t)"
 check matmul-correct "$(run "$apps/matmul_shared" 256 | grep '^matmul')" \
   "$(echo "$o" | grep '^matmul')"
+
+# ---- reads through pointers -------------------------------------------------
+# vector_add's inputs: a[i] = i % 1000, b[i] = (i * 7 % 1000) * 0.5, as
+# floats: a[3] = 3.0 (bits 40400000), b[5] = 17.5 (418c0000), *a = 0.0.
+exe="$apps/vector_add_static"
+o=$(trace 'kernel::vector_add /blockIdx.x == 1 && threadIdx.x == 0/ {
+             printf("ptr a3=%x b5=%x a0=%x\n", ((int32 *)arg0)[3],
+                    ((int32 *)arg1)[5], *(int32 *)arg0); }' "$exe 1024 1")
+check ptr-elements "ptr a3=40400000 b5=418c0000 a0=0" "$(echo "$o" | grep '^ptr ' | head -1)"
+check ptr-elements-correct "$(run "$exe" 1024 1 | grep '^vector_add')" \
+  "$(echo "$o" | grep '^vector_add')"
+# null and the first 64 KiB read as a fault (0, ""), and the kernel lives.
+o=$(trace 'kernel::vector_add /blockIdx.x == 0 && threadIdx.x == 0/ {
+             printf("null %d %d [%s]\n", *(int32 *)0, *(int64 *)4096, str(0)); }' "$exe 1024 1")
+check ptr-null "null 0 0 []" "$(echo "$o" | grep '^null ' | head -1)"
+check ptr-null-correct "$(run "$exe" 1024 1 | grep '^vector_add')" \
+  "$(echo "$o" | grep '^vector_add')"
+# param_types' Pair {10, 0.5f, 3}, passed by value: arg3 is its address in
+# the kernel's parameter space.
+o=$(trace 'struct Pair { int first; float second; short third; }
+           kernel::mixed_params /threadIdx.x == 0/ {
+             $p = (struct Pair *)arg3;
+             printf("pair %d %x %d\n", $p->first, *(int32 *)(arg3 + 4), $p->third); }' \
+  "$apps/param_types_static 2.0")
+check ptr-struct "pair 10 3f000000 3" "$(echo "$o" | grep '^pair ' | head -1)"
+# labels: 16-byte slots "alpha", "beta", "gamma delta", "", 15 x 'x'.
+exe="$apps/labels_static"
+o=$(trace 'kernel::label_lengths /threadIdx.x == 0/ {
+             printf("str [%s] [%s] [%s] [%r]\n", str(arg0 + 2 * arg1),
+                    str(arg0 + 2 * arg1, 5), str(arg0 + 4 * arg1, 8),
+                    buf(arg0 + arg1, 4)); }
+           kernel::label_lengths /threadIdx.x < 5/ {
+             @[str(arg0 + threadIdx.x * arg1)] = count(); }' "$exe")
+check ptr-str "str [gamma delta] [gamma] [xxxxxxxx] [beta]" \
+  "$(echo "$o" | grep '^str ' | head -1)"
+check ptr-str-map "@[]: 1,@[alpha]: 1,@[beta]: 1,@[gamma delta]: 1,@[xxxxxxxxxxxxxxx]: 1" \
+  "$(echo "$o" | grep '^@\[' | sort | paste -sd, -)"
+check ptr-str-correct "$(run "$exe" | grep '^labels')" "$(echo "$o" | grep '^labels')"
+
+# ---- func and probe ------------------------------------------------------
+# multi_kernel 1000: 5 kernels of 8 x 128 threads.
+exe="$apps/multi_kernel_static"
+o=$(trace 'kernel::* { @[func] = count(); }' "$exe 1000")
+want=""
+for k in fill_c early_exit '_ZN11ubt_samples12scale_kernelIfEEvPT_S1_i' \
+         '_ZN11ubt_samples12scale_kernelIdEEvPT_S1_i' '_ZN11ubt_samples7collatzEPii'; do
+  want="$want@[$(c++filt "$k" 2>/dev/null || echo "$k")]: 1024"$'\n'
+done
+check func "$(printf '%s' "$want" | sort | paste -sd, -)" \
+  "$(echo "$o" | grep '^@\[' | sort | paste -sd, -)"
+o=$(trace 'kernel::vector_add,kernelret::vector_add { @[probe] = count(); }' \
+  "$apps/vector_add_static 1024 2")
+check probe-sites "@[kernel::vector_add]: 2048,@[kernelret::vector_add]: 2048" \
+  "$(echo "$o" | grep '^@\[' | sort | paste -sd, -)"
+o=$(trace "kernel:$exe:*,kernelret:$exe:* { @[probe] = count(); }" "$exe 1000")
+want=""
+for site in kernel kernelret; do
+  for k in fill_c early_exit '_ZN11ubt_samples12scale_kernelIfEEvPT_S1_i' \
+           '_ZN11ubt_samples12scale_kernelIdEEvPT_S1_i' '_ZN11ubt_samples7collatzEPii'; do
+    want="$want@[$site:$exe:$k]: 1024"$'\n'
+  done
+done
+check probe-wildcard "$(printf '%s' "$want" | sort | paste -sd, -)" \
+  "$(echo "$o" | grep '^@\[' | sort | paste -sd, -)"
 
 # ---- overhead on the memory-bound kernel -----------------------------------
 big=$((1 << 26)) reps=50

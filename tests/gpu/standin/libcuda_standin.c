@@ -550,7 +550,18 @@ static void simulate_count(const struct handle *h, uint64_t threads) {
 
 /* UBT_STANDIN_EVENT=I:HEX appends one record of the bytes HEX to the
  * device events ring, map I, at each launch (device_maps_abi.h's layout),
- * as a probe's printf() would. */
+ * as a probe's printf() would. Sixteen 'K's in HEX stand for the launched
+ * kernel's id (FNV-1a 64 of its mangled name, little-endian): what a
+ * probe's `func` holds. */
+static uint64_t kernel_id(const char *name) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; name && *name; name++) {
+    h ^= (uint8_t)*name;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
 static void simulate_event(const struct handle *h) {
   const char *spec = getenv("UBT_STANDIN_EVENT");
   unsigned index = 0;
@@ -560,6 +571,13 @@ static void simulate_event(const struct handle *h) {
   uint8_t record[4096];
   size_t n = 0;
   while (hex[0] && hex[1] && n < sizeof record) {
+    if (strncmp(hex, "KKKKKKKKKKKKKKKK", 16) == 0 && n + 8 <= sizeof record) {
+      uint64_t id = kernel_id(h ? h->name : NULL);
+      for (int i = 0; i < 8; i++)
+        record[n++] = (uint8_t)(id >> (8 * i));
+      hex += 16;
+      continue;
+    }
     unsigned byte;
     sscanf(hex, "%2x", &byte);
     record[n++] = (uint8_t)byte;

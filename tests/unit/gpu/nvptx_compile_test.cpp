@@ -2,9 +2,12 @@
 // PTX each builtin, map and aggregation turns into, checked by content
 // and, when the CUDA toolkit is here, by ptxas.
 #include "backends/gpu/gpu_program.h"
+#include "runtime/gpu/content_hash.h"
 #include "runtime/gpu/device_maps_abi.h"
+#include "runtime/gpu/gpu_helper_ids.h"
 #include "runtime/gpu/map_table.h"
 #include "runtime/gpu/ptx_module.h"
+#include "runtime/jit/nvptx_target.h"
 #include "tests/unit/jit/script_bundle.h"
 
 #include <cstdio>
@@ -12,6 +15,9 @@
 #include <cstring>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -167,6 +173,197 @@ TEST(NvptxCompile, TheMapTableTakesTheAgentsAddresses) {
   EXPECT_PTXAS_ACCEPTS(*baked);
   addresses.pop_back();
   EXPECT_FALSE(runtime::gpu::bake_map_table(program->ptx, addresses));
+}
+
+// ---- reads through pointers -------------------------------------------
+
+// Every `call` in the PTX names a function the module defines: nothing is
+// left for the driver's link step to find (the device runtime is inlined
+// or linked in).
+std::vector<std::string> unresolved_calls(const std::string &ptx) {
+  auto module = runtime::gpu::parse_ptx(ptx);
+  if (!module)
+    return {"unparsable PTX: " + module.error()};
+  std::set<std::string> defined;
+  for (const auto &fn : module->functions)
+    if (fn.has_body)
+      defined.insert(std::string(fn.name));
+  std::vector<std::string> out;
+  static const std::regex call(
+      R"(\bcall(\.uni)?\s+(\([^)]*\),\s*)?([A-Za-z_$][\w$]*))");
+  for (std::sregex_iterator it(ptx.begin(), ptx.end(), call), end; it != end;
+       ++it)
+    if (!defined.count((*it)[3].str()))
+      out.push_back((*it)[3].str());
+  return out;
+}
+
+// The body of `.func NAME` in the PTX.
+std::string function_body(const std::string &ptx, const std::string &name) {
+  auto module = runtime::gpu::parse_ptx(ptx);
+  if (!module)
+    return "";
+  for (const auto &fn : module->functions)
+    if (fn.name == name && fn.has_body)
+      return ptx.substr(fn.body_open, fn.body_close - fn.body_open);
+  return "";
+}
+
+size_t count_of(const std::string &text, const std::regex &re) {
+  return std::distance(std::sregex_iterator(text.begin(), text.end(), re),
+                       std::sregex_iterator());
+}
+
+// A branch to a label defined above it: a loop.
+bool has_loop(const std::string &body) {
+  std::set<std::string> seen;
+  std::istringstream in(body);
+  static const std::regex label(R"(^(\$[\w$]+):)");
+  static const std::regex branch(R"(\bbra(\.uni)?\s+(\$[\w$]+);)");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, label))
+      seen.insert(m[1].str());
+    else if (std::regex_search(line, m, branch) && seen.count(m[2].str()))
+      return true;
+  }
+  return false;
+}
+
+// The null-page test: an unsigned 64-bit compare with the page's end.
+const std::regex
+    kNullPageTest(R"(setp\.(gt|ge|lt|le)\.u64\s+%p\d+, %rd\d+, 6553[56];)");
+const std::regex kGenericLoad32(R"(\bld\.u32\s+%r\d+, \[%rd\d+\];)");
+const std::regex kGenericLoad8(R"(\bld\.u8\s)");
+
+TEST(NvptxCompile, AScalarReadThroughAPointerIsOneBoundedLoad) {
+  auto program = compile("kernel::mixed_params { @x = max(*(int32 *)arg2); }");
+  ASSERT_TRUE(program) << program.error();
+  const std::string &ptx = program->ptx;
+  EXPECT_EQ(program->attachments[0].attachment.arg_mask, 1u << 2);
+  EXPECT_EQ(unresolved_calls(ptx), std::vector<std::string>{}) << ptx;
+  std::string body =
+      function_body(ptx, program->attachments[0].attachment.function);
+  ASSERT_FALSE(body.empty()) << ptx;
+  // Null and the first 64 KiB read as a fault, then one 32-bit generic
+  // load (aligned: the common case), with four byte loads, unrolled, for a
+  // misaligned pointer; no loop.
+  EXPECT_EQ(count_of(body, kNullPageTest), 1u) << body;
+  EXPECT_EQ(count_of(body, kGenericLoad32), 1u) << body;
+  EXPECT_LE(count_of(body, kGenericLoad8), 4u) << body;
+  EXPECT_FALSE(has_loop(body)) << body;
+  EXPECT_PTXAS_ACCEPTS(ptx);
+}
+
+TEST(NvptxCompile, FieldsElementsAndStringsReadThroughPointers) {
+  auto program =
+      compile("struct Pair { int first; float second; short third; } "
+              "kernel::mixed_params { @a = sum(*(int32 *)arg2); "
+              "@b = max(((struct Pair *)arg3)->third); "
+              "@c[((int64 *)arg2)[3]] = count(); @s[str(arg2)] = count(); "
+              "@n[str(arg2, 5)] = count(); @buf[buf(arg2, 6)] = count(); "
+              "@var[buf(arg2, arg0)] = count(); }");
+  ASSERT_TRUE(program) << program.error();
+  const std::string &ptx = program->ptx;
+  EXPECT_EQ(program->attachments[0].attachment.arg_mask,
+            (1u << 0) | (1u << 2) | (1u << 3));
+  EXPECT_EQ(unresolved_calls(ptx), std::vector<std::string>{}) << ptx;
+  // The struct field: a 16-bit generic load; the element: a 64-bit one.
+  EXPECT_TRUE(
+      std::regex_search(ptx, std::regex(R"(\bld\.u16\s+%rs\d+, \[%rd\d+\];)")))
+      << ptx;
+  EXPECT_TRUE(
+      std::regex_search(ptx, std::regex(R"(\bld\.u64\s+%rd\d+, \[%rd\d+\];)")))
+      << ptx;
+  // Every read is behind the null-page test (seven reads, some merged by
+  // the optimiser where they test the same pointer and size).
+  EXPECT_GE(count_of(ptx, kNullPageTest), 3u) << ptx;
+  EXPECT_PTXAS_ACCEPTS(ptx);
+}
+
+TEST(NvptxCompile, TheVerifierForGpuProbesTakesEveryReadHelper) {
+  // probe_read*, probe_read*_str: what codegen emits for *p, p->f, p[i],
+  // str() and buf(), and what bpf programs written by hand call.
+  for (const char *name :
+       {"probe_read", "probe_read_user", "probe_read_kernel", "probe_read_str",
+        "probe_read_user_str", "probe_read_kernel_str"}) {
+    bool found = false;
+    for (int32_t id = 0; id < 256 && !found; ++id)
+      if (const vm::HelperProto *p = jit::gpu_helper_protos().find(id))
+        found = p->name == name;
+    EXPECT_TRUE(found) << name;
+  }
+}
+
+// ---- func and probe -----------------------------------------------------
+
+TEST(NvptxCompile, FuncIsTheKernelIdWithTheGpuPid) {
+  auto program = compile("kernel::k { @[func] = count(); }");
+  ASSERT_TRUE(program) << program.error();
+  EXPECT_TRUE(program->reads_kernel_id);
+  const auto &a = program->attachments[0].attachment;
+  // The context's kernel id and nothing else of it.
+  EXPECT_EQ(a.arg_mask, 0u);
+  EXPECT_TRUE(has(program->ptx, ".visible .func " + a.function + "(\n\t.param"))
+      << program->ptx;
+  EXPECT_TRUE(has(program->ptx, std::to_string(runtime::gpu::kGpuFuncPid)))
+      << program->ptx;
+  EXPECT_PTXAS_ACCEPTS(program->ptx);
+}
+
+TEST(NvptxCompile, ProbeFoldsToAConstantWhereTheBlockHasOneAttachPoint) {
+  auto program = compile("kernel::k { @[probe] = count(); }");
+  ASSERT_TRUE(program) << program.error();
+  // Nothing of the context is read: the probe takes no parameter.
+  const auto &a = program->attachments[0].attachment;
+  EXPECT_TRUE(has(program->ptx, ".visible .func " + a.function + "()"))
+      << program->ptx;
+  EXPECT_PTXAS_ACCEPTS(program->ptx);
+}
+
+TEST(NvptxCompile, ProbeIsPickedBySiteAndKernelPerBlock) {
+  auto bundle = jit::test::compile_script(
+      "kernel:/bin/app:*,kernelret:/bin/app:* { @[probe] = count(); } "
+      "kernel:/bin/app:fill_c { @one[probe] = count(); }");
+  ASSERT_TRUE(bundle) << bundle.error();
+  KnownKernels kernels;
+  kernels.add("/bin/app", "fill_c");
+  kernels.add("/bin/app", "_ZN11ubt_samples7collatzEPii");
+  kernels.add("/bin/other", "elsewhere");
+  GpuCompileOptions options;
+  options.kernels = [&] { return &kernels; };
+  options.first_new_probe_id = bundle->probes.size();
+  auto program = compile_gpu_program(*bundle, options);
+  ASSERT_TRUE(program) << program.error();
+  EXPECT_EQ(program->probe_names,
+            (std::vector<std::string>{
+                "kernel:/bin/app:fill_c",
+                "kernel:/bin/app:_ZN11ubt_samples7collatzEPii",
+                "kernelret:/bin/app:fill_c",
+                "kernelret:/bin/app:_ZN11ubt_samples7collatzEPii"}));
+  ASSERT_EQ(program->attachments.size(), 3u);
+  // The two-site block compares the kernel id with its kernels' and
+  // reads the site; the other folds to its own id.
+  std::string both =
+      function_body(program->ptx, program->attachments[0].attachment.function);
+  std::string one =
+      function_body(program->ptx, program->attachments[2].attachment.function);
+  ASSERT_FALSE(both.empty());
+  ASSERT_FALSE(one.empty());
+  for (const char *k : {"fill_c", "_ZN11ubt_samples7collatzEPii"}) {
+    std::string id =
+        std::to_string(static_cast<int64_t>(runtime::gpu::fnv1a64(k)));
+    EXPECT_TRUE(has(both, id)) << k << "\n" << both;
+    EXPECT_FALSE(has(one, id)) << k << "\n" << one;
+  }
+  EXPECT_FALSE(has(both, std::to_string(static_cast<int64_t>(
+                             runtime::gpu::fnv1a64("elsewhere")))));
+  EXPECT_TRUE(has(both, "+12]")) << both; // the context's site
+  EXPECT_TRUE(
+      has(program->ptx, ".visible .func " +
+                            program->attachments[2].attachment.function + "()"))
+      << program->ptx;
+  EXPECT_PTXAS_ACCEPTS(program->ptx);
 }
 
 } // namespace

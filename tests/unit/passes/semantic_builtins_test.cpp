@@ -62,7 +62,7 @@ TEST(Builtins, GpuTypes) {
   EXPECT_EQ(type_in("kernel:./app:k", "warpid"), "uint32");
   EXPECT_EQ(type_in("kernel:./app:k", "laneid"), "uint32");
   EXPECT_EQ(type_in("kernel:./app:k", "arg2"), "int64");
-  EXPECT_EQ(type_in("kernel:./app:k", "func"), "string[128]");
+  EXPECT_EQ(type_in("kernel:./app:k", "func"), "usym_t");
   EXPECT_EQ(type_in("kernel:./app:k", "nsecs"), "uint64");
   EXPECT_EQ(type_in("kernel:./app:k", "pid"), "uint32");
   EXPECT_EQ(type_in("kernel:./app:k", "comm"), "string[16]");
