@@ -100,6 +100,7 @@ bool handle(uint64_t address, greg_t *g, bool by_int3) {
   const TrapEntry *e = trap_table_find(address);
   if (!e)
     return false;
+  bool was_active = e->active.load(std::memory_order_acquire);
   uint8_t now = *reinterpret_cast<volatile const uint8_t *>(address);
   if (now != e->trap_byte) {
     // If what is there now could not have trapped this way, the patch
@@ -112,7 +113,7 @@ bool handle(uint64_t address, greg_t *g, bool by_int3) {
     g[REG_RIP] = address;
     return true;
   }
-  if (!e->active.load(std::memory_order_acquire))
+  if (!was_active && !e->active.load(std::memory_order_acquire))
     return false; // our byte value, but not ours any more: someone else's
   switch (e->kind) {
   case TrapKind::Boundary:
