@@ -178,8 +178,8 @@ Result<void> register_traps(Site &site) {
   return {};
 }
 
-Result<Site *> create_site(uint64_t address, const HookOptions &options,
-                           const MemoryMap &map) {
+Result<Site *> create_site(uint64_t address, HookKind kind,
+                           const HookOptions &options, const MemoryMap &map) {
   if (const Site *other = overlapping(address, address + 1))
     return make_error("cannot hook " + hex(address) +
                       ": inside the bytes patched for the hook at " +
@@ -196,6 +196,7 @@ Result<Site *> create_site(uint64_t address, const HookOptions &options,
 
   auto *site = new Site;
   site->plan = std::move(*plan);
+  site->lean_return_entry = kind == HookKind::Return;
   for (uint32_t i = 0;
        i < site->plan.displaced_bytes && i < sizeof site->original; ++i)
     site->original[i] =
@@ -301,7 +302,7 @@ Result<HookId> install_hook(uint64_t address, HookKind kind, Handler handler,
       return make_error("cannot patch a jump at " + hex(address) + ": " +
                         site->plan.trap_reason);
   } else {
-    Result<Site *> created = create_site(address, options, *map);
+    Result<Site *> created = create_site(address, kind, options, *map);
     if (!created)
       return std::move(created).take_error();
     site = *created;

@@ -25,6 +25,10 @@ struct Site {
   uint8_t original[24] = {}; // up to 4 + 15 displaced bytes
   uint8_t patched[24] = {};
   bool attached = false;
+  // The trampoline starts with the lean return entry (trampoline.h): the
+  // site was made for a return hook. Sites made for an entry hook do without
+  // (measured: its checks cost entry hooks several ns in some layouts).
+  bool lean_return_entry = false;
 };
 
 } // namespace ubtrace::runtime::hook

@@ -356,7 +356,7 @@ Result<void> emit_entry_trampoline(CodeBuffer &c, Site &site,
                                    uint32_t &displaced_offset) {
   constexpr int32_t kRedZone = 128;
   std::optional<LeanEntry> lean;
-  if (site.plan.at_function_entry)
+  if (site.lean_return_entry && site.plan.at_function_entry)
     lean = emit_lean_return_entry(c, site);
   emit_frame_save(c, cpu, kRedZone, 0);
   x86::mov_imm64(c, Reg::Rax, site.plan.address);

@@ -2,7 +2,7 @@
 //
 // Entry trampoline (one per Jump site), entered by the patched jump with
 // the registers and stack of the probed instruction. At a function's entry
-// it starts with the lean return entry:
+// of a site made for a return hook it starts with the lean return entry:
 //
 //   if the site has no entry hook, the thread has a hook state, is not
 //   excluded, runs no dispatch, its shadow stack has room and a return
