@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 extern "C" long hb_target(long);
+extern "C" long hb_ret_target(long);
 extern "C" long hb_tiny(long);
 
 namespace {
@@ -48,18 +49,20 @@ void run_calls(benchmark::State &state, long (*fn)(long)) {
   }
 }
 
-// Installs the given hooks on hb_target for the benchmark's duration.
+// Installs the given hooks for the benchmark's duration: on hb_target
+// when there is an entry hook, else on hb_ret_target (its own site).
 void bench_hooks(benchmark::State &state, bool entry, bool ret, VectorState v) {
-  HookOptions o = options(hb_target, 11, v);
+  long (*target)(long) = entry ? hb_target : hb_ret_target;
+  HookOptions o = options(target, 11, v);
   HookId ids[2];
   int n = 0;
   if (entry)
     ids[n++] =
-        must(install_entry_hook(addr(hb_target), empty_handler, nullptr, o));
+        must(install_entry_hook(addr(target), empty_handler, nullptr, o));
   if (ret)
     ids[n++] =
-        must(install_return_hook(addr(hb_target), empty_handler, nullptr, o));
-  run_calls(state, hb_target);
+        must(install_return_hook(addr(target), empty_handler, nullptr, o));
+  run_calls(state, target);
   for (int i = 0; i < n; ++i)
     uninstall_hook(ids[i]).ok();
 }

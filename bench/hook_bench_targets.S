@@ -13,6 +13,20 @@ hb_target:
         ret
         .size hb_target, . - hb_target
 
+// The same code for the return-hook-only benchmarks: a site keeps the
+// trampoline of the first hook made on it (a return-only site gets the
+// lean return entry), and sites live as long as the process.
+        .p2align 4, 0xcc
+        .globl hb_ret_target
+        .type hb_ret_target, @function
+hb_ret_target:
+        push rbp
+        mov rbp, rsp
+        lea rax, [rdi + 1]
+        pop rbp
+        ret
+        .size hb_ret_target, . - hb_ret_target
+
         .p2align 4, 0xcc
         .globl hb_tiny
         .type hb_tiny, @function
