@@ -348,9 +348,12 @@ Val IRGen::gen_call(Call &c) {
     }
     llvm::Value *len = i64(size + pad);
     if (A.size() == 2) {
-      auto *want = b_.CreateAdd(gen_scalar(A[1]), i64(1));
-      len = b_.CreateSelect(b_.CreateICmpULT(want, i64(size + pad)), want,
-                            i64(size + pad));
+      // str(p, n): n characters and the NUL, as an unsigned min taken
+      // before the + 1, so the size is never 0 (n = -1 reads it all).
+      auto *n = gen_scalar(A[1]);
+      auto *cap = i64(size + pad - 1);
+      len = b_.CreateAdd(
+          b_.CreateSelect(b_.CreateICmpULT(n, cap), n, cap), i64(1));
     }
     llvm::Value *src = at.kind == TypeKind::Array ? to_mem(gen(A[0]), at)
                                                   : b_.CreateIntToPtr(gen_scalar(A[0]), ptrt());
