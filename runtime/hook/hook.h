@@ -33,9 +33,11 @@
 // return addresses thanks to registered unwind info for the stubs
 // (unwind_info.h), whose personality routine also pops the entries of the
 // unwound frames. Not supported: return hooks on a thread that switches
-// stacks with swapcontext between a hooked entry and its return (the
-// process is aborted with a message, as the kernel kills it with SIGILL),
-// and CET user shadow stacks (install refuses).
+// stacks with swapcontext between a hooked entry and its return, and on a
+// function that returns twice (setjmp's second return through longjmp;
+// vfork, whose child shares the parent's thread state): the process is
+// aborted with a message where the kernel kills it with SIGILL. Also CET
+// user shadow stacks (install refuses).
 //
 // Patching live code. The int3-first protocol of code_patcher.h, with
 // membarrier(PRIVATE_EXPEDITED_SYNC_CORE) between the steps. Threads that
