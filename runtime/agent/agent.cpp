@@ -341,6 +341,27 @@ Result<uint64_t> Agent::add_program(const Message &m) {
   return uint64_t(nprograms_++);
 }
 
+namespace {
+
+// Functions that return twice, the first time with 0: their return hooks
+// keep the shadow entry for the second return (runtime/hook/hook.h). Found
+// by the dynamic symbol at exactly the hooked address (libc exports them).
+bool returns_twice(uint64_t address) {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void *>(address), &info) || !info.dli_sname ||
+      reinterpret_cast<uint64_t>(info.dli_saddr) != address)
+    return false;
+  static const char *const kNames[] = {
+      "vfork",     "__vfork",    "setjmp",     "_setjmp", "__setjmp",
+      "sigsetjmp", "__sigsetjmp", "getcontext", "savectx", "__libc_vfork"};
+  for (const char *name : kNames)
+    if (std::strcmp(info.dli_sname, name) == 0)
+      return true;
+  return false;
+}
+
+} // namespace
+
 Result<void> Agent::add_hook(const HookMsg &h) {
   if (h.program >= nprograms_)
     return make_error("no program " + std::to_string(h.program));
@@ -370,6 +391,7 @@ Result<void> Agent::add_hook(const HookMsg &h) {
   e->owned.push_back(std::move(site));
   runtime::hook::HookOptions opts;
   opts.function = {h.func_start, h.func_size};
+  opts.returns_twice = kind == HookKind::Return && returns_twice(h.address);
   auto id = runtime::hook::install_hook(
       h.address,
       kind == HookKind::Entry ? runtime::hook::HookKind::Entry

@@ -148,7 +148,12 @@ extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,
   }
   uint64_t return_address = ts->shadow[k].return_address;
   SiteBindings *site = ts->shadow[k].site;
-  ts->depth = k; // pops k and anything above it (stale after a longjmp)
+  // Pops k and anything above it (stale after a longjmp); a function that
+  // returns twice keeps k on its first return (0): the vfork child, whose
+  // parent returns through the same entry, or setjmp before its longjmp.
+  bool again = regs->rax == 0 &&
+               __atomic_load_n(&site->returns_twice, __ATOMIC_RELAXED);
+  ts->depth = again ? k + 1 : k;
   regs->rip = return_address;
   if (ts->seq & 1) {
     bump(ts->nested_skips);

@@ -318,6 +318,8 @@ Result<HookId> install_hook(uint64_t address, HookKind kind, Handler handler,
   if (kind == HookKind::Entry)
     __atomic_store_n(&site->bindings.save_vectors_on_entry, save ? 1 : 0,
                      __ATOMIC_RELEASE);
+  if (kind == HookKind::Return && options.returns_twice)
+    __atomic_store_n(&site->bindings.returns_twice, 1, __ATOMIC_RELEASE);
   store_binding(slot, binding);
   Result<void> attached = attach_patch(*site, *map);
   if (!attached) {

@@ -32,12 +32,14 @@
 // pointers. C++ exceptions and pthread_cancel unwind through replaced
 // return addresses thanks to registered unwind info for the stubs
 // (unwind_info.h), whose personality routine also pops the entries of the
-// unwound frames. Not supported: return hooks on a thread that switches
-// stacks with swapcontext between a hooked entry and its return, and on a
-// function that returns twice (setjmp's second return through longjmp;
-// vfork, whose child shares the parent's thread state): the process is
-// aborted with a message where the kernel kills it with SIGILL. Also CET
-// user shadow stacks (install refuses).
+// unwound frames. Functions that return twice, the first time with 0
+// (vfork, whose child shares the parent's thread state; setjmp, again
+// through longjmp) work when installed with HookOptions::returns_twice: the
+// first return keeps its shadow entry. Not supported: return hooks on a
+// thread that switches stacks with swapcontext between a hooked entry and
+// its return, and on a function that returns twice installed without the
+// option: the process is aborted with a message (where the kernel kills it
+// with SIGILL). Also CET user shadow stacks (install refuses).
 //
 // Patching live code. The int3-first protocol of code_patcher.h, with
 // membarrier(PRIVATE_EXPEDITED_SYNC_CORE) between the steps. Threads that
@@ -98,6 +100,9 @@ struct HookOptions {
   // Fall back to the int3 path when a jump cannot be patched; when false,
   // such an install fails with the reason.
   bool allow_trap = true;
+  // Return hooks: the function returns twice, the first time with 0 (vfork,
+  // setjmp, getcontext): that return keeps the shadow entry for the second.
+  bool returns_twice = false;
 };
 
 struct HookId {

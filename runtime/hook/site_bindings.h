@@ -24,6 +24,11 @@ struct SiteBindings {
   // Read by the trampoline on every hit: nonzero makes it save vector state
   // before calling the dispatcher.
   uint64_t save_vectors_on_entry = 0;
+  // The function returns twice (vfork, setjmp): a return with rax == 0 (the
+  // vfork child, setjmp's first return) keeps its shadow entry for the
+  // second. Set by a return hook's install, never cleared (frames may still
+  // be in flight after an uninstall).
+  uint64_t returns_twice = 0;
 };
 
 inline const HandlerBinding *load_binding(const HandlerBinding *const &slot) {

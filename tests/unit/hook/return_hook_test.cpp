@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <gtest/gtest.h>
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <thread>
 
@@ -117,6 +118,34 @@ TEST(HookReturn, ThreadStateOffsetsHoldOnEveryThread) {
   check();
   std::thread other(check);
   other.join();
+}
+
+// setjmp returns twice: 0, then the longjmp's value through the same return
+// address (the return stub). With returns_twice the first return keeps the
+// shadow entry for the second; without it the second would find none.
+TEST(HookReturn, AFunctionThatReturnsTwice) {
+  auto *fn = reinterpret_cast<int (*)(struct __jmp_buf_tag *)>(
+      dlsym(RTLD_DEFAULT, "_setjmp"));
+  ASSERT_NE(fn, nullptr);
+  HookOptions options = bounded(fn);
+  options.returns_twice = true;
+  Returns returns;
+  Result<HookId> id = install_return_hook(addr(fn), on_return, &returns, options);
+  ASSERT_TRUE(id.ok()) << id.error();
+  for (int round = 0; round < 3; ++round) {
+    jmp_buf env;
+    volatile int returned = 0;
+    int r = setjmp(env); // glibc: _setjmp
+    returned = returned + 1;
+    if (r == 0)
+      longjmp(env, 7);
+    EXPECT_EQ(r, 7);
+    EXPECT_EQ(returned, 2);
+  }
+  EXPECT_EQ(returns.hits.load(), 6);
+  EXPECT_EQ(returns.last_retval, 7);
+  EXPECT_EQ(current_shadow_depth(), 0u);
+  ASSERT_TRUE(uninstall_hook(*id).ok());
 }
 
 TEST(HookReturn, Recursion) {
