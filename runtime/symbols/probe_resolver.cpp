@@ -206,6 +206,17 @@ ProbeResolver::expand_uprobe(const AttachRequest &request,
       continue;
     }
     const BinaryInfo &binary = **info;
+    // Go code runs on goroutine stacks as small as 2 KiB, grown by the Go
+    // runtime's own checks; a probe runs on the stack of the code it
+    // interrupts and needs more than Go guarantees below a function's
+    // entry (a cgo-linked Go program traced this way corrupted a
+    // neighbouring goroutine's stack). Refused until probes run on a stack
+    // of their own.
+    if (binary.elf().section(".gopclntab") || binary.elf().section(".go.buildinfo"))
+      return make_error(bin.path +
+                        " is a Go program: uprobes on Go code are not "
+                        "supported (a probe runs on the goroutine's stack, "
+                        "which can be too small for it)");
     const SymbolTable &table = binary.symbols();
     ResolvedProbe base;
     base.type = request.type;
