@@ -46,7 +46,6 @@ strip "$out/bin/ubtrace"
 unused=$(ldd -u "$build/ubtrace" 2>/dev/null | awk '/^\t/ {print $1}' || true)
 while read -r name path; do
   [ -z "$path" ] && continue
-  base=$(basename "$path")
   if grep -qx "$path" <<<"$unused"; then
     # Linked but never used (LLVM's optional Z3): an empty library with
     # the same soname satisfies the loader.
