@@ -15,9 +15,10 @@ Result<std::string> bake_map_table(std::string_view probe_ptx,
     for (std::string_view name : item.names)
       if (item.kind == PtxItemKind::Variable && name == UBT_GPU_MAP_TABLE)
         table = &item;
+  // Probes that use no map (an empty body, a predicate folded to false)
+  // reference no table: their module is ready as it is.
   if (!table)
-    return make_error("probe PTX declares no " +
-                      std::string(UBT_GPU_MAP_TABLE));
+    return std::string(probe_ptx);
   // The compiler declares it as bytes (.b8 NAME[8 * entries]).
   std::string_view decl =
       probe_ptx.substr(table->begin, table->end - table->begin);

@@ -15,6 +15,8 @@ namespace ubtrace::runtime::gpu {
 
 // Replaces the declaration of the table in `probe_ptx` by an initialised
 // one holding `addresses` (which must be as many as the table's entries).
+// A module that declares no table (its probes use no map) comes back as it
+// is.
 Result<std::string> bake_map_table(std::string_view probe_ptx,
                                    std::span<const uint64_t> addresses);
 

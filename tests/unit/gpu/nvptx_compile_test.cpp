@@ -175,6 +175,19 @@ TEST(NvptxCompile, TheMapTableTakesTheAgentsAddresses) {
   EXPECT_FALSE(runtime::gpu::bake_map_table(program->ptx, addresses));
 }
 
+// A probe that uses no map has no table to fill: its module is used as it
+// is (the agent once disabled GPU probes for it).
+TEST(NvptxCompile, AProbeWithoutMapsNeedsNoTable) {
+  auto program = compile("kernel::k { $x = threadIdx.x; }");
+  ASSERT_TRUE(program) << program.error();
+  EXPECT_FALSE(has(program->ptx, UBT_GPU_MAP_TABLE)) << program->ptx;
+  std::vector<uint64_t> addresses(program->map_table_entries, 0x7f0000001000ull);
+  auto baked = runtime::gpu::bake_map_table(program->ptx, addresses);
+  ASSERT_TRUE(baked) << baked.error();
+  EXPECT_EQ(*baked, program->ptx);
+  EXPECT_PTXAS_ACCEPTS(*baked);
+}
+
 // ---- reads through pointers -------------------------------------------
 
 // Every `call` in the PTX names a function the module defines: nothing is
