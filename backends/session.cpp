@@ -522,6 +522,9 @@ int Session::run() {
       }
       gpu_ = std::move(*g);
       fmt_.gpu_kernel_names = &gpu_->kernel_names();
+      fmt_.refresh_gpu_kernel_names = [this] {
+        (void)gpu_->service([this](const std::string &t) { gpu_notice(t); });
+      };
       attached += gpu_->attachments();
     }
     // Addresses of the traced process print as symbols even after it exits.

@@ -1,6 +1,8 @@
 #include "backends/gpu/gpu_backend.h"
 
 #include "runtime/agent/gpu/gpu_wire.h"
+#include "runtime/gpu/content_hash.h"
+#include "runtime/gpu/kernel_match.h"
 
 #include <cerrno>
 #include <climits>
@@ -82,8 +84,8 @@ GpuBackend::create(const runtime::Bundle &bundle, int pid,
                                 b->program_.probe_names.begin(),
                                 b->program_.probe_names.end());
   auto demangle = bundle.config.find("cpp_demangle");
-  b->kernel_names_ = b->kernels_.printed_names(
-      demangle == bundle.config.end() || demangle->second != "false");
+  b->demangle_ = demangle == bundle.config.end() || demangle->second != "false";
+  b->kernel_names_ = b->kernels_.printed_names(b->demangle_);
   b->options_.probe_names = nullptr; // the session's, not ours to keep
 
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -137,6 +139,10 @@ Result<std::vector<uint8_t>> GpuBackend::request(const agent::Message &m,
     if (r->type == agent::MsgType::GpuNotice) {
       if (notice)
         notice(std::string(r->payload.begin(), r->payload.end()));
+      continue;
+    }
+    if (r->type == agent::MsgType::GpuKernels) {
+      learn_kernels(r->payload);
       continue;
     }
     if (r->type != agent::MsgType::Reply)
@@ -199,8 +205,25 @@ Result<void> GpuBackend::service(const NoticeFn &notice) {
     }
     if (m->type == agent::MsgType::GpuNotice && notice)
       notice(std::string(m->payload.begin(), m->payload.end()));
+    if (m->type == agent::MsgType::GpuKernels)
+      learn_kernels(m->payload);
   }
   return {};
+}
+
+void GpuBackend::learn_kernels(const std::vector<uint8_t> &names) {
+  size_t begin = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] != 0)
+      continue;
+    std::string mangled(names.begin() + begin, names.begin() + i);
+    begin = i + 1;
+    if (mangled.empty())
+      continue;
+    kernel_names_.emplace(
+        runtime::gpu::fnv1a64(mangled),
+        demangle_ ? runtime::gpu::kernel_names(mangled).signature : mangled);
+  }
 }
 
 Result<void> GpuBackend::sync(const NoticeFn &notice) {

@@ -75,6 +75,9 @@ public:
   const std::map<uint64_t, std::string> &kernel_names() const {
     return kernel_names_;
   }
+  // Names the kernels of a GpuKernels message (the agent instrumented them;
+  // the CLI may not have seen their module at start-up).
+  void learn_kernels(const std::vector<uint8_t> &names);
 
 private:
   GpuBackend() = default;
@@ -85,6 +88,7 @@ private:
   GpuProgram program_;
   KnownKernels kernels_;
   std::map<uint64_t, std::string> kernel_names_;
+  bool demangle_ = true; // config cpp_demangle
   GpuBackendOptions options_;
   int pid_ = 0;
   int listener_ = -1;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -76,6 +77,10 @@ struct FormatContext {
   // runtime::gpu::kGpuFuncPid and whose address is the kernel id; it prints
   // the name found here, or the id in hex (null: always in hex).
   const std::map<uint64_t, std::string> *gpu_kernel_names = nullptr;
+  // Called once when a kernel id is not in gpu_kernel_names, before the id
+  // is printed in hex: the session reads the names the agent reported since
+  // (a module loaded after the CLI started).
+  std::function<void()> refresh_gpu_kernel_names;
 };
 
 } // namespace ubtrace::output

@@ -109,11 +109,14 @@ std::string pointer_text(uint64_t addr) {
 std::string usym_text(uint64_t addr, int64_t pid, const FormatContext &ctx) {
   if (pid == runtime::gpu::kGpuFuncPid) {
     // `func` of a GPU probe: addr is the kernel's id.
-    if (ctx.gpu_kernel_names)
-      if (auto it = ctx.gpu_kernel_names->find(addr);
-          it != ctx.gpu_kernel_names->end())
-        return it->second;
-    return pointer_text(addr);
+    if (!ctx.gpu_kernel_names)
+      return pointer_text(addr);
+    auto it = ctx.gpu_kernel_names->find(addr);
+    if (it == ctx.gpu_kernel_names->end() && ctx.refresh_gpu_kernel_names) {
+      ctx.refresh_gpu_kernel_names();
+      it = ctx.gpu_kernel_names->find(addr);
+    }
+    return it != ctx.gpu_kernel_names->end() ? it->second : pointer_text(addr);
   }
   if (!ctx.symbolizer)
     return pointer_text(addr);

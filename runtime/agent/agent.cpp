@@ -569,6 +569,7 @@ void Agent::handle(const Message &m) {
   case MsgType::GpuClear:
   case MsgType::GpuStats:
   case MsgType::GpuNotice:
+  case MsgType::GpuKernels:
     reply(-EINVAL, 0, "unexpected message");
     return;
   }

@@ -60,6 +60,11 @@ enum class MsgType : uint32_t {
   GpuClear = 43,  // CLI -> agent: GpuClearMsg
   GpuStats = 44,  // the reply carries GpuStatsMsg
   GpuNotice = 45, // agent -> CLI: a warning to print, as text
+  // agent -> CLI: the mangled names of kernels it instrumented that it has
+  // not named before, each followed by a NUL; the CLI names `func` of
+  // kernels from modules it could not read at start-up (a dlopen'ed
+  // library, a module loaded from memory).
+  GpuKernels = 46,
 };
 
 inline constexpr const char *kGpuSocketPrefix = "ubtrace-gpu."; // + pid

@@ -302,6 +302,36 @@ TEST(GpuAgentStandin, FuncPrintsTheKernelsNameInTextAndJson) {
   }
 }
 
+// Kernels of a library the program dlopen()s: the CLI could not read them
+// at start-up (the program has no CUDA code of its own), so the agent names
+// them as it instruments the library's module, and func prints names, not
+// ids.
+TEST(GpuAgentStandin, FuncNamesKernelsOfALibraryLoadedLater) {
+  REQUIRE_STANDIN_RUN();
+  const std::string program = fixtures_dir() + "/dlopen_kernels";
+  const std::string library = fixtures_dir() + "/libkernel_lib.so";
+  if (!fs::exists(program) || !fs::exists(library))
+    GTEST_SKIP() << "fixtures dlopen_kernels/libkernel_lib.so not built";
+  std::string record =
+      le64(1) + le64(0) + std::string(16, 'K') + le64(0x800000006b65726eull);
+  Trace t = trace("kernel::* { printf(\"%s\\n\", func); }",
+                  program + " " + library + " 1000",
+                  "UBT_STANDIN_EVENT=0:" + record);
+  EXPECT_EQ(t.result.status, 0) << t.result.output;
+  EXPECT_NE(t.result.output.find("ran the library's kernels: status 0"),
+            std::string::npos)
+      << t.result.output;
+  std::vector<std::string> kernels = launched_kernels(t);
+  ASSERT_EQ(kernels.size(), 3u) << t.result.output;
+  for (const std::string &k : kernels) {
+    std::string want = "\n" + demangled(k) + "\n";
+    EXPECT_NE(t.result.output.find(want), std::string::npos)
+        << want << "\n"
+        << t.result.output;
+  }
+  fs::remove_all(t.dir);
+}
+
 // `probe` in `kernel::*,kernelret::*` names each kernel and site: the CLI
 // read the program's kernels (it names no binary: the traced program's)
 // and the rules it compiled compare the context's kernel id with each.

@@ -112,6 +112,7 @@ struct GpuRuntime::Impl {
   std::map<uint64_t, std::unique_ptr<runtime::gpu::ModuleRewriter>> rewriters;
   std::set<const void *> ours; // images we gave the driver
   std::set<std::string> warned;
+  std::set<std::string> named; // kernels reported to the CLI (GpuKernels)
   std::vector<std::unique_ptr<std::vector<uint8_t>>> files; // kept alive
   GpuStatsMsg stats{};
 
@@ -127,6 +128,8 @@ struct GpuRuntime::Impl {
   bool prepare_device();
   runtime::gpu::ModuleRewriter *rewriter_for(const std::string &object);
   void notice(const std::string &text);
+  void report_kernels(
+      const std::vector<runtime::gpu::InstrumentedKernel> &kernels);
   void reply(int32_t status, const std::vector<uint8_t> &extra = {},
              const std::string &error = "");
   void sync(); // read back + drain, on the service thread
@@ -198,6 +201,20 @@ void GpuRuntime::Impl::notice(const std::string &text) {
     return;
   Message m{MsgType::GpuNotice, {}, -1};
   m.payload.assign(text.begin(), text.end());
+  Lock lock(send_mu);
+  (void)send_message(sock, m);
+}
+
+void GpuRuntime::Impl::report_kernels(
+    const std::vector<runtime::gpu::InstrumentedKernel> &kernels) {
+  Message m{MsgType::GpuKernels, {}, -1};
+  for (const runtime::gpu::InstrumentedKernel &k : kernels)
+    if (named.insert(k.name).second) {
+      m.payload.insert(m.payload.end(), k.name.begin(), k.name.end());
+      m.payload.push_back(0);
+    }
+  if (m.payload.empty() || sock < 0)
+    return;
   Lock lock(send_mu);
   (void)send_message(sock, m);
 }
@@ -390,6 +407,7 @@ const void *GpuRuntime::image_for_driver(const void *image, const char *path) {
   case runtime::gpu::RewriteOutcome::Instrumented:
     im.stats.modules_instrumented++;
     im.stats.kernels_instrumented += out.kernels.size();
+    im.report_kernels(out.kernels);
     im.ours.insert(out.driver_image());
     im.ours.insert(out.image.data());
     return out.driver_image();

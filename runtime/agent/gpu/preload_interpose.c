@@ -41,15 +41,38 @@ __attribute__((visibility("default"))) void *dlsym(void *handle,
 }
 
 typedef void **(*ubt_register_fn)(void *);
+void **__cudaRegisterFatBinary(void *wrapper);
+
+/* The CUDA runtime's __cudaRegisterFatBinary as the calling object would
+ * have bound it: searched in the caller's own scope (the object and its
+ * dependencies). A library dlopen()ed with its own copy of the runtime
+ * (RTLD_LOCAL, as Python extensions load CUDA) has it outside the global
+ * scope, where RTLD_NEXT looks: without this the registration got NULL and
+ * the runtime crashed at exit. */
+static ubt_register_fn ubt_real_register(void *caller) {
+  ubt_dlsym_fn lookup = ubt_real_dlsym();
+  if (!lookup)
+    return NULL;
+  Dl_info info;
+  if (dladdr(caller, &info) && info.dli_fname && info.dli_fname[0]) {
+    void *object = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (object) {
+      ubt_register_fn fn =
+          (ubt_register_fn)lookup(object, "__cudaRegisterFatBinary");
+      dlclose(object);
+      if (fn && fn != (ubt_register_fn)__cudaRegisterFatBinary)
+        return fn;
+    }
+  }
+  static ubt_register_fn global;
+  if (!global)
+    global = (ubt_register_fn)lookup(RTLD_NEXT, "__cudaRegisterFatBinary");
+  return global;
+}
 
 __attribute__((visibility("default"))) void **
 __cudaRegisterFatBinary(void *wrapper) {
-  static ubt_register_fn real;
-  if (!real) {
-    ubt_dlsym_fn lookup = ubt_real_dlsym();
-    if (lookup)
-      real = (ubt_register_fn)lookup(RTLD_NEXT, "__cudaRegisterFatBinary");
-  }
+  ubt_register_fn real = ubt_real_register(__builtin_return_address(0));
   ubtrace_gpu_fatbin_registered(wrapper);
   return real ? real(wrapper) : NULL;
 }

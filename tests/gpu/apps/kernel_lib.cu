@@ -25,3 +25,19 @@ extern "C" int ubt_kernel_lib_launch(int *ints, float *floats, int n) {
   ubt_lib::scale<int><<<(n + 127) / 128, 128>>>(ints, 3, n);
   return static_cast<int>(cudaGetLastError());
 }
+
+// Allocates, launches every kernel once and frees: for a program that only
+// dlopen()s the library (dlopen_kernels.cpp), whose kernels the CLI cannot
+// see when it starts.
+extern "C" int ubt_kernel_lib_run(int n) {
+  int *ints = nullptr;
+  float *floats = nullptr;
+  if (cudaMalloc(&ints, n * sizeof(int)) != cudaSuccess ||
+      cudaMalloc(&floats, n * sizeof(float)) != cudaSuccess)
+    return -1;
+  int status = ubt_kernel_lib_launch(ints, floats, n);
+  cudaDeviceSynchronize();
+  cudaFree(ints);
+  cudaFree(floats);
+  return status;
+}
