@@ -6,8 +6,9 @@
  * dlsym: every result for a name starting "cu" goes through the agent
  * (runtime/agent/gpu/interpose.cpp), which hands out wrappers for the CUDA
  * driver's code-loading, launch and teardown entry points. Known
- * difference: dlsym(RTLD_NEXT, ...) called by the application resolves
- * after this library rather than after the caller.
+ * difference: dlsym(RTLD_NEXT, "cu...") resolves after this library rather
+ * than after the caller (other names reach the real dlsym by a tail call,
+ * with the caller's return address).
  * __cudaRegisterFatBinary: programs with the shared CUDA runtime register
  * their fatbins through it; the agent is told, then the runtime's runs. */
 #define _GNU_SOURCE
@@ -29,15 +30,25 @@ static ubt_dlsym_fn ubt_real_dlsym(void) {
   return fn;
 }
 
+static __attribute__((noinline)) void *ubt_cuda_dlsym(ubt_dlsym_fn real,
+                                                      void *handle,
+                                                      const char *name) {
+  void *result = real(handle, name);
+  return result ? ubtrace_gpu_dlsym_result(name, result) : NULL;
+}
+
+/* Every other name goes to the real dlsym by a tail call, so it sees the
+ * application's return address as its caller: dlsym(RTLD_NEXT, "malloc")
+ * in a library that wraps malloc must find the definition after that
+ * library, not after this one (which can be the wrapper itself). */
 __attribute__((visibility("default"))) void *dlsym(void *handle,
                                                    const char *name) {
   ubt_dlsym_fn real = ubt_real_dlsym();
   if (!real)
     return NULL;
-  void *result = real(handle, name);
-  if (result && name[0] == 'c' && name[1] == 'u')
-    return ubtrace_gpu_dlsym_result(name, result);
-  return result;
+  if (name[0] == 'c' && name[1] == 'u')
+    return ubt_cuda_dlsym(real, handle, name);
+  __attribute__((musttail)) return real(handle, name);
 }
 
 typedef void **(*ubt_register_fn)(void *);
