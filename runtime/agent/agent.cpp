@@ -31,6 +31,7 @@
 #include "runtime/helpers/all_helpers.h"
 #include "runtime/agent/agent_thread.h"
 #include "runtime/hook/hook.h"
+#include "runtime/hook/trap_handler.h"
 #include "runtime/jit/remote_symbols.h"
 #include "runtime/maps/helpers.h"
 #include "runtime/maps/region.h"
@@ -701,4 +702,14 @@ extern "C" __attribute__((visibility("default"))) int ubtrace_agent_inject(const
   if (sock < 0)
     return -2;
   return ubtrace::agent::start_session(sock, false);
+}
+
+// Called by libubtrace_preload.so's sigaction() and signal() for SIGTRAP and
+// SIGILL: once the hooks' trap handlers are in, the program's handler is
+// chained behind them instead of replacing them (runtime/hook/trap_handler.h).
+// 1: done here; 0: the caller asks the kernel.
+extern "C" __attribute__((visibility("default"))) int
+ubtrace_filter_sigaction(int sig, const struct sigaction *act,
+                         struct sigaction *old) {
+  return ubtrace::runtime::hook::filter_trap_sigaction(sig, act, old) ? 1 : 0;
 }

@@ -15,12 +15,20 @@
 namespace ubtrace::runtime::hook {
 namespace {
 
+// The handler ours chains to, per signal: set when ours goes in, and when
+// the program asks for another one later (filter_trap_sigaction). Read by
+// the handlers, so each change publishes a fresh copy (never freed: a
+// handler may be reading an old one; programs set these a few times).
 struct Previous {
-  struct sigaction action;
-  bool valid = false;
+  std::atomic<const struct sigaction *> action{nullptr};
+  std::atomic<bool> installed{false}; // ours is the process's handler
 };
 Previous g_previous_trap;
 Previous g_previous_ill;
+
+void publish(Previous &prev, const struct sigaction &action) {
+  prev.action.store(new struct sigaction(action), std::memory_order_release);
+}
 
 struct AtomicCounters {
   std::atomic<uint64_t> patching{0}, boundary{0}, trap_site{0}, retried{0},
@@ -134,17 +142,17 @@ bool handle(uint64_t address, greg_t *g, bool by_int3) {
 }
 
 void chain(int sig, siginfo_t *info, void *context, const Previous &prev) {
-  if (prev.valid && (prev.action.sa_flags & SA_SIGINFO) &&
-      prev.action.sa_sigaction) {
-    prev.action.sa_sigaction(sig, info, context);
+  const struct sigaction *action = prev.action.load(std::memory_order_acquire);
+  if (action && (action->sa_flags & SA_SIGINFO) && action->sa_sigaction) {
+    action->sa_sigaction(sig, info, context);
     return;
   }
-  if (prev.valid && prev.action.sa_handler != SIG_DFL &&
-      prev.action.sa_handler != SIG_IGN) {
-    prev.action.sa_handler(sig);
+  if (action && action->sa_handler != SIG_DFL &&
+      action->sa_handler != SIG_IGN) {
+    action->sa_handler(sig);
     return;
   }
-  if (prev.valid && prev.action.sa_handler == SIG_IGN && sig == SIGTRAP)
+  if (action && action->sa_handler == SIG_IGN && sig == SIGTRAP)
     return; // an ignored int3 just continues
   // The default action, as if we were not here: dies with a core dump.
   struct sigaction dfl;
@@ -194,11 +202,16 @@ Result<void> install_one(int sig, void (*fn)(int, siginfo_t *, void *),
   sigemptyset(&ours.sa_mask);
   // NODEFER: a handler run from the trap path may hit another trap.
   ours.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART | SA_ONSTACK;
+  publish(prev, current); // before ours runs: it may chain at once
   if (sigaction(sig, &ours, nullptr) != 0)
     return make_error(std::string("sigaction: ") + strerror(errno));
-  prev.action = current;
-  prev.valid = true;
+  prev.installed.store(true, std::memory_order_release);
   return {};
+}
+
+bool is_ours(const struct sigaction &action) {
+  return (action.sa_flags & SA_SIGINFO) &&
+         (action.sa_sigaction == on_sigtrap || action.sa_sigaction == on_sigill);
 }
 
 } // namespace
@@ -218,6 +231,33 @@ Result<void> install_trap_handlers() {
   if (!r)
     return r;
   return install_one(SIGILL, on_sigill, g_previous_ill);
+}
+
+bool filter_trap_sigaction(int sig, const struct sigaction *act,
+                           struct sigaction *old) {
+  Previous *prev = sig == SIGTRAP  ? &g_previous_trap
+                   : sig == SIGILL ? &g_previous_ill
+                                   : nullptr;
+  if (!prev || !prev->installed.load(std::memory_order_acquire))
+    return false;
+  // Ours (a re-install) and the default action (chain() dying as if we
+  // were not here) go to the kernel.
+  if (act && (is_ours(*act) || (!(act->sa_flags & SA_SIGINFO) &&
+                                act->sa_handler == SIG_DFL)))
+    return false;
+  if (old) {
+    const struct sigaction *current =
+        prev->action.load(std::memory_order_acquire);
+    if (current) {
+      *old = *current;
+    } else {
+      memset(old, 0, sizeof *old);
+      old->sa_handler = SIG_DFL;
+    }
+  }
+  if (act)
+    publish(*prev, *act);
+  return true;
 }
 
 } // namespace ubtrace::runtime::hook

@@ -22,11 +22,23 @@
 
 #include "runtime/result.h"
 
+#include <signal.h>
+
 namespace ubtrace::runtime::hook {
 
 // Installs both handlers, or installs them again if something replaced
 // them since (chaining to the replacement). Installer, under its lock.
 Result<void> install_trap_handlers();
+
+// A sigaction() of the program's on SIGTRAP or SIGILL once ours is in:
+// the program's handler becomes the one ours chains to (traps that are not
+// ours reach it as before) and `old` gets the one ours chained to, so ours
+// stays first. Returns false when the request is for the kernel: another
+// signal, ours not installed, ours itself, or the default action (then
+// ours is replaced, as without this). Called by the agent's preload, which
+// interposes sigaction() and signal().
+bool filter_trap_sigaction(int sig, const struct sigaction *act,
+                           struct sigaction *old);
 
 // How often each kind of trap was taken (since the process started).
 struct TrapCounters {
