@@ -63,6 +63,10 @@ private:
   std::unique_ptr<UserSymbols> symbols_;
   output::FormatContext fmt_;
   std::vector<std::string> probe_names_;
+  // The last printf()/time() text did not end its line; a flush held back
+  // for it (see the event loop).
+  bool line_open_ = false;
+  bool flush_held_ = false;
   std::vector<output::ParsedFormat> printf_, system_fmt_, cat_;
   bool exit_ = false;
   int exit_code_ = 0;
@@ -218,8 +222,13 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
   };
   switch (static_cast<abi::EventType>(h.type)) {
   case abi::EventType::Printf:
-    if (h.id < printf_.size())
-      out_->printf(printf_[h.id].format(bundle_.printf_formats[h.id], payload, fmt_));
+    if (h.id < printf_.size()) {
+      std::string text =
+          printf_[h.id].format(bundle_.printf_formats[h.id], payload, fmt_);
+      if (!text.empty())
+        line_open_ = text.back() != '\n';
+      out_->printf(text);
+    }
     return true;
   case abi::EventType::Errorf:
   case abi::EventType::Warnf: {
@@ -267,8 +276,11 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
     if (h.id >= bundle_.time_formats.size())
       return true;
     auto text = output::format_time(bundle_.time_formats[h.id], std::time(nullptr));
-    if (text)
+    if (text) {
+      if (!text->empty())
+        line_open_ = text->back() != '\n';
       out_->time(*text);
+    }
     else
       out_->runtime_error("time(): " + text.error(), {});
     return true;
@@ -570,9 +582,16 @@ int Session::run() {
     }
     if (exit_)
       break;
-    if (consumer_->poll([this](std::span<const uint8_t> rec) { return handle_event(rec); },
-                        wait))
+    bool printed = consumer_->poll(
+        [this](std::span<const uint8_t> rec) { return handle_event(rec); }, wait);
+    // A line left open (time() then printf(), two events) waits one round
+    // for its end, so the traced program's output cannot land inside it.
+    if (printed && line_open_ && !flush_held_) {
+      flush_held_ = true;
+    } else if (printed || flush_held_) {
       opts_.out->flush();
+      flush_held_ = false;
+    }
     if (target_) {
       // Libraries the target loaded: their probes get hooked.
       if (auto more = target_->service(); !more)
