@@ -107,6 +107,8 @@ class Agent {
 public:
   Agent(int sock, bool spawned) : sock_(sock), spawned_(spawned) {}
   bool spawned() const { return spawned_; }
+  // The CLI asked to detach or hung up: the session is on its way out.
+  bool ending() const { return ending_.load(std::memory_order_acquire); }
 
   bool hello(bool waiting);
   void serve();     // the channel thread's loop
@@ -124,6 +126,7 @@ public:
 private:
   int sock_;
   bool spawned_;
+  std::atomic<bool> ending_{false};
   std::unique_ptr<runtime::maps::Region> region_;
   vm::HelperImpls helpers_ = runtime::helpers::all_helper_impls();
   std::unique_ptr<vm::BoundProgram> programs_[kMaxPrograms];
@@ -532,6 +535,7 @@ void Agent::handle(const Message &m) {
     release_waiter();
     return;
   case MsgType::Detach:
+    ending_.store(true, std::memory_order_release);
     detach_all();
     reply(0);
     return;
@@ -585,6 +589,7 @@ void Agent::serve() {
     handle(*m);
   }
   // The CLI died or closed the channel: the target runs on, untraced.
+  ending_.store(true, std::memory_order_release);
   detach_all();
   release_waiter();
   close(sock_);
@@ -645,6 +650,15 @@ int attach_channel() {
 // -1: it could not start.
 int start_session(int sock, bool spawned) {
   pthread_mutex_lock(&g_session_lock);
+  // A session on its way out (its CLI just ended; removing the hooks takes
+  // milliseconds, more on a loaded machine) is waited for, up to 3 s: a
+  // ubtrace started right after another must not be told the process is
+  // traced already.
+  for (int waited = 0; g_agent && g_agent->ending() && waited < 300; ++waited) {
+    pthread_mutex_unlock(&g_session_lock);
+    usleep(10000);
+    pthread_mutex_lock(&g_session_lock);
+  }
   if (g_agent) {
     pthread_mutex_unlock(&g_session_lock);
     send_busy(sock);
