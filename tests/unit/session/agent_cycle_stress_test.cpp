@@ -28,7 +28,7 @@
 #include "runtime/maps/region.h"
 #include "runtime/maps/spec_layout.h"
 #include "tests/unit/session/agent_session.h"
-#include "tests/unit/session/script_compile.h"
+#include "tests/unit/jit/script_bundle.h"
 #include "tests/unit/session/stress_target.h"
 
 #include <chrono>
@@ -119,7 +119,7 @@ TEST(SessionStress, ThousandsOfHookCyclesWhileEightThreadsCall) {
   const int per_session = env_count("UBT_STRESS_CYCLES_PER_SESSION", 250);
   ASSERT_GT(cycles, 0);
   ASSERT_GT(per_session, 0);
-  auto bundle = compile_script(stress_script());
+  auto bundle = jit::test::compile_script(stress_script());
   ASSERT_TRUE(bundle) << bundle.error();
   auto map_index = [&](const std::string &name) {
     for (size_t i = 0; i < bundle->maps.size(); i++)

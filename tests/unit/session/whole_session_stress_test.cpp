@@ -14,7 +14,7 @@
 //
 // UBT_STRESS_SESSIONS overrides the number of sessions (default 10).
 #include "backends/session.h"
-#include "tests/unit/session/script_compile.h"
+#include "tests/unit/jit/script_bundle.h"
 #include "tests/unit/session/stress_target.h"
 
 #include <chrono>
@@ -114,7 +114,7 @@ TEST(SessionStress, WholeSessionsComeAndGoWhileEightThreadsCall) {
   setenv("UBTRACE_AGENT", agent_library().c_str(), 1);
   const int sessions = env_count("UBT_STRESS_SESSIONS", 10);
   ASSERT_GT(sessions, 0);
-  auto bundle = compile_script(stress_script());
+  auto bundle = jit::test::compile_script(stress_script());
   ASSERT_TRUE(bundle) << bundle.error();
   auto target = StressTarget::start();
   ASSERT_TRUE(target) << target.error();
