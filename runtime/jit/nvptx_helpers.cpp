@@ -99,6 +99,20 @@ llvm::Intrinsic::ID gpu_register(int32_t id) {
   }
 }
 
+// `i64 NAME(ptr, i64)`, internal and always inlined: a helper the lifted
+// code calls whose body the module defines.
+llvm::Function *inline_helper(llvm::Module &module, const char *name) {
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
+  auto *fn = llvm::Function::Create(
+      llvm::FunctionType::get(i64, {llvm::PointerType::getUnqual(ctx), i64},
+                              false),
+      llvm::GlobalValue::InternalLinkage, name, module);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  fn->addFnAttr(llvm::Attribute::AlwaysInline);
+  return fn;
+}
+
 std::string helper_name(int32_t id) {
   if (const vm::HelperProto *p = vm::standard_helpers().find(id))
     return p->name + " (" + std::to_string(id) + ")";
@@ -359,13 +373,7 @@ llvm::Function *NvptxHelpers::comm_function() {
   if (comm_)
     return comm_;
   llvm::LLVMContext &ctx = module_.getContext();
-  llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
-  llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
-  comm_ = llvm::Function::Create(
-      llvm::FunctionType::get(i64, {ptr, i64}, false),
-      llvm::GlobalValue::InternalLinkage, "__ubt_get_current_comm", module_);
-  comm_->addFnAttr(llvm::Attribute::NoUnwind);
-  comm_->addFnAttr(llvm::Attribute::AlwaysInline);
+  comm_ = inline_helper(module_, "__ubt_get_current_comm");
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", comm_));
   std::string name = host_.comm.substr(0, 15);
   llvm::Value *buf = comm_->getArg(0), *size = comm_->getArg(1);
@@ -394,12 +402,7 @@ llvm::Function *NvptxHelpers::probe_id_function() {
     return probe_id_;
   llvm::LLVMContext &ctx = module_.getContext();
   llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
-  llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
-  probe_id_ = llvm::Function::Create(
-      llvm::FunctionType::get(i64, {ptr, i64}, false),
-      llvm::GlobalValue::InternalLinkage, "__ubt_probe_id", module_);
-  probe_id_->addFnAttr(llvm::Attribute::NoUnwind);
-  probe_id_->addFnAttr(llvm::Attribute::AlwaysInline);
+  probe_id_ = inline_helper(module_, "__ubt_probe_id");
   llvm::Value *context = probe_id_->getArg(0);
   llvm::Value *block = probe_id_->getArg(1);
 

@@ -213,15 +213,7 @@ TEST(SessionStress, ThousandsOfHookCyclesWhileEightThreadsCall) {
 
   if (sessions > 1)
     EXPECT_EQ(own_descriptors(), own_fds_after_first);
-  for (int i = 0;
-       i < 2000 && target->process().open_descriptors() > target_fds_before;
-       i++)
-    std::this_thread::sleep_for(5ms);
-  EXPECT_EQ(target->process().open_descriptors(), target_fds_before);
-
-  std::string report;
-  EXPECT_EQ(target->finish(report), "") << report;
-  std::printf("target: %s", report.c_str());
+  target->expect_clean_end(target_fds_before);
 }
 
 } // namespace

@@ -1,8 +1,12 @@
 #include "tests/unit/session/stress_target.h"
 
+#include <gtest/gtest.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <sys/wait.h>
+#include <thread>
 
 namespace ubtrace::session_test {
 
@@ -117,6 +121,16 @@ std::string StressTarget::finish(std::string &report) {
       report.find("code intact\n") == std::string::npos)
     return "the target's report lacks its verdict";
   return "";
+}
+
+void StressTarget::expect_clean_end(size_t descriptors_before) {
+  for (int i = 0;
+       i < 2000 && process_.open_descriptors() > descriptors_before; i++)
+    std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(process_.open_descriptors(), descriptors_before);
+  std::string report;
+  EXPECT_EQ(finish(report), "") << report;
+  std::printf("target: %s", report.c_str());
 }
 
 } // namespace ubtrace::session_test

@@ -34,6 +34,11 @@ public:
   // Closes its stdin and waits: "" when it exited 0 after reporting no
   // wrong result and intact code, else what went wrong with its report.
   std::string finish(std::string &report);
+  // After the last session: the target's agent has closed what the sessions
+  // opened (given up to 10 s to hang up on the last one), and finish()
+  // reports nothing wrong. Failures are gtest failures; the report is
+  // printed.
+  void expect_clean_end(size_t descriptors_before);
 
 private:
   explicit StressTarget(TargetProcess p) : process_(std::move(p)) {}

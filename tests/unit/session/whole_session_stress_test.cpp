@@ -156,15 +156,7 @@ TEST(SessionStress, WholeSessionsComeAndGoWhileEightThreadsCall) {
   // Nothing left open by the sessions, on either side (the target's once
   // its agent thread has hung up on the last one).
   EXPECT_EQ(own_descriptors(), own_fds_after_first);
-  for (int i = 0;
-       i < 2000 && target->process().open_descriptors() > target_fds_before;
-       i++)
-    std::this_thread::sleep_for(5ms);
-  EXPECT_EQ(target->process().open_descriptors(), target_fds_before);
-
-  std::string report;
-  EXPECT_EQ(target->finish(report), "") << report;
-  std::printf("target: %s", report.c_str());
+  target->expect_clean_end(target_fds_before);
 }
 
 } // namespace
