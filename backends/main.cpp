@@ -8,6 +8,7 @@
 #include "backends/info.h"
 #include "backends/kernel_listing.h"
 #include "backends/options.h"
+#include "backends/output/line_sink.h"
 #include "backends/session.h"
 #include "backends/userspace/target.h"
 #include "codegen/codegen.h"
@@ -27,6 +28,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -42,18 +44,11 @@ bool wants(const cli::Options &o, const char *stage) {
 
 // ---------------------------------------------------------------------------
 
-// -B: how results are buffered. Standard output goes through stdio (cout is
-// synced with it), so setvbuf applies; a -o file is a C++ stream.
-void set_buffering(const std::string &mode, std::ostream &out, bool is_stdout) {
+// -B: how results are buffered. Neither stream has a line mode: flushing
+// after every write is the closest (each event is written at once).
+void set_buffering(const std::string &mode, std::ostream &out) {
   if (mode.empty())
     return;
-  if (is_stdout) {
-    int how = mode == "none" ? _IONBF : mode == "line" ? _IOLBF : _IOFBF;
-    std::setvbuf(stdout, nullptr, how, how == _IONBF ? 0 : BUFSIZ);
-    return;
-  }
-  // A file stream has no line mode: flushing after every write is the
-  // closest (each event is written at once).
   if (mode == "full")
     out.unsetf(std::ios::unitbuf);
   else
@@ -177,9 +172,14 @@ int run(const cli::Options &opts) {
     return 0;
 
   std::ofstream file;
+  // Results on standard output never split a line (line_sink.h): the
+  // traced program writes to the same place.
+  std::cout.flush();
+  output::LineSink stdout_sink(STDOUT_FILENO);
+  std::ostream stdout_lines(&stdout_sink);
   backends::SessionOptions so;
   so.output_format = opts.output_format;
-  so.out = &std::cout;
+  so.out = &stdout_lines;
   so.err = &std::cerr;
   if (!opts.output_file.empty()) {
     file.open(opts.output_file, std::ios::trunc);
@@ -190,7 +190,7 @@ int run(const cli::Options &opts) {
     }
     so.out = &file;
   }
-  set_buffering(opts.buffering, *so.out, so.out == &std::cout);
+  set_buffering(opts.buffering, *so.out);
   so.quiet = opts.quiet;
   so.verbose = opts.verbose;
   so.unsafe = opts.unsafe;
