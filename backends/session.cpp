@@ -537,6 +537,16 @@ int Session::run() {
       fmt_.refresh_gpu_kernel_names = [this] {
         (void)gpu_->service([this](const std::string &t) { gpu_notice(t); });
       };
+      // A late `probe` id: named once the agent has reported its kernel
+      // (read what it sent since, once, when the kernel is new).
+      fmt_.name_unknown_probe = [this](uint64_t id) {
+        std::string name = gpu_->late_probe_name(id);
+        if (name.empty()) {
+          fmt_.refresh_gpu_kernel_names();
+          name = gpu_->late_probe_name(id);
+        }
+        return name;
+      };
       attached += gpu_->attachments();
     }
     // Addresses of the traced process print as symbols even after it exits.

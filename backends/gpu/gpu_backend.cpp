@@ -1,5 +1,7 @@
 #include "backends/gpu/gpu_backend.h"
 
+#include "backends/gpu/probe_ids.h"
+
 #include "runtime/agent/gpu/gpu_wire.h"
 #include "runtime/gpu/content_hash.h"
 #include "runtime/gpu/kernel_match.h"
@@ -86,6 +88,9 @@ GpuBackend::create(const runtime::Bundle &bundle, int pid,
   auto demangle = bundle.config.find("cpp_demangle");
   b->demangle_ = demangle == bundle.config.end() || demangle->second != "false";
   b->kernel_names_ = b->kernels_.printed_names(b->demangle_);
+  for (const KnownKernel &k : b->kernels_.kernels())
+    b->mangled_.emplace(k.id, k.mangled);
+  b->probes_ = bundle.probes;
   b->options_.probe_names = nullptr; // the session's, not ours to keep
 
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -220,10 +225,28 @@ void GpuBackend::learn_kernels(const std::vector<uint8_t> &names) {
     begin = i + 1;
     if (mangled.empty())
       continue;
+    uint64_t id = runtime::gpu::fnv1a64(mangled);
     kernel_names_.emplace(
-        runtime::gpu::fnv1a64(mangled),
-        demangle_ ? runtime::gpu::kernel_names(mangled).signature : mangled);
+        id, demangle_ ? runtime::gpu::kernel_names(mangled).signature : mangled);
+    mangled_.emplace(id, mangled);
   }
+}
+
+std::string GpuBackend::late_probe_name(uint64_t id) {
+  if (auto it = late_names_.find(id); it != late_names_.end())
+    return it->second;
+  // The id keeps the kernel id's low 32 bits: the first kernel whose id
+  // has them (two kernels of one process sharing them is unlikely).
+  for (const auto &[kernel, mangled] : mangled_) {
+    if ((kernel & 0xffffffffull) != (id & 0xffffffffull))
+      continue;
+    std::string name = gpu::late_probe_name(probes_, program_.binaries, id,
+                                            mangled);
+    if (!name.empty())
+      late_names_.emplace(id, name);
+    return name;
+  }
+  return "";
 }
 
 Result<void> GpuBackend::sync(const NoticeFn &notice) {

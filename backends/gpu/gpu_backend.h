@@ -78,6 +78,10 @@ public:
   // Names the kernels of a GpuKernels message (the agent instrumented them;
   // the CLI may not have seen their module at start-up).
   void learn_kernels(const std::vector<uint8_t> &names);
+  // What `probe` prints for a late id (runtime::gpu::late_probe_id): the
+  // attach point that matches the kernel the agent reported
+  // (probe_ids.h's late_probe_name); "" for a kernel not reported yet.
+  std::string late_probe_name(uint64_t id);
 
 private:
   GpuBackend() = default;
@@ -86,8 +90,11 @@ private:
   void disconnect();
 
   GpuProgram program_;
+  std::vector<runtime::ProbeSpec> probes_; // the bundle's, for late names
   KnownKernels kernels_;
   std::map<uint64_t, std::string> kernel_names_;
+  std::map<uint64_t, std::string> mangled_; // every kernel named, by id
+  std::map<uint64_t, std::string> late_names_;
   bool demangle_ = true; // config cpp_demangle
   GpuBackendOptions options_;
   int pid_ = 0;

@@ -136,6 +136,7 @@ Result<GpuProgram> compile_gpu_program(const runtime::Bundle &bundle,
   jit::NvptxOptions nvptx = options.nvptx;
   nvptx.probe_ids = std::move(ids.rules);
   out.probe_names = std::move(ids.new_names);
+  out.binaries = binaries;
 
   auto module = jit::compile_nvptx(
       probes, object_maps, static_cast<uint32_t>(bundle.maps.size()), nvptx);

@@ -35,6 +35,8 @@ struct GpuProgram {
   // Names of the probe ids from GpuCompileOptions::first_new_probe_id on:
   // attach points expanded per kernel (probe_ids.h).
   std::vector<std::string> probe_names;
+  // Each bundle probe's BIN resolved (resolve_binary); "" for others.
+  std::vector<std::string> binaries;
 };
 
 struct GpuCompileOptions {

@@ -1,6 +1,7 @@
 #include "backends/gpu/probe_ids.h"
 
 #include "backends/gpu/gpu_program.h"
+#include "runtime/gpu/gpu_helper_ids.h"
 #include "runtime/gpu/kernel_match.h"
 #include "runtime/gpu/probe_abi.h"
 
@@ -48,15 +49,30 @@ GpuProbeIds plan_probe_ids(const runtime::Bundle &bundle,
   // The id a block's site gets for a kernel no exact rule names: its
   // first attach point with that site.
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> fallback;
+  // Sites of a block with a wildcard or several attach points: a kernel the
+  // CLI does not know may be any of them, named per kernel, so it gets a
+  // late id the CLI names when the agent reports the kernel.
+  std::map<std::pair<uint64_t, uint32_t>, bool> ambiguous;
+  std::vector<std::pair<uint64_t, uint32_t>> order;
   for (size_t i = 0; i < bundle.probes.size(); ++i) {
     const runtime::ProbeSpec &spec = bundle.probes[i];
     if (!is_gpu_probe(spec))
       continue;
     uint64_t block = block_of.emplace(spec.section, i).first->second;
-    uint32_t site = site_of(spec);
-    if (fallback.emplace(std::make_pair(block, site), i).second)
-      out.rules.push_back({block, site, true, 0, i});
+    auto key = std::make_pair(block, site_of(spec));
+    if (fallback.emplace(key, i).second) {
+      order.push_back(key);
+      ambiguous[key] = false;
+    } else {
+      ambiguous[key] = true;
+    }
+    if (spec.function.find('*') != std::string::npos)
+      ambiguous[key] = true;
   }
+  const bool late = kernels && first_new_id != 0;
+  for (const auto &key : order)
+    out.rules.push_back({key.first, key.second, true, 0, fallback.at(key),
+                         late && ambiguous.at(key)});
   if (!kernels)
     return out;
 
@@ -90,12 +106,38 @@ GpuProbeIds plan_probe_ids(const runtime::Bundle &bundle,
           out.new_names.push_back(name);
         id = it->second;
       }
-      // The fallback already gives this kernel the right id.
-      if (id != fallback_id)
+      // The fallback already gives this kernel the right id, unless it
+      // is a late one.
+      if (id != fallback_id || (late && ambiguous.at({block, site})))
         out.rules.push_back({block, site, false, k->id, id});
     }
   }
   return out;
+}
+
+std::string late_probe_name(std::span<const runtime::ProbeSpec> probes,
+                            std::span<const std::string> binaries,
+                            uint64_t late_id, const std::string &mangled) {
+  const uint64_t block = runtime::gpu::late_probe_block(late_id);
+  const uint32_t site = runtime::gpu::late_probe_site(late_id);
+  if (block >= probes.size())
+    return "";
+  const std::string &section = probes[block].section;
+  const runtime::gpu::KernelNames names = runtime::gpu::kernel_names(mangled);
+  for (size_t i = block; i < probes.size(); ++i) {
+    const runtime::ProbeSpec &spec = probes[i];
+    if (spec.section != section)
+      break;
+    if (!is_gpu_probe(spec) || site_of(spec) != site ||
+        !runtime::gpu::kernel_matches(spec.function, names))
+      continue;
+    if (spec.function.find('*') == std::string::npos)
+      return spec.name;
+    const std::string &binary = i < binaries.size() ? binaries[i] : spec.target;
+    return (site == UBT_GPU_SITE_ENTRY ? "kernel:" : "kernelret:") + binary +
+           ":" + mangled;
+  }
+  return "";
 }
 
 } // namespace ubtrace::backends::gpu

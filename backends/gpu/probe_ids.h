@@ -14,8 +14,11 @@
 //     names a C++ function a uprobe wildcard matched);
 //   - any other attach point is named as written;
 //   - a kernel the CLI did not know when it compiled (a module the program
-//     builds or loads from a file no probe names) gets the first attach
-//     point of its block with its site, as written.
+//     builds or loads from a file no probe names) gets, where its block's
+//     site has a wildcard or several attach points, a late id
+//     (runtime::gpu::late_probe_id): the CLI names it by the same rules
+//     once the agent reports the kernel (late_probe_name); elsewhere, the
+//     block's only attach point with that site, as written.
 // Expanded names get new probe ids from `first_new_id` on; the session
 // appends them to its probe names so they print.
 #pragma once
@@ -42,5 +45,13 @@ struct GpuProbeIds {
 GpuProbeIds plan_probe_ids(const runtime::Bundle &bundle,
                            std::span<const std::string> binaries,
                            const KnownKernels *kernels, uint64_t first_new_id);
+
+// The name of a late probe id for the kernel `mangled`: the first attach
+// point of the id's block and site whose NAME matches the kernel, expanded
+// ("kernel:BIN:MANGLED") when it has a wildcard, else as written; "" when
+// none matches.
+std::string late_probe_name(std::span<const runtime::ProbeSpec> probes,
+                            std::span<const std::string> binaries,
+                            uint64_t late_id, const std::string &mangled);
 
 } // namespace ubtrace::backends::gpu

@@ -81,6 +81,9 @@ struct FormatContext {
   // is printed in hex: the session reads the names the agent reported since
   // (a module loaded after the CLI started).
   std::function<void()> refresh_gpu_kernel_names;
+  // The name of a probe id past probe_names (a GPU probe's late id, for a
+  // kernel loaded after the CLI compiled); unset or "": the empty string.
+  std::function<std::string(uint64_t)> name_unknown_probe;
 };
 
 } // namespace ubtrace::output

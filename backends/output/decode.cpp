@@ -196,7 +196,8 @@ Value decode(const runtime::ValueType &type, Bytes bytes,
     uint64_t id = load_u64(bytes, 0);
     if (ctx.probe_names && id < ctx.probe_names->size())
       return Value::of_string((*ctx.probe_names)[id]);
-    return Value::of_string("");
+    return Value::of_string(ctx.name_unknown_probe ? ctx.name_unknown_probe(id)
+                                                   : "");
   }
   case Kind::Enum:
     return enum_value(type, bytes);

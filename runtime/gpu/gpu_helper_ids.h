@@ -33,6 +33,25 @@ inline constexpr int32_t kHelperGpuKernelId = abi::kHelperGpuGlobalTimer + 3;
 // NvptxOptions::probe_ids holds (runtime/jit/nvptx_target.h).
 inline constexpr int32_t kHelperGpuProbeId = abi::kHelperGpuGlobalTimer + 4;
 
+// `probe` for a kernel the CLI did not know when it compiled (a module
+// loaded from a file no probe names, or built at run time), in a block
+// whose attach points expand per kernel: the device cannot pick the
+// expanded name's id, so it returns this flag, the site, the block and the
+// low 32 bits of the kernel id. The CLI names it once the agent has
+// reported the kernel (backends/gpu/gpu_backend.h).
+inline constexpr uint64_t kLateProbeIdFlag = 1ull << 63;
+inline constexpr uint64_t late_probe_id(uint64_t block, uint32_t site,
+                                        uint64_t kernel_id) {
+  return kLateProbeIdFlag | (uint64_t(site & 1) << 62) |
+         ((block & 0x3fffffffull) << 32) | (kernel_id & 0xffffffffull);
+}
+inline constexpr uint64_t late_probe_block(uint64_t id) {
+  return (id >> 32) & 0x3fffffffull;
+}
+inline constexpr uint32_t late_probe_site(uint64_t id) {
+  return uint32_t(id >> 62) & 1;
+}
+
 // What `func` of a GPU probe stores where a usym holds the process id: no
 // process has it (pids are below 2^22, and the sign bit makes it negative,
 // which host symbolisers take as "no process"), so a symboliser that does

@@ -409,6 +409,7 @@ llvm::Function *NvptxHelpers::probe_id_function() {
   // Per block: the id for each site, for any kernel and per kernel id.
   struct SiteIds {
     std::optional<uint64_t> at[2];
+    bool late[2] = {false, false}; // at[s] is a late_probe_id base
   };
   struct BlockRules {
     SiteIds any;
@@ -420,8 +421,12 @@ llvm::Function *NvptxHelpers::probe_id_function() {
       continue;
     BlockRules &rules = blocks[r.block];
     SiteIds &ids = r.any_kernel ? rules.any : rules.kernels[r.kernel_id];
-    if (!ids.at[r.site])
-      ids.at[r.site] = r.id;
+    if (!ids.at[r.site]) {
+      ids.at[r.site] = r.any_kernel && r.late_kernel
+                           ? runtime::gpu::late_probe_id(r.block, r.site, 0)
+                           : r.id;
+      ids.late[r.site] = r.any_kernel && r.late_kernel;
+    }
   }
 
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", probe_id_));
@@ -445,13 +450,24 @@ llvm::Function *NvptxHelpers::probe_id_function() {
   auto pick = [&](llvm::IRBuilderBase &ib, uint64_t first, const SiteIds &any,
                   const SiteIds *exact) {
     uint64_t id[2];
-    for (int s = 0; s < 2; ++s)
+    bool late[2] = {false, false};
+    for (int s = 0; s < 2; ++s) {
       id[s] = exact && exact->at[s] ? *exact->at[s]
               : any.at[s]           ? *any.at[s]
                                     : first;
-    if (id[0] == id[1])
-      return static_cast<llvm::Value *>(ib.getInt64(id[0]));
-    return ib.CreateSelect(at_exit, ib.getInt64(id[1]), ib.getInt64(id[0]));
+      late[s] = !(exact && exact->at[s]) && any.at[s] && any.late[s];
+    }
+    llvm::Value *low = nullptr;
+    auto value = [&](int s) -> llvm::Value * {
+      if (!late[s])
+        return ib.getInt64(id[s]);
+      if (!low)
+        low = ib.CreateAnd(kernel, ib.getInt64(0xffffffffull));
+      return ib.CreateOr(low, ib.getInt64(id[s]));
+    };
+    if (id[0] == id[1] && late[0] == late[1])
+      return value(0);
+    return ib.CreateSelect(at_exit, value(1), value(0));
   };
   for (const auto &[first, rules] : blocks) {
     auto *bb = llvm::BasicBlock::Create(ctx, "block", probe_id_);

@@ -57,13 +57,16 @@ struct NvptxHostInfo {
 // in the probe block whose first attach point is `block`, a thread at
 // `site` in the kernel `kernel_id` (any kernel when `any_kernel`) gets
 // `id`. Exact rules win over any-kernel ones; the first match wins. With no
-// rule at all, `probe` is `block`.
+// rule at all, `probe` is `block`. An any-kernel rule with `late_kernel`
+// gives runtime::gpu::late_probe_id(block, site, the context's kernel id)
+// instead of `id`: the CLI names that kernel when it learns of it.
 struct NvptxProbeIdRule {
   uint64_t block = 0;
   uint32_t site = 0; // UBT_GPU_SITE_ENTRY or UBT_GPU_SITE_EXIT
   bool any_kernel = false;
   uint64_t kernel_id = 0;
   uint64_t id = 0;
+  bool late_kernel = false;
 };
 
 struct NvptxOptions {

@@ -4,6 +4,7 @@
 // every nvcc-built sample app. ptxas -arch=sm_90 and nvJitLink must accept
 // every rewritten module; FileCheck checks the call sites.
 #include "backends/gpu/gpu_program.h"
+#include "backends/gpu/probe_ids.h"
 #include "backends/output/json_output.h"
 #include "backends/output/printed_map.h"
 #include "backends/output/text_output.h"
@@ -14,6 +15,7 @@
 #include "runtime/gpu/gpu_helper_ids.h"
 #include "runtime/gpu/map_table.h"
 #include "runtime/gpu/module_rewriter.h"
+#include "runtime/gpu/probe_abi.h"
 #include "tests/unit/jit/script_bundle.h"
 
 #include <cstring>
@@ -367,6 +369,69 @@ TEST(GpuScriptProbes, WildcardAttachPointsNameEachKernelTheyMatch) {
     EXPECT_EQ(both.find(id) != std::string::npos, k.binary == exe) << k.mangled;
     EXPECT_EQ(one.find(id), std::string::npos) << k.mangled;
   }
+}
+
+// A kernel the CLI did not know when it compiled (a library loaded later)
+// gets, where its block's site has a wildcard or several attach points, a
+// late probe id; the CLI names it once the agent reports the kernel, by the
+// attach point that matches it. Known kernels keep exact rules.
+TEST(GpuScriptProbes, KernelsLoadedLaterGetLateProbeIdsNamedByTheirAttachPoint) {
+  UBT_REQUIRE_FIXTURES();
+  auto bundle = jit::test::compile_script(
+      "kernel::*,kernelret::* { @[probe] = count(); } "
+      "kernel::lib_fill,kernel::*scale* { @s[probe] = count(); } "
+      "kernel::only_me { @o[probe] = count(); }");
+  ASSERT_TRUE(bundle) << bundle.error();
+  ASSERT_EQ(bundle->probes.size(), 5u);
+  backends::gpu::KnownKernels kernels;
+  ASSERT_TRUE(kernels.add_binary(fixture_path("multi_kernel")));
+  std::vector<std::string> binaries(bundle->probes.size());
+  auto ids = backends::gpu::plan_probe_ids(*bundle, binaries, &kernels,
+                                           bundle->probes.size());
+  std::map<std::pair<uint64_t, uint32_t>, bool> late;
+  size_t exact = 0;
+  for (const jit::NvptxProbeIdRule &r : ids.rules) {
+    if (r.any_kernel)
+      late[{r.block, r.site}] = r.late_kernel;
+    else
+      ++exact;
+  }
+  const std::map<std::pair<uint64_t, uint32_t>, bool> want_late = {
+      {{0, UBT_GPU_SITE_ENTRY}, true},
+      {{0, UBT_GPU_SITE_EXIT}, true},
+      {{2, UBT_GPU_SITE_ENTRY}, true},   // two attach points
+      {{4, UBT_GPU_SITE_ENTRY}, false}}; // one, no wildcard
+  EXPECT_EQ(late, want_late);
+  // Every known kernel at both sites of block 0, and the scale kernels
+  // of multi_kernel for block 2.
+  size_t scales = 0;
+  for (const backends::gpu::KnownKernel &k : kernels.kernels())
+    scales += k.mangled.find("scale") != std::string::npos;
+  EXPECT_EQ(exact, 2 * kernels.kernels().size() + scales);
+
+  const std::string fill = "lib_fill",
+                    scale = "_ZN7ubt_lib5scaleIfEEvPT_S1_i";
+  auto name = [&](uint64_t block, uint32_t site, const std::string &k) {
+    uint64_t id = late_probe_id(block, site, fnv1a64(k));
+    EXPECT_EQ(late_probe_block(id), block);
+    EXPECT_EQ(late_probe_site(id), site);
+    return backends::gpu::late_probe_name(bundle->probes, binaries, id, k);
+  };
+  EXPECT_EQ(name(0, UBT_GPU_SITE_ENTRY, scale), "kernel::" + scale);
+  EXPECT_EQ(name(0, UBT_GPU_SITE_EXIT, fill), "kernelret::lib_fill");
+  EXPECT_EQ(name(2, UBT_GPU_SITE_ENTRY, fill), "kernel::lib_fill");
+  EXPECT_EQ(name(2, UBT_GPU_SITE_ENTRY, scale), "kernel::" + scale);
+  EXPECT_EQ(name(2, UBT_GPU_SITE_ENTRY, "_Z5otherv"), "");
+  EXPECT_EQ(name(2, UBT_GPU_SITE_EXIT, fill), "");
+
+  // And the probes compile: ptxas takes the module with its late rules.
+  backends::gpu::GpuCompileOptions options;
+  options.kernels = [&] { return &kernels; };
+  options.first_new_probe_id = bundle->probes.size();
+  auto program = backends::gpu::compile_gpu_program(*bundle, options);
+  ASSERT_TRUE(program) << program.error();
+  CommandResult r = run_ptxas(program->ptx);
+  EXPECT_EQ(r.status, 0) << r.output;
 }
 
 // `@[func] = count()` in `kernel::*` prints one line per kernel, named as
