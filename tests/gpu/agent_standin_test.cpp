@@ -3,11 +3,12 @@
 // driver is a stand-in (tests/gpu/standin/libcuda_standin.c, loaded as
 // libcuda.so.1 through LD_LIBRARY_PATH): it records every image it is
 // asked to load and every launch, and keeps "device" memory in host memory.
-// No kernel runs, so these tests prove that module loads reach the
-// rewriter, that the driver receives the rewritten image (checked again by
-// ptxas and nvJitLink), that device maps are allocated where the baked
-// table says, and that what the device maps hold (here written by the
-// stand-in, as a GPU running the probes would) is read back and printed.
+// These tests prove that module loads reach the rewriter, that the driver
+// receives the rewritten image (checked again by ptxas and nvJitLink), that
+// device maps are allocated where the baked table says, and, where the
+// stand-in runs the launched kernels' PTX on the host (UBT_STANDIN_EXEC=1,
+// tests/gpu/ptxsim), that what the injected probes computed is read back
+// and printed.
 #include "gpu_test_support.h"
 #include "runtime/gpu/content_hash.h"
 #include "runtime/gpu/fatbin.h"
@@ -94,6 +95,21 @@ std::string image_ptx(const std::vector<uint8_t> &image) {
   EXPECT_TRUE(ptx) << ptx.error();
   return ptx ? *ptx : "";
 }
+
+// The stand-in runs each launched kernel's PTX, probes included (ptxsim).
+const char *const kExecute = "UBT_STANDIN_EXEC=1";
+// One line per kernel launch: its first thread prints func.
+const char *const kFirstThreadPrintsFunc =
+    "kernel::* /blockIdx.x == 0 && threadIdx.x == 0/ { "
+    "printf(\"%s\\n\", func); }";
+
+// `program` dlopen()s `library`, a library of kernels, and runs them.
+#define REQUIRE_DLOPEN_FIXTURES()                                              \
+  REQUIRE_STANDIN_RUN();                                                       \
+  const std::string program = fixtures_dir() + "/dlopen_kernels";              \
+  const std::string library = fixtures_dir() + "/libkernel_lib.so";            \
+  if (!fs::exists(program) || !fs::exists(library))                           \
+  GTEST_SKIP() << "fixtures dlopen_kernels/libkernel_lib.so not built"
 
 #define REQUIRE_STANDIN_RUN()                                                  \
   do {                                                                         \
@@ -184,8 +200,8 @@ TEST(GpuAgentStandin, EveryAppsModuleIsRewrittenBeforeTheDriverGetsIt) {
 
 // What device maps hold is read back (at exit: the agent's atexit or the
 // runtime's primary-context release) and printed like a CPU map. The
-// stand-in adds gridDim*blockDim per launch to @threads' slot 0, as the
-// count() probe would on a GPU.
+// stand-in runs each launch's PTX (ptxsim): the count() probe the agent
+// injected adds one per thread.
 TEST(GpuAgentStandin, DeviceMapsAreReadBackAtExitAndPrinted) {
   REQUIRE_STANDIN_RUN();
   for (const char *rt : {"static", "shared"}) {
@@ -193,7 +209,7 @@ TEST(GpuAgentStandin, DeviceMapsAreReadBackAtExitAndPrinted) {
     // 1000 elements in blocks of 256: 4 blocks; 3 launches.
     Trace t = trace("kernel::vector_add { @threads = count(); }",
                     fixture("vector_add", "default", rt) + " 1000 3",
-                    "UBT_STANDIN_COUNT=0:64");
+                    kExecute);
     EXPECT_EQ(t.result.status, 0) << t.result.output;
     EXPECT_EQ(t.lines_starting("launch").size(), 3u);
     EXPECT_NE(t.result.output.find("@threads: 3072\n"), std::string::npos)
@@ -210,7 +226,7 @@ TEST(GpuAgentStandin, AMapUpdatedOnCpuAndGpuPrintsMerged) {
   Trace t = trace("uprobe:" + exe +
                       ":main { @c = count(); @main = count(); } "
                       "kernel::vector_add { @c = count(); }",
-                  exe + " 1000 2", "UBT_STANDIN_COUNT=0:64");
+                  exe + " 1000 2", kExecute);
   EXPECT_EQ(t.result.status, 0) << t.result.output;
   // 2 launches x 1024 threads on the GPU, main once on the CPU.
   EXPECT_NE(t.result.output.find("@c: 2049\n"), std::string::npos)
@@ -221,41 +237,24 @@ TEST(GpuAgentStandin, AMapUpdatedOnCpuAndGpuPrintsMerged) {
 }
 
 // printf() on the GPU writes the device events ring; the agent drains it
-// into the region's ring and the CLI prints it like a CPU probe's event.
-// The stand-in writes the record the probe would (abi::EventType::Printf,
-// format 0, the argument 42) at each launch.
+// into the region's ring and the CLI prints it like a CPU probe's event:
+// one line per thread of each launch (2 x 1024), with its own argument.
 TEST(GpuAgentStandin, DeviceEventsAreDrainedAndPrinted) {
   REQUIRE_STANDIN_RUN();
-  auto le64 = [](uint64_t v) {
-    std::string hex;
-    char buf[3];
-    for (int i = 0; i < 8; ++i) {
-      std::snprintf(buf, sizeof buf, "%02x", unsigned((v >> (8 * i)) & 0xff));
-      hex += buf;
-    }
-    return hex;
-  };
-  std::string record = le64(1) + le64(0) + le64(42);
-  // No map of the script: the events ring is the bundle's map 0.
-  Trace t = trace("kernel::vector_add { printf(\"hello %d\\n\", 42); }",
+  Trace t = trace("kernel::vector_add { printf(\"hello %d\\n\", "
+                  "blockIdx.x * 256 + threadIdx.x); }",
                   fixture("vector_add", "default", "static") + " 1000 2",
-                  "UBT_STANDIN_EVENT=0:" + record);
+                  kExecute);
   EXPECT_EQ(t.result.status, 0) << t.result.output;
-  size_t first = t.result.output.find("hello 42\n");
-  ASSERT_NE(first, std::string::npos) << t.result.output;
-  EXPECT_NE(t.result.output.find("hello 42\n", first + 1), std::string::npos)
-      << t.result.output;
+  std::map<std::string, int> lines;
+  std::istringstream out(t.result.output);
+  for (std::string line; std::getline(out, line);)
+    if (line.rfind("hello ", 0) == 0)
+      lines[line]++;
+  EXPECT_EQ(lines.size(), 1024u) << t.result.output.substr(0, 2000);
+  for (int i = 0; i < 1024; ++i)
+    EXPECT_EQ(lines["hello " + std::to_string(i)], 2) << i;
   fs::remove_all(t.dir);
-}
-
-std::string le64(uint64_t v) {
-  std::string hex;
-  char buf[3];
-  for (int i = 0; i < 8; ++i) {
-    std::snprintf(buf, sizeof buf, "%02x", unsigned((v >> (8 * i)) & 0xff));
-    hex += buf;
-  }
-  return hex;
 }
 
 // The kernels the stand-in launched, by their mangled names, in order.
@@ -273,19 +272,13 @@ std::string demangled(const std::string &mangled) {
 
 // `func` in a GPU probe holds the kernel's id; the CLI prints the kernel's
 // name, demangled, for it (it read the names from the program's fatbins).
-// The stand-in writes the printf record the probe would, with the id of
-// the kernel it launched.
 TEST(GpuAgentStandin, FuncPrintsTheKernelsNameInTextAndJson) {
   REQUIRE_STANDIN_RUN();
-  // printf format 0; func: the kernel id, then runtime::gpu::kGpuFuncPid.
-  std::string record =
-      le64(1) + le64(0) + std::string(16, 'K') + le64(0x800000006b65726eull);
   for (const char *format : {"text", "json"}) {
     SCOPED_TRACE(format);
     Trace t = trace_with_options(
-        std::string("-f ") + format, "kernel::* { printf(\"%s\\n\", func); }",
-        fixture("multi_kernel", "default", "static") + " 1000",
-        "UBT_STANDIN_EVENT=0:" + record);
+        std::string("-f ") + format, kFirstThreadPrintsFunc,
+        fixture("multi_kernel", "default", "static") + " 1000", kExecute);
     EXPECT_EQ(t.result.status, 0) << t.result.output;
     std::vector<std::string> kernels = launched_kernels(t);
     ASSERT_EQ(kernels.size(), 5u) << t.result.output;
@@ -307,16 +300,9 @@ TEST(GpuAgentStandin, FuncPrintsTheKernelsNameInTextAndJson) {
 // them as it instruments the library's module, and func prints names, not
 // ids.
 TEST(GpuAgentStandin, FuncNamesKernelsOfALibraryLoadedLater) {
-  REQUIRE_STANDIN_RUN();
-  const std::string program = fixtures_dir() + "/dlopen_kernels";
-  const std::string library = fixtures_dir() + "/libkernel_lib.so";
-  if (!fs::exists(program) || !fs::exists(library))
-    GTEST_SKIP() << "fixtures dlopen_kernels/libkernel_lib.so not built";
-  std::string record =
-      le64(1) + le64(0) + std::string(16, 'K') + le64(0x800000006b65726eull);
-  Trace t = trace("kernel::* { printf(\"%s\\n\", func); }",
-                  program + " " + library + " 1000",
-                  "UBT_STANDIN_EVENT=0:" + record);
+  REQUIRE_DLOPEN_FIXTURES();
+  Trace t = trace(kFirstThreadPrintsFunc, program + " " + library + " 1000",
+                  kExecute);
   EXPECT_EQ(t.result.status, 0) << t.result.output;
   EXPECT_NE(t.result.output.find("ran the library's kernels: status 0"),
             std::string::npos)
@@ -332,16 +318,68 @@ TEST(GpuAgentStandin, FuncNamesKernelsOfALibraryLoadedLater) {
   fs::remove_all(t.dir);
 }
 
+// `probe` for the kernels of a library the program dlopen()s: the CLI did
+// not know them when it compiled, so the probes give late ids
+// (runtime::gpu::late_probe_id), which the CLI names by the same rules once
+// the agent has reported the kernels: kernel::MANGLED, per site.
+TEST(GpuAgentStandin, ProbeNamesKernelsOfALibraryLoadedLater) {
+  REQUIRE_DLOPEN_FIXTURES();
+  for (const char *format : {"text", "json"}) {
+    SCOPED_TRACE(format);
+    Trace t = trace_with_options(
+        std::string("-f ") + format,
+        "kernel::*,kernelret::* { @[probe] = count(); } "
+        "kernel::lib_fill,kernel::*scale* /threadIdx.x == 0/ { "
+        "@first[probe] = count(); }",
+        program + " " + library + " 1000", kExecute);
+    EXPECT_EQ(t.result.status, 0) << t.result.output;
+    std::vector<std::string> kernels = launched_kernels(t);
+    ASSERT_EQ(kernels.size(), 3u) << t.result.output;
+    const bool json = std::string(format) == "json";
+    // 8 blocks of 128 threads each (n = 1000).
+    for (const std::string &k : kernels) {
+      for (const char *site : {"kernel", "kernelret"}) {
+        std::string name = std::string(site) + "::" + k;
+        std::string want = json ? "\"" + name + "\": 1024"
+                                : "@[" + name + "]: 1024\n";
+        EXPECT_NE(t.result.output.find(want), std::string::npos)
+            << want << "\n"
+            << t.result.output;
+      }
+      // The second block: lib_fill is named as written, the templates by
+      // the wildcard that matched them; one thread per block.
+      std::string name =
+          k == "lib_fill" ? "kernel::lib_fill" : "kernel::" + k;
+      std::string want =
+          json ? "\"" + name + "\": 8" : "@first[" + name + "]: 8\n";
+      EXPECT_NE(t.result.output.find(want), std::string::npos)
+          << want << "\n"
+          << t.result.output;
+    }
+    fs::remove_all(t.dir);
+  }
+}
+
 // `probe` in `kernel::*,kernelret::*` names each kernel and site: the CLI
 // read the program's kernels (it names no binary: the traced program's)
 // and the rules it compiled compare the context's kernel id with each.
 TEST(GpuAgentStandin, ProbeRulesNameTheProgramsKernels) {
   REQUIRE_STANDIN_RUN();
   Trace t = trace("kernel::*,kernelret::* { @[probe] = count(); }",
-                  fixture("multi_kernel", "default", "static") + " 1000");
+                  fixture("multi_kernel", "default", "static") + " 1000",
+                  kExecute);
   EXPECT_EQ(t.result.status, 0) << t.result.output;
   std::vector<std::string> kernels = launched_kernels(t);
   ASSERT_EQ(kernels.size(), 5u) << t.result.output;
+  // Each of the 5 launches runs 8 blocks of 128 threads; each thread
+  // enters and leaves once (early_exit's extra ones through `exit`).
+  for (const std::string &k : kernels)
+    for (const char *site : {"kernel", "kernelret"})
+      EXPECT_NE(t.result.output.find("@[" + std::string(site) + "::" + k +
+                                     "]: 1024\n"),
+                std::string::npos)
+          << site << " " << k << "\n"
+          << t.result.output;
   std::string ptx = image_ptx(read_file(t.dir + "/image-0.bin"));
   auto module = parse_ptx(ptx);
   ASSERT_TRUE(module) << module.error();
@@ -353,6 +391,100 @@ TEST(GpuAgentStandin, ProbeRulesNameTheProgramsKernels) {
               std::string::npos)
         << k << "\n"
         << body;
+  fs::remove_all(t.dir);
+}
+
+// Each GPU builtin on every thread of a launch, with the stand-in running
+// the kernel: matmul 64 is 4 x 4 blocks of 16 x 16 threads.
+TEST(GpuAgentStandin, GpuBuiltinsHoldEachThreadsValues) {
+  REQUIRE_STANDIN_RUN();
+  Trace t = trace(
+      "kernel::matmul_tiled { @tx[threadIdx.x] = count(); "
+      "@ty = lhist(threadIdx.y, 0, 16, 4); "
+      "@blocks[blockIdx.x, blockIdx.y] = count(); "
+      "@dims = max(blockDim.x * 1000000 + blockDim.y * 10000 + "
+      "gridDim.x * 100 + gridDim.y); "
+      "@z = max(threadIdx.z + blockIdx.z * 10 + blockDim.z * 100 + "
+      "gridDim.z * 1000); "
+      "@lanes = lhist(laneid, 0, 32, 8); @warps = sum(warpid < 64); "
+      "@n = min(arg3); @t = min(nsecs > 0); } "
+      "kernelret::matmul_tiled { @ret = count(); @avg = avg(threadIdx.x); "
+      "@st = stats(threadIdx.y); }",
+      fixture("matmul", "default", "static") + " 64", kExecute);
+  EXPECT_EQ(t.result.status, 0) << t.result.output;
+  const std::string &out = t.result.output;
+  std::vector<std::string> want = {
+      "@dims: 16160404\n", "@z: 1100\n", "@n: 64\n", "@t: 1\n",
+      "@warps: 4096\n", "@ret: 4096\n", "@avg: 7\n",
+      "@st: { .count = 4096, .average = 7, .total = 30720 }\n"};
+  for (int x = 0; x < 16; ++x)
+    want.push_back("@tx[" + std::to_string(x) + "]: 256\n");
+  for (int bx = 0; bx < 4; ++bx)
+    for (int by = 0; by < 4; ++by)
+      want.push_back("@blocks[" + std::to_string(bx) + ", " +
+                     std::to_string(by) + "]: 256\n");
+  for (const char *bucket : {"[0, 4)", "[4, 8)", "[8, 12)", "[12, 16)"})
+    want.push_back(std::string(bucket));
+  for (const std::string &w : want)
+    EXPECT_NE(out.find(w), std::string::npos) << w << "\n" << out;
+  // lhist rows: 1024 samples in each bucket of threadIdx.y and laneid.
+  size_t rows = 0;
+  for (size_t at = out.find("1024 |"); at != std::string::npos;
+       at = out.find("1024 |", at + 1))
+    ++rows;
+  EXPECT_EQ(rows, 8u) << out;
+  EXPECT_NE(out.find("matmul n=64 checksum="), std::string::npos) << out;
+  fs::remove_all(t.dir);
+}
+
+// More printf records than the device ring holds between drains: what is
+// not printed is counted as lost, exactly. 2 launches of 131072 threads,
+// 72 bytes each: 9 MiB per launch into a 1 MiB ring drained every 50 ms.
+TEST(GpuAgentStandin, DeviceEventsThatDoNotFitAreCountedLost) {
+  REQUIRE_STANDIN_RUN();
+  Trace t = trace("kernel::vector_add { printf(\"e %d %d %d %d %d %d\\n\", "
+                  "threadIdx.x, blockIdx.x, blockDim.x, gridDim.x, laneid, "
+                  "arg3); }",
+                  fixture("vector_add", "default", "static") + " 131072 2",
+                  kExecute);
+  EXPECT_EQ(t.result.status, 0) << t.result.output.substr(0, 4000);
+  uint64_t printed = 0, lost = 0;
+  std::istringstream out(t.result.output);
+  for (std::string line; std::getline(out, line);) {
+    if (line.rfind("e ", 0) == 0 && line.size() > 7 &&
+        line.substr(line.size() - 7) == " 131072")
+      ++printed;
+    unsigned long long n = 0;
+    if (std::sscanf(line.c_str(), "Lost %llu events", &n) == 1)
+      lost += n;
+  }
+  EXPECT_GT(lost, 0u);
+  EXPECT_EQ(printed + lost, 2u * 131072u)
+      << "printed " << printed << " lost " << lost;
+  fs::remove_all(t.dir);
+}
+
+// interval probes read the device maps back while the program runs: each
+// value printed is at most the final one, and the final one is exact.
+TEST(GpuAgentStandin, IntervalPrintsReadDeviceMapsBackWhileTheProgramRuns) {
+  REQUIRE_STANDIN_RUN();
+  Trace t = trace("kernel::vector_add { @c = count(); } "
+                  "interval:ms:20 { print(@c); }",
+                  fixture("vector_add", "default", "static") + " 65536 100",
+                  kExecute);
+  EXPECT_EQ(t.result.status, 0) << t.result.output;
+  std::vector<uint64_t> values;
+  std::istringstream out(t.result.output);
+  for (std::string line; std::getline(out, line);) {
+    unsigned long long n = 0;
+    if (std::sscanf(line.c_str(), "@c: %llu", &n) == 1)
+      values.push_back(n);
+  }
+  ASSERT_GE(values.size(), 2u) << t.result.output;
+  EXPECT_EQ(values.back(), 100u * 65536u);
+  for (size_t i = 1; i < values.size(); ++i)
+    EXPECT_LE(values[i - 1], values[i]) << i;
+  EXPECT_LT(values.front(), values.back()) << t.result.output;
   fs::remove_all(t.dir);
 }
 

@@ -7,7 +7,8 @@
 #
 #   tests/gpu/device-check.sh BUNDLE [OUT]     (from the repository root)
 #
-# BUNDLE is the bundle folder or its .tar.xz; OUT defaults to $OUT (the run
+# BUNDLE is the bundle folder or its .tar.xz, or a build folder (with
+# ubtrace and libubtrace_preload.so in it); OUT defaults to $OUT (the run
 # tool's folder) or /tmp/ubtrace-device-check. It writes OUT/results.txt
 # (one line per check: PASS/FAIL name, expected, got; then the timings and
 # ratios) and OUT/log.txt (every command and its output), nothing else:
@@ -44,6 +45,14 @@
 #   correct      each instrumented app prints what it prints untraced
 # Timing (vector_add, memory-bound, GPU time by CUDA events, best of 3):
 # uninstrumented, an empty probe, count(); the target is count() <= 1.2x.
+#
+# Without a GPU (CI): UBT_EMULATE=DIR runs every check against the driver
+# stand-in in DIR (tests/gpu/standin: libcuda.so.1), which executes each
+# launched kernel's PTX, probes included, on the host (tests/gpu/ptxsim).
+# UBT_APPS=DIR takes the apps from DIR (CMake's fixtures, APP_default_RT)
+# instead of building them; UBT_CHECK_N sets vector_add's size (default
+# 2^20; 2^15 when emulated). Timing is skipped when emulated: host time
+# says nothing about a GPU's.
 set -uo pipefail
 export LC_ALL=C # sort order and number formats as the expected values assume
 
@@ -79,15 +88,22 @@ check() { # check NAME EXPECTED GOT
 
 # ---- the machine ------------------------------------------------------
 note "machine $(uname -srm)"
-note "gpu $(nvidia-smi -L 2>/dev/null | head -1)"
-note "driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
+emulated=${UBT_EMULATE:-}
+if [ -n "$emulated" ]; then
+  note "gpu none: emulated by the driver stand-in in $emulated (ptxsim)"
+else
+  note "gpu $(nvidia-smi -L 2>/dev/null | head -1)"
+  note "driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
+fi
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 note "nvcc $("$nvcc" --version 2>/dev/null | tail -1)"
 cuda_lib=$(dirname "$(dirname "$nvcc")")/lib64
 
 # ---- the bundle starts ----------------------------------------------------
 bundle_arg=$(realpath -m "$bundle_arg")
-if [ -f "$bundle_arg" ]; then
+if [ -x "$bundle_arg/ubtrace" ] && [ -f "$bundle_arg/libubtrace_preload.so" ]; then
+  bundle=$bundle_arg # a build folder
+elif [ -f "$bundle_arg" ]; then
   mkdir -p "$work/bundle"
   # tar needs xz for -J; python3's tarfile does without it.
   run tar -C "$work/bundle" -xJf "$bundle_arg" >/dev/null ||
@@ -98,7 +114,13 @@ if [ -f "$bundle_arg" ]; then
 else
   bundle=$bundle_arg
 fi
-ubtrace=$bundle/bin/run-ubtrace
+if [ -x "$bundle/bin/run-ubtrace" ]; then
+  ubtrace=$bundle/bin/run-ubtrace
+  agent_lib=$bundle/lib/libubtrace_preload.so
+else
+  ubtrace=$bundle/ubtrace
+  agent_lib=$bundle/libubtrace_preload.so
+fi
 started=$(run timeout -k 5 60 "$ubtrace" -e 'BEGIN { printf("started\n"); exit(); }' | grep -c '^started$')
 check start-cli 1 "$started"
 if [ "$started" != 1 ]; then
@@ -111,7 +133,7 @@ agent_loads() { # agent_loads PRELOAD_LIB: yes when the loader takes it
   o=$(run env LD_PRELOAD="$1" /bin/true 2>&1) &&
     ! grep -qi 'error\|not found\|cannot' <<<"$o" && echo yes || echo no
 }
-export UBTRACE_AGENT=$bundle/lib/libubtrace_preload.so
+export UBTRACE_AGENT=$agent_lib
 # UBT_REBUILD_AGENT=1 rebuilds it regardless (to try that path elsewhere).
 if [ -n "${UBT_REBUILD_AGENT:-}" ] || [ "$(agent_loads "$UBTRACE_AGENT")" != yes ]; then
   note "note the bundle's agent does not load here; rebuilding it"
@@ -128,13 +150,22 @@ mkdir -p "$apps"
 gencode="-gencode arch=compute_90,code=[sm_90,compute_90]"
 for app in vector_add matmul param_types multi_kernel labels; do
   for rt in static shared; do
+    if [ -n "${UBT_APPS:-}" ]; then
+      for f in "$UBT_APPS/${app}_default_$rt" "$UBT_APPS/${app}_$rt"; do
+        [ -x "$f" ] && cp "$f" "$apps/${app}_$rt" && break
+      done
+      continue
+    fi
     echo "$nvcc $gencode -O2 -cudart $rt -o $apps/${app}_$rt $repo/tests/gpu/apps/$app.cu"
   done
-done | xargs -P 10 -I{} sh -c '{} >>'"$log"' 2>&1'
+done | xargs -r -P 10 -I{} sh -c '{} >>'"$log"' 2>&1'
 for rt in static shared; do
   [ -x "$apps/vector_add_$rt" ] || { note "FAIL build vector_add_$rt"; fail=1; }
 done
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$cuda_lib
+if [ -n "$emulated" ]; then
+  export LD_LIBRARY_PATH=$emulated:$LD_LIBRARY_PATH UBT_STANDIN_EXEC=1
+fi
 
 in_time() { # in_time WHAT: false (and logged) once past the deadline
   [ "$SECONDS" -lt "$deadline" ] && return 0
@@ -158,7 +189,8 @@ hist_total() { # hist_total NAME < output: the samples of a histogram
     on {on=0} END {print s+0}'
 }
 
-n=$((1 << 20)) repeat=3 block=256
+n=${UBT_CHECK_N:-$([ -n "$emulated" ] && echo $((1 << 15)) || echo $((1 << 20)))}
+repeat=3 block=256
 grid=$(((n + block - 1) / block))
 threads=$((grid * block * repeat))
 
@@ -283,6 +315,16 @@ check probe-wildcard "$(printf '%s' "$want" | sort | paste -sd, -)" \
   "$(echo "$o" | grep '^@\[' | sort | paste -sd, -)"
 
 # ---- overhead on the memory-bound kernel -----------------------------------
+finish() {
+  note "elapsed ${SECONDS}s"
+  [ -n "${WORK:-}" ] || rm -rf "$work"
+  if [ $fail -eq 0 ]; then note "RESULT PASS"; else note "RESULT FAIL"; fi
+  exit $fail
+}
+if [ -n "$emulated" ]; then
+  note "timing skipped: emulated device"
+  finish
+fi
 big=$((1 << 26)) reps=50
 best() { # best CMD...: the least kernel_ms of 3 runs
   for _ in 1 2 3; do
@@ -315,8 +357,4 @@ for cfg in plain count; do
   else trace 'kernel::vector_add { @c = count(); }' "$exe 1024 1" >/dev/null; fi
   note "wall ${cfg}_ms=$(( ($(date +%s%N) - start) / 1000000 ))"
 done
-note "elapsed ${SECONDS}s"
-[ -n "${WORK:-}" ] || rm -rf "$work"
-
-if [ $fail -eq 0 ]; then note "RESULT PASS"; else note "RESULT FAIL"; fi
-exit $fail
+finish

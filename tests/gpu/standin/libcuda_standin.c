@@ -3,7 +3,7 @@
  * calls themselves. The application, its CUDA runtime (static or shared)
  * and the agent are the real ones; this library answers the driver calls
  * the CUDA runtime makes with one pretend device (sm_90), keeps "device
- * memory" in host memory, runs no kernel, and records what it is given:
+ * memory" in host memory, and records what it is given:
  *
  *   UBT_STANDIN_DIR   every code image the driver receives is written to
  *                     DIR/image-N.bin (N from 0, in load order), and each
@@ -14,6 +14,11 @@
  *   UBT_STANDIN_MISSING  (with DIR) the names asked for and not provided,
  *                     in DIR/missing.log, to grow this file when a CUDA
  *                     release asks for more.
+ *   UBT_STANDIN_EXEC=1  launched kernels run: the PTX of their module is
+ *                     interpreted on the host (standin_exec.cpp, ptxsim),
+ *                     synchronously, and calls.log gets "exec <kernel>" or
+ *                     "exec-skip"/"exec-error <kernel>: why". Without it no
+ *                     kernel runs.
  *
  * Launches look the kernel up by name in the loaded images (the function
  * handle carries it), so the log names the kernels the application ran.
@@ -37,6 +42,7 @@ enum {
   ERR_INVALID_VALUE = 1,
   ERR_NOT_SUPPORTED = 801,
   ERR_NOT_FOUND = 500,
+  ERR_LAUNCH_FAILED = 719,
 };
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -100,6 +106,18 @@ struct module {
   size_t size;
 };
 static struct module g_modules[256];
+
+/* standin_exec.cpp: kernels run on the host (ptxsim) with
+ * UBT_STANDIN_EXEC=1. */
+int ubt_standin_exec_enabled(void);
+int ubt_standin_exec_global(int index, const uint8_t *bytes, size_t size,
+                            const char *name, unsigned long long *address,
+                            size_t *bytes_out);
+int ubt_standin_exec_launch(int index, const uint8_t *bytes, size_t size,
+                            const char *kernel, const unsigned grid[3],
+                            const unsigned block[3], unsigned shared,
+                            void **params, void **extra, char *why,
+                            size_t why_len);
 
 static int record_image(const char *entry, const void *image) {
   const void *start;
@@ -430,7 +448,21 @@ CUresult cuModuleGetFunction(void **f, void *module, const char *name) {
 }
 CUresult cuModuleGetGlobal(CUdeviceptr *p, size_t *n, void *m,
                                   const char *name) {
-  (void)m; (void)name;
+  const struct handle *h = m;
+  if (ubt_standin_exec_enabled() && h && h->module >= 0 && h->module < 256 &&
+      g_modules[h->module].bytes) {
+    unsigned long long address = 0;
+    size_t size = 0;
+    if (ubt_standin_exec_global(h->module, g_modules[h->module].bytes,
+                                g_modules[h->module].size, name, &address,
+                                &size) != 0)
+      return ERR_NOT_FOUND;
+    if (p)
+      *p = address;
+    if (n)
+      *n = size;
+    return OK;
+  }
   CUdeviceptr at;
   cuMemAlloc(&at, 256);
   if (p)
@@ -511,103 +543,41 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
   (void)flags;
   return cuOccupancyMaxActiveBlocksPerMultiprocessor(n, f, bs, sm);
 }
-/* What a probe's count() would have done on a GPU, for tests of the
- * read-back path: UBT_STANDIN_COUNT=I:OFFSET adds one per launched thread
- * to the u64 at OFFSET in device map I (entry I of the map table baked into
- * the module the kernel comes from). */
-static unsigned long long table_entry(const struct handle *h, unsigned index) {
-  if (!h || h->module < 0 || h->module >= 256)
-    return 0;
+/* With UBT_STANDIN_EXEC=1 the kernel runs (synchronously): 0, or the
+ * error a GPU would report. Otherwise nothing runs. */
+static CUresult execute(const struct handle *h, const unsigned grid[3],
+                        const unsigned block[3], unsigned shared,
+                        void **params, void **extra) {
+  if (!ubt_standin_exec_enabled() || !h || h->module < 0 ||
+      h->module >= 256 || !g_modules[h->module].bytes)
+    return OK;
+  char why[1024] = "";
   const struct module *m = &g_modules[h->module];
-  const char *key = "__ubt_gpu_maps[";
-  const uint8_t *at = memmem(m->bytes, m->size, key, strlen(key));
-  if (!at)
-    return 0;
-  const char *p = memchr(at, '{', (size_t)(m->bytes + m->size - at));
-  if (!p)
-    return 0;
-  p++;
-  unsigned long long address = 0;
-  for (unsigned i = 0; i <= index; i++) {
-    address = strtoull(p, (char **)&p, 10);
-    while (*p == ',' || *p == ' ')
-      p++;
+  int r = ubt_standin_exec_launch(h->module, m->bytes, m->size, h->name, grid,
+                                  block, shared, params, extra, why,
+                                  sizeof why);
+  if (r == 0) {
+    logf_("calls.log", "exec %s\n", h->name);
+    return OK;
   }
-  return address;
-}
-
-static void simulate_count(const struct handle *h, uint64_t threads) {
-  const char *spec = getenv("UBT_STANDIN_COUNT");
-  unsigned index = 0;
-  unsigned long offset = 0;
-  if (!spec || sscanf(spec, "%u:%lu", &index, &offset) != 2)
-    return;
-  unsigned long long address = table_entry(h, index);
-  if (address)
-    __atomic_add_fetch((uint64_t *)(uintptr_t)(address + offset), threads,
-                       __ATOMIC_SEQ_CST);
-}
-
-/* UBT_STANDIN_EVENT=I:HEX appends one record of the bytes HEX to the
- * device events ring, map I, at each launch (device_maps_abi.h's layout),
- * as a probe's printf() would. Sixteen 'K's in HEX stand for the launched
- * kernel's id (FNV-1a 64 of its mangled name, little-endian): what a
- * probe's `func` holds. */
-static uint64_t kernel_id(const char *name) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (; name && *name; name++) {
-    h ^= (uint8_t)*name;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-static void simulate_event(const struct handle *h) {
-  const char *spec = getenv("UBT_STANDIN_EVENT");
-  unsigned index = 0;
-  if (!spec || sscanf(spec, "%u:", &index) != 1)
-    return;
-  const char *hex = strchr(spec, ':') + 1;
-  uint8_t record[4096];
-  size_t n = 0;
-  while (hex[0] && hex[1] && n < sizeof record) {
-    if (strncmp(hex, "KKKKKKKKKKKKKKKK", 16) == 0 && n + 8 <= sizeof record) {
-      uint64_t id = kernel_id(h ? h->name : NULL);
-      for (int i = 0; i < 8; i++)
-        record[n++] = (uint8_t)(id >> (8 * i));
-      hex += 16;
-      continue;
-    }
-    unsigned byte;
-    sscanf(hex, "%2x", &byte);
-    record[n++] = (uint8_t)byte;
-    hex += 2;
-  }
-  unsigned long long ring = table_entry(h, index);
-  if (!ring)
-    return;
-  uint64_t *header = (uint64_t *)(uintptr_t)ring;
-  uint64_t head = header[0], capacity = header[3];
-  uint8_t *data = (uint8_t *)(uintptr_t)(ring + 64);
-  uint64_t word = n | (1ull << 32);
-  for (int i = 0; i < 8; i++)
-    data[(head + i) & (capacity - 1)] = (uint8_t)(word >> (8 * i));
-  for (size_t i = 0; i < n; i++)
-    data[(head + 8 + i) & (capacity - 1)] = record[i];
-  header[0] = head + 8 + ((n + 7) & ~(size_t)7);
+  logf_("calls.log", "exec-%s %s: %s\n", r > 0 ? "skip" : "error", h->name,
+        why);
+  if (r > 0)
+    return OK;
+  fprintf(stderr, "libcuda stand-in: kernel %s failed: %s\n", h->name, why);
+  return ERR_LAUNCH_FAILED;
 }
 
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
                         unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, void *stream, void **params,
                         void **extra) {
-  (void)shared; (void)stream; (void)params; (void)extra;
+  (void)stream;
   struct handle *h = f;
   logf_("calls.log", "launch %s %ux%ux%u %ux%ux%u\n", h ? h->name : "?", gx,
         gy, gz, bx, by, bz);
-  simulate_count(h, (uint64_t)gx * gy * gz * bx * by * bz);
-  simulate_event(h);
-  return OK;
+  const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  return execute(h, grid, block, shared, params, extra);
 }
 struct launch_config {
   unsigned gx, gy, gz, bx, by, bz, shared;
