@@ -16,7 +16,8 @@
  *                     release asks for more.
  *   UBT_STANDIN_EXEC=1  launched kernels run: the PTX of their module is
  *                     interpreted on the host (standin_exec.cpp, ptxsim),
- *                     synchronously, and calls.log gets "exec <kernel>" or
+ *                     synchronously, and calls.log gets "exec <kernel>
+ *                     <PTX instructions its threads ran>" or
  *                     "exec-skip"/"exec-error <kernel>: why". Without it no
  *                     kernel runs.
  *
@@ -117,7 +118,7 @@ int ubt_standin_exec_launch(int index, const uint8_t *bytes, size_t size,
                             const char *kernel, const unsigned grid[3],
                             const unsigned block[3], unsigned shared,
                             void **params, void **extra, char *why,
-                            size_t why_len);
+                            size_t why_len, unsigned long long *instructions);
 
 static int record_image(const char *entry, const void *image) {
   const void *start;
@@ -552,12 +553,13 @@ static CUresult execute(const struct handle *h, const unsigned grid[3],
       h->module >= 256 || !g_modules[h->module].bytes)
     return OK;
   char why[1024] = "";
+  unsigned long long instructions = 0;
   const struct module *m = &g_modules[h->module];
   int r = ubt_standin_exec_launch(h->module, m->bytes, m->size, h->name, grid,
                                   block, shared, params, extra, why,
-                                  sizeof why);
+                                  sizeof why, &instructions);
   if (r == 0) {
-    logf_("calls.log", "exec %s\n", h->name);
+    logf_("calls.log", "exec %s %llu\n", h->name, instructions);
     return OK;
   }
   logf_("calls.log", "exec-%s %s: %s\n", r > 0 ? "skip" : "error", h->name,

@@ -115,14 +115,16 @@ int ubt_standin_exec_global(int index, const uint8_t *bytes, size_t size,
   return 0;
 }
 
-// Runs `kernel` of module `index` to completion. 0 when it ran; 1 when the
-// module has no PTX (the launch does nothing; `why` says so); -1 when the
-// kernel failed (`why`: ptxsim's error, e.g. an illegal address).
+// Runs `kernel` of module `index` to completion. 0 when it ran (and
+// `instructions` holds the PTX instructions its threads executed); 1 when
+// the module has no PTX (the launch does nothing; `why` says so); -1 when
+// the kernel failed (`why`: ptxsim's error, e.g. an illegal address).
 int ubt_standin_exec_launch(int index, const uint8_t *bytes, size_t size,
                             const char *kernel, const unsigned grid[3],
                             const unsigned block[3], unsigned shared,
                             void **params, void **extra, char *why,
-                            size_t why_len) {
+                            size_t why_len,
+                            unsigned long long *instructions) {
   const ptxsim::Module *module = nullptr;
   {
     std::lock_guard<std::mutex> lock(g_lock);
@@ -168,6 +170,7 @@ int ubt_standin_exec_launch(int index, const uint8_t *bytes, size_t size,
     set_why(why, why_len, ran.error());
     return -1;
   }
+  *instructions = ran->instructions;
   return 0;
 }
 
