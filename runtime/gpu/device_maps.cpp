@@ -262,7 +262,7 @@ Result<void> for_each_device_entry(const DeviceMapLayout &layout,
   case DeviceMapKind::Hash:
     for (uint32_t b = 0; b < layout.capacity; ++b) {
       uint64_t state = word_at(image, layout.states_offset + 8ull * b);
-      if (!(state & UBT_GPU_HASH_READY))
+      if (!(state & UBT_GPU_HASH_READY) || (state & UBT_GPU_HASH_DELETED))
         continue;
       auto one = image.subspan(layout.values_offset +
                                    uint64_t(b) * layout.value_stride,

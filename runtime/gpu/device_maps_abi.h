@@ -17,11 +17,17 @@
  *   one counter from the whole GPU then spread over many addresses.
  * Hash (keyed maps): open addressing with linear probing over `capacity`
  *   buckets (a power of two, at least twice max_entries):
- *   header (word 0: updates dropped because the map was full),
- *   u64 state[capacity], keys[capacity][key_stride],
+ *   header (word 0: updates dropped because the map was full; word 1: the
+ *   buckets keys have claimed, at most max_entries, so a probe sequence
+ *   always ends at an empty bucket soon and a full map refuses a new key at
+ *   once), u64 state[capacity], keys[capacity][key_stride],
  *   values[capacity][value_stride]. A state is EMPTY, BUSY (a thread is
- *   writing the key and initial value), TOMBSTONE (deleted), or READY:
- *   bit 63 set, the key's hash in the rest. Entries are never moved.
+ *   writing the key and initial value), or READY: bit 63 set, the key's hash
+ *   in bits 0-61, and bit 62 (DELETED) once the entry is deleted. A deleted
+ *   entry keeps its key and bucket, and an update of the same key revives
+ *   it there (a probe that deletes and re-adds the same keys, like
+ *   @start[blockIdx.x], claims no new bucket); no other key takes it.
+ *   Entries are never moved.
  * Ring (the events ring buffer, printf & co.):
  *   header (head, tail, drops, capacity), then capacity bytes (a power of
  *   two). A record is one u64 header word (payload length | READY bit) at an
@@ -36,15 +42,16 @@
 #define UBT_GPU_MAP_TABLE "__ubt_gpu_maps"
 
 #define UBT_GPU_MAP_HEADER_BYTES 64u
-#define UBT_GPU_MAP_DROPS_WORD 0 /* hash: updates dropped (map full) */
+#define UBT_GPU_MAP_DROPS_WORD 0   /* hash: updates dropped (map full) */
+#define UBT_GPU_MAP_ENTRIES_WORD 1 /* hash: buckets claimed by keys */
 
 /* Slots of per-slot arrays: %smid modulo this. */
 #define UBT_GPU_ARRAY_SLOTS 128u
 
 #define UBT_GPU_HASH_EMPTY 0ull
 #define UBT_GPU_HASH_BUSY 1ull
-#define UBT_GPU_HASH_TOMBSTONE 2ull
 #define UBT_GPU_HASH_READY (1ull << 63)
+#define UBT_GPU_HASH_DELETED (1ull << 62)
 
 #define UBT_GPU_RING_HEAD_WORD 0
 #define UBT_GPU_RING_TAIL_WORD 1

@@ -75,7 +75,7 @@ INLINE u64 hash_key(const u8 *key, u64 size) {
   return h;
 }
 
-INLINE u64 ready_word(u64 hash) { return UBT_GPU_HASH_READY | (hash >> 1); }
+INLINE u64 ready_word(u64 hash) { return UBT_GPU_HASH_READY | (hash >> 2); }
 
 INLINE u64 wait_settled(volatile u64 *state, u64 seen) {
   for (u32 spins = 0; seen == UBT_GPU_HASH_BUSY && spins < UBT_BUSY_SPINS;
@@ -167,17 +167,24 @@ INLINE void init_value(u8 *at, const u8 *value, u64 value_size, u64 init) {
   }
 }
 
+INLINE i64 hash_full(u8 *base) {
+  __nvvm_atom_add_gen_ll((i64 *)&header(base)[UBT_GPU_MAP_DROPS_WORD], 1);
+  return -kE2big;
+}
+
 EXPORT i64 __ubt_hash_update(u8 *base, const u8 *key, const u8 *value,
                              u64 flags, u64 key_size, u64 value_size,
                              u64 key_stride, u64 value_stride, u64 capacity,
-                             u64 values_offset, u64 init) {
+                             u64 values_offset, u64 init, u64 max_entries) {
   if (base == 0)
     return -kE2big;
   if (flags > kBpfExist)
     return -kEinval;
   u64 h = hash_key(key, key_size);
   u64 tag = ready_word(h);
+  u64 deleted = tag | UBT_GPU_HASH_DELETED;
   volatile u64 *states = (volatile u64 *)(base + UBT_GPU_MAP_HEADER_BYTES);
+  i64 *entries = (i64 *)&header(base)[UBT_GPU_MAP_ENTRIES_WORD];
   u8 *keys = base + UBT_GPU_MAP_HEADER_BYTES + capacity * 8;
   u8 *values = base + values_offset;
   u64 mask = capacity - 1;
@@ -187,6 +194,12 @@ EXPORT i64 __ubt_hash_update(u8 *base, const u8 *key, const u8 *value,
     if (s == UBT_GPU_HASH_EMPTY) {
       if (flags == kBpfExist)
         return -kEnoent;
+      /* A new key: claim one of max_entries buckets first, so the table
+       * stays at most half full. */
+      if ((u64)__nvvm_atom_add_gen_ll(entries, 1) >= max_entries) {
+        __nvvm_atom_add_gen_ll(entries, -1);
+        return hash_full(base);
+      }
       s = __nvvm_atom_cas_gen_ll((i64 *)&states[i], UBT_GPU_HASH_EMPTY,
                                  UBT_GPU_HASH_BUSY);
       if (s == UBT_GPU_HASH_EMPTY) {
@@ -196,17 +209,34 @@ EXPORT i64 __ubt_hash_update(u8 *base, const u8 *key, const u8 *value,
         states[i] = tag;
         return 0;
       }
+      __nvvm_atom_add_gen_ll(entries, -1); /* another thread took it */
     }
     s = wait_settled(&states[i], s);
-    if (s == tag && equal_bytes(keys + i * key_stride, key, key_size)) {
+    if ((s != tag && s != deleted) ||
+        !equal_bytes(keys + i * key_stride, key, key_size))
+      continue;
+    if (s == tag) {
       if (flags == kBpfNoExist)
         return -kEexist;
       copy_bytes(values + i * value_stride, value, value_size);
       return 0;
     }
+    /* Our key, deleted: revive it in its bucket. */
+    if (flags == kBpfExist)
+      return -kEnoent;
+    s = __nvvm_atom_cas_gen_ll((i64 *)&states[i], deleted, UBT_GPU_HASH_BUSY);
+    if (s == deleted) {
+      init_value(values + i * value_stride, value, value_size, init);
+      __nvvm_membar_gl();
+      states[i] = tag;
+      return 0;
+    }
+    /* Revived or deleted again by another thread meanwhile: look at this
+     * bucket once more (the loop's step undone). */
+    i = (i - 1) & mask;
+    n--;
   }
-  __nvvm_atom_add_gen_ll((i64 *)&header(base)[UBT_GPU_MAP_DROPS_WORD], 1);
-  return -kE2big;
+  return hash_full(base);
 }
 
 EXPORT i64 __ubt_hash_delete(u8 *base, const u8 *key, u64 key_size,
@@ -225,7 +255,7 @@ EXPORT i64 __ubt_hash_delete(u8 *base, const u8 *key, u64 key_size,
       return -kEnoent;
     if (s == tag && equal_bytes(keys + i * key_stride, key, key_size)) {
       u64 was = __nvvm_atom_cas_gen_ll((i64 *)&states[i], tag,
-                                       UBT_GPU_HASH_TOMBSTONE);
+                                       tag | UBT_GPU_HASH_DELETED);
       return was == tag ? 0 : -kEnoent;
     }
   }

@@ -33,7 +33,7 @@ constexpr RuntimeSignature kRuntime[] = {
     {"__ubt_array_lookup_slot", 'p', "ppiiiii"},
     {"__ubt_array_update", 'i', "pppiiiiii"},
     {"__ubt_hash_lookup", 'p', "ppiiiii"},
-    {"__ubt_hash_update", 'i', "pppiiiiiiii"},
+    {"__ubt_hash_update", 'i', "pppiiiiiiiii"},
     {"__ubt_hash_delete", 'i', "ppiii"},
     {"__ubt_ring_output", 'i', "ppii"},
     {"__ubt_atomic_add_uniform", 'v', "pi"},
@@ -285,7 +285,8 @@ void NvptxHelpers::fill_case(llvm::IRBuilderBase &b, Op op,
       b.CreateRet(call("__ubt_hash_update",
                        {base_of(b, l), arg(1), arg(2), arg(3), c(l.key_size),
                         c(l.value_size), c(l.key_stride), c(l.value_stride),
-                        c(l.capacity), c(l.values_offset), c(l.init_kind)}));
+                        c(l.capacity), c(l.values_offset), c(l.init_kind),
+                        c(l.max_entries)}));
       return;
     case DeviceMapKind::ThreadLocal:
     case DeviceMapKind::Ring:

@@ -488,6 +488,51 @@ TEST(GpuAgentStandin, IntervalPrintsReadDeviceMapsBackWhileTheProgramRuns) {
   fs::remove_all(t.dir);
 }
 
+// A keyed map on the device stops at max_entries (4096) keys: the rest of
+// the updates are dropped at once and counted, as bpftrace's full maps are.
+// 65536 threads, each its own key.
+TEST(GpuAgentStandin, AFullDeviceHashRefusesNewKeysAndCountsThem) {
+  REQUIRE_STANDIN_RUN();
+  Trace t = trace("kernel::vector_add { @k[blockIdx.x * 256 + threadIdx.x] = "
+                  "count(); }",
+                  fixture("vector_add", "default", "static") + " 65536 1",
+                  kExecute);
+  EXPECT_EQ(t.result.status, 0) << t.result.output.substr(0, 2000);
+  size_t keys = 0;
+  std::istringstream out(t.result.output);
+  for (std::string line; std::getline(out, line);)
+    keys += line.rfind("@k[", 0) == 0 && line.substr(line.size() - 3) == ": 1";
+  EXPECT_EQ(keys, 4096u);
+  EXPECT_NE(t.result.output.find("WARNING: map @k dropped 61440 update(s)"),
+            std::string::npos)
+      << t.result.output.substr(t.result.output.size() - 2000);
+  fs::remove_all(t.dir);
+}
+
+// Deleting and adding the same keys again (a start time per block, deleted
+// at the block's end) reuses their buckets: 60 launches of 256 blocks claim
+// 256 buckets, not 15360, so nothing is dropped.
+TEST(GpuAgentStandin, DeletedDeviceKeysComeBackInTheirBuckets) {
+  REQUIRE_STANDIN_RUN();
+  Trace t = trace("kernel::vector_add /threadIdx.x == 0/ { "
+                  "@start[blockIdx.x] = nsecs; } "
+                  "kernelret::vector_add /threadIdx.x == 0/ { "
+                  "@n = count(); @since = max(@start[blockIdx.x] > 0); "
+                  "delete(@start[blockIdx.x]); }",
+                  fixture("vector_add", "default", "static") + " 65536 60",
+                  kExecute);
+  EXPECT_EQ(t.result.status, 0) << t.result.output;
+  EXPECT_NE(t.result.output.find("@n: 15360\n"), std::string::npos)
+      << t.result.output;
+  EXPECT_NE(t.result.output.find("@since: 1\n"), std::string::npos)
+      << t.result.output;
+  EXPECT_EQ(t.result.output.find("@start["), std::string::npos)
+      << t.result.output;
+  EXPECT_EQ(t.result.output.find("dropped"), std::string::npos)
+      << t.result.output;
+  fs::remove_all(t.dir);
+}
+
 // A module with SASS only cannot be instrumented: it goes to the driver as
 // the application gave it, and the user is told once.
 TEST(GpuAgentStandin, ASassOnlyModulePassesThroughWithOneWarning) {
