@@ -10,6 +10,7 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <unordered_map>
 
@@ -170,6 +171,14 @@ private:
   bool parse_module_variable(Space space, bool is_extern);
   bool parse_declarator(Ty &type, uint32_t &align, uint32_t &vec);
   bool parse_dims(uint64_t &count, bool &unsized);
+  // The names of one declaration (`[.align A] [.vN] .type a[4], b;`), each
+  // handed to `declare` with its bytes (0 when unsized), up to the `;`.
+  bool parse_declarations(
+      const std::function<bool(const PtxToken &name, uint64_t bytes,
+                               bool unsized, Ty type, uint32_t align)>
+          &declare);
+  // A static .shared variable of `bytes`: its offset in the block's window.
+  uint32_t place_shared(uint64_t bytes, uint32_t align);
   bool parse_initializer(GlobalVar &var, Ty type);
   bool parse_function(bool is_entry);
   bool parse_param_list(std::vector<ParamSlot> &out);
@@ -317,7 +326,10 @@ bool Parser::parse_dims(uint64_t &count, bool &unsized) {
   return true;
 }
 
-bool Parser::parse_module_variable(Space space, bool is_extern) {
+bool Parser::parse_declarations(
+    const std::function<bool(const PtxToken &name, uint64_t bytes,
+                             bool unsized, Ty type, uint32_t align)>
+        &declare) {
   Ty type;
   uint32_t align, vec;
   if (!parse_declarator(type, align, vec))
@@ -330,7 +342,27 @@ bool Parser::parse_module_variable(Space space, bool is_extern) {
     bool unsized;
     if (!parse_dims(count, unsized))
       return false;
-    uint64_t size = unsized ? 0 : count * type_bytes(type) * vec;
+    uint64_t bytes = unsized ? 0 : count * type_bytes(type) * vec;
+    if (!declare(name, bytes, unsized, type, align))
+      return false;
+    PtxToken sep = next();
+    if (sep.is(';'))
+      return true;
+    if (!sep.is(','))
+      return fail(sep, "expected ',' or ';'");
+  }
+}
+
+uint32_t Parser::place_shared(uint64_t bytes, uint32_t align) {
+  uint32_t at = align_up(m_->shared_static_bytes, align);
+  m_->shared_static_bytes = at + static_cast<uint32_t>(bytes);
+  m_->shared_align = std::max(m_->shared_align, align);
+  return at;
+}
+
+bool Parser::parse_module_variable(Space space, bool is_extern) {
+  return parse_declarations([&](const PtxToken &name, uint64_t size,
+                                bool unsized, Ty type, uint32_t align) {
     Binding b;
     b.is_reg = false;
     if (space == Space::Shared) {
@@ -339,10 +371,7 @@ bool Parser::parse_module_variable(Space space, bool is_extern) {
         b.dynamic_shared = true; // the launch's dynamic shared memory
         b.offset = 0;
       } else {
-        uint32_t at = align_up(m_->shared_static_bytes, align);
-        b.offset = at;
-        m_->shared_static_bytes = at + static_cast<uint32_t>(size);
-        m_->shared_align = std::max(m_->shared_align, align);
+        b.offset = place_shared(size, align);
       }
       if (peek().is('='))
         return fail(peek(), "initializer on a .shared variable");
@@ -366,12 +395,8 @@ bool Parser::parse_module_variable(Space space, bool is_extern) {
       m_->globals.push_back(std::move(var));
     }
     scopes_[0].names[std::string(name.text)] = b;
-    if (peek().is(',')) {
-      next();
-      continue;
-    }
-    return expect(';');
-  }
+    return true;
+  });
 }
 
 bool Parser::parse_initializer(GlobalVar &var, Ty type) {
@@ -658,42 +683,28 @@ bool Parser::parse_reg_decl(Function &fn) {
 }
 
 bool Parser::parse_body_variable(Function &fn, Space space) {
-  Ty type;
-  uint32_t align, vec;
-  if (!parse_declarator(type, align, vec))
-    return false;
-  for (;;) {
-    PtxToken name = next();
-    if (name.kind != PtxTokenKind::Word)
-      return fail(name, "expected a variable name");
-    uint64_t count;
-    bool unsized;
-    if (!parse_dims(count, unsized))
-      return false;
-    uint32_t size = static_cast<uint32_t>(count * type_bytes(type) * vec);
+  return parse_declarations([&](const PtxToken &name, uint64_t size,
+                                bool unsized, Ty, uint32_t align) {
     Binding b;
     b.is_reg = false;
     switch (space) {
     case Space::Local:
       b.base = SymBase::Local;
       b.offset = align_up(fn.local_bytes, align);
-      fn.local_bytes = static_cast<uint32_t>(b.offset) + size;
+      fn.local_bytes = static_cast<uint32_t>(b.offset + size);
       fn.local_align = std::max(fn.local_align, align);
       break;
     case Space::Param:
       b.base = SymBase::CallParam;
       b.offset = align_up(fn.callparam_bytes, std::max<uint32_t>(align, 8));
-      fn.callparam_bytes = static_cast<uint32_t>(b.offset) + size;
+      fn.callparam_bytes = static_cast<uint32_t>(b.offset + size);
       break;
     case Space::Shared:
       b.base = SymBase::Shared;
-      if (unsized) {
+      if (unsized)
         b.dynamic_shared = true;
-      } else {
-        b.offset = align_up(m_->shared_static_bytes, align);
-        m_->shared_static_bytes = static_cast<uint32_t>(b.offset) + size;
-        m_->shared_align = std::max(m_->shared_align, align);
-      }
+      else
+        b.offset = place_shared(size, align);
       break;
     case Space::Generic:
     case Space::Global:
@@ -701,12 +712,8 @@ bool Parser::parse_body_variable(Function &fn, Space space) {
       return fail(name, "unsupported variable space in a function body");
     }
     scopes_.back().names[std::string(name.text)] = b;
-    PtxToken sep = next();
-    if (sep.is(';'))
-      return true;
-    if (!sep.is(','))
-      return fail(sep, "expected ',' or ';'");
-  }
+    return true;
+  });
 }
 
 const Binding *Parser::lookup(std::string_view name, Binding &tmp) const {
