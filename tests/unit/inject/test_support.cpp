@@ -86,6 +86,24 @@ std::vector<pid_t> thread_ids(pid_t pid) {
   return tids;
 }
 
+std::string signal_state(pid_t pid) {
+  std::string out;
+  for (pid_t tid : thread_ids(pid)) {
+    std::string task =
+        "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid);
+    out += "thread " + std::to_string(tid) + ":";
+    std::istringstream status(read_file(task + "/status"));
+    for (std::string line; std::getline(status, line);)
+      for (const char *field :
+           {"State:", "SigPnd:", "ShdPnd:", "SigBlk:", "SigCgt:", "TracerPid:"})
+        if (line.rfind(field, 0) == 0)
+          out += " " + line;
+    std::string syscall = read_file(task + "/syscall");
+    out += " syscall: " + syscall.substr(0, syscall.find(' ')) + "\n";
+  }
+  return out;
+}
+
 TestProcess TestProcess::start(const std::vector<std::string> &argv,
                                const std::vector<std::string> &env) {
   int in[2], out[2];

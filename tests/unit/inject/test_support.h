@@ -29,6 +29,9 @@ bool wait_until(const std::function<bool()> &condition,
 // -1 when it runs user code, nullopt if unknown.
 std::optional<long> blocked_syscall(pid_t pid, pid_t tid);
 std::vector<pid_t> thread_ids(pid_t pid);
+// Each thread's state, pending, blocked and caught signals, tracer and
+// system call, from /proc: for a test's failure message.
+std::string signal_state(pid_t pid);
 
 class TestProcess {
 public:
