@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <unistd.h>
 
 #include "runtime/agent/program_wire.h"
@@ -50,6 +51,10 @@ struct UserspaceTarget::Impl {
   const runtime::Bundle *bundle = nullptr;
   const ProgramSet *programs = nullptr;
   std::vector<std::string> *probe_names = nullptr;
+  // Ids of the names in probe_names (the first `names_seen` of them), for
+  // probe_id().
+  std::unordered_map<std::string, uint64_t> name_ids;
+  size_t names_seen = 0;
   std::function<void(const std::string &)> verbose; // -v: a line per site
   std::vector<uint32_t> region_map;
   std::map<std::string, uint32_t> program_ids; // section -> agent program id
@@ -72,6 +77,7 @@ struct UserspaceTarget::Impl {
 
   Result<uint32_t> program_for(const runtime::ProbeSpec &spec);
   // Hooks `probe` if its binary is mapped; false when it is not (yet).
+  uint64_t probe_id(const std::string &name);
   Result<bool> hook(size_t spec_index, const runtime::symbols::ResolvedProbe &probe,
                     bool many, const runtime::symbols::AddressSpace &space);
 
@@ -246,6 +252,20 @@ Result<uint32_t> UserspaceTarget::Impl::program_for(const runtime::ProbeSpec &sp
   return static_cast<uint32_t>(*id);
 }
 
+// The id `probe` gets for an expanded attach point: one id per name, so two
+// attach points of a block that reach the same function (`f*` and `foo`)
+// count under one key, as bpftrace's probe names (strings) do.
+uint64_t UserspaceTarget::Impl::probe_id(const std::string &name) {
+  for (; names_seen < probe_names->size(); ++names_seen)
+    name_ids.emplace((*probe_names)[names_seen], names_seen); // first wins
+  auto [it, fresh] = name_ids.emplace(name, probe_names->size());
+  if (fresh) {
+    probe_names->push_back(name);
+    ++names_seen;
+  }
+  return it->second;
+}
+
 Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
                                          const runtime::symbols::ResolvedProbe &probe,
                                          bool many,
@@ -259,11 +279,8 @@ Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
     return std::move(program).take_error();
   // The function's start, for the hook's bounds and `func`.
   uint64_t func_ip = *addr - (probe.vaddr - probe.function_vaddr);
-  uint64_t id = spec_index;
-  if (many || probe.name != spec.name) {
-    id = probe_names->size();
-    probe_names->push_back(probe.name);
-  }
+  uint64_t id =
+      many || probe.name != spec.name ? probe_id(probe.name) : spec_index;
   agent::HookMsg h{};
   h.address = *addr;
   h.func_start = func_ip;
