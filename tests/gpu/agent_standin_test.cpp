@@ -439,11 +439,12 @@ TEST(GpuAgentStandin, GpuBuiltinsHoldEachThreadsValues) {
 
 // More printf records than the device ring holds between drains: what is
 // not printed is counted as lost, exactly. 2 launches of 131072 threads,
-// 72 bytes each: 9 MiB per launch into a 1 MiB ring drained every 50 ms.
+// each record ~350 bytes (five 64-byte strings: a[0] is 0.0, so they print
+// empty): 44 MiB per launch into a 1 MiB ring drained every 50 ms.
 TEST(GpuAgentStandin, DeviceEventsThatDoNotFitAreCountedLost) {
   REQUIRE_STANDIN_RUN();
-  Trace t = trace("kernel::vector_add { printf(\"e %d %d %d %d %d %d\\n\", "
-                  "threadIdx.x, blockIdx.x, blockDim.x, gridDim.x, laneid, "
+  Trace t = trace("kernel::vector_add { printf(\"e %s%s%s%s%s %d\\n\", "
+                  "str(arg0), str(arg0), str(arg0), str(arg0), str(arg0), "
                   "arg3); }",
                   fixture("vector_add", "default", "static") + " 131072 2",
                   kExecute);
