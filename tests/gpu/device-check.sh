@@ -42,6 +42,12 @@
 #   probe        @[probe] = count(): kernel:/kernelret: of one kernel by
 #                site; kernel:BIN:*,kernelret:BIN:* one row per kernel and
 #                site (kernel:BIN:MANGLED)
+#   hash-*       a device map at max_map_keys keeps 4096 keys and counts
+#                the dropped updates; keys deleted and added again keep
+#                their buckets
+#   ring-lost    device printf beyond the ring: printed + lost = threads
+#   probe-late   probe names the kernels of a library the program
+#                dlopen()s (the CLI could not see them at start-up)
 #   correct      each instrumented app prints what it prints untraced
 # Timing (vector_add, memory-bound, GPU time by CUDA events, best of 3):
 # uninstrumented, an empty probe, count(); the target is count() <= 1.2x.
@@ -159,6 +165,15 @@ for app in vector_add matmul param_types multi_kernel labels; do
     echo "$nvcc $gencode -O2 -cudart $rt -o $apps/${app}_$rt $repo/tests/gpu/apps/$app.cu"
   done
 done | xargs -r -P 10 -I{} sh -c '{} >>'"$log"' 2>&1'
+# A library of kernels and a host program that only dlopen()s it: kernels
+# the CLI cannot see when it starts.
+if [ -n "${UBT_APPS:-}" ]; then
+  cp "$UBT_APPS/libkernel_lib.so" "$UBT_APPS/dlopen_kernels" "$apps/" 2>>"$log"
+else
+  run "$nvcc" $gencode -shared -Xcompiler -fPIC -cudart shared \
+    -o "$apps/libkernel_lib.so" "$repo/tests/gpu/apps/kernel_lib.cu" >/dev/null
+  run "$nvcc" -O1 -o "$apps/dlopen_kernels" "$repo/tests/gpu/apps/dlopen_kernels.cpp" -ldl >/dev/null
+fi
 for rt in static shared; do
   [ -x "$apps/vector_add_$rt" ] || { note "FAIL build vector_add_$rt"; fail=1; }
 done
@@ -312,6 +327,45 @@ for site in kernel kernelret; do
   done
 done
 check probe-wildcard "$(printf '%s' "$want" | sort | paste -sd, -)" \
+  "$(echo "$o" | grep '^@\[' | sort | paste -sd, -)"
+
+# ---- device maps at their limits, the events ring overflowing --------------
+exe="$apps/vector_add_static"
+# 65536 keys into a map of 4096 (max_map_keys): 4096 kept, the rest
+# dropped and counted, without the kernel crawling.
+o=$(trace 'kernel::vector_add { @k[blockIdx.x * 256 + threadIdx.x] = count(); }' "$exe 65536 1")
+check hash-full-keys 4096 "$(echo "$o" | grep -c '^@k\[[0-9]*\]: 1$')"
+check hash-full-dropped 61440 \
+  "$(echo "$o" | sed -n 's/^WARNING: map @k dropped \([0-9]*\) update.*/\1/p')"
+# Keys deleted and added again (a start time per block) keep their
+# buckets: 60 launches of 256 blocks fill nothing.
+o=$(trace 'kernel::vector_add /threadIdx.x == 0/ { @start[blockIdx.x] = nsecs; }
+           kernelret::vector_add /threadIdx.x == 0/ {
+             @n = count(); delete(@start[blockIdx.x]); }' "$exe 65536 60")
+check hash-revive "n=15360 dropped=0" \
+  "n=$(echo "$o" | map_value n) dropped=$(echo "$o" | grep -c dropped)"
+# Far more printf records than the 1 MiB device ring holds: each one is
+# printed or counted lost, exactly. (The lines are counted, not logged.)
+if in_time ring-lost; then
+  echo "\$ ubtrace ... printf overflow (output counted, not logged)" >>"$log"
+  o=$(timeout -k 10 90 "$ubtrace" -e 'kernel::vector_add {
+        printf("e %s%s%s%s%s %d\n", str(arg0), str(arg0), str(arg0), str(arg0),
+               str(arg0), arg3); }' -c "$exe 131072 2" 2>&1 |
+      awk '/^e .* 131072$/ { p++ } /^Lost [0-9]+ events$/ { l += $2 }
+           !/^e / { print > "/dev/stderr" } END { print p + 0, l + 0 }' 2>>"$log")
+  check ring-lost 262144 "$(echo "$o" | awk '{ print $1 + $2 }')"
+  note "ring printed/lost $o"
+fi
+# probe names kernels of a library loaded after ubtrace started.
+o=$(trace 'kernel::*,kernelret::* { @[probe] = count(); }' \
+  "$apps/dlopen_kernels $apps/libkernel_lib.so 1000")
+want=""
+for site in kernel kernelret; do
+  for k in lib_fill _ZN7ubt_lib5scaleIfEEvPT_S1_i _ZN7ubt_lib5scaleIiEEvPT_S1_i; do
+    want="$want@[$site::$k]: 1024"$'\n'
+  done
+done
+check probe-late "$(printf '%s' "$want" | sort | paste -sd, -)" \
   "$(echo "$o" | grep '^@\[' | sort | paste -sd, -)"
 
 # ---- overhead on the memory-bound kernel -----------------------------------
