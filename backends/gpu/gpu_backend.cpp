@@ -5,6 +5,7 @@
 #include "runtime/agent/gpu/gpu_wire.h"
 #include "runtime/gpu/content_hash.h"
 #include "runtime/gpu/kernel_match.h"
+#include "runtime/symbols/binary_resolver.h"
 
 #include <cerrno>
 #include <climits>
@@ -52,11 +53,21 @@ void find_kernels(const runtime::Bundle &bundle, int pid,
     if (!is_gpu_probe(spec))
       continue;
     std::string bin = resolve_binary(spec.target);
-    // A file we cannot read has no kernels to name: they print by id.
-    if (bin.empty() || bin.find('*') != std::string::npos)
+    if (bin.empty() || bin.find('*') != std::string::npos) {
       (void)kernels.add_binary(exe);
-    else
+    } else if (runtime::symbols::looks_like_library(bin)) {
+      // A library by name: the file the loader would find, if any (one
+      // the program dlopen()s from elsewhere is named when it loads).
+      runtime::symbols::BinaryResolveOptions options;
+      options.pid = pid;
+      if (auto found = runtime::symbols::resolve_binary(bin, options);
+          found && !found->empty())
+        (void)kernels.add_binary(found->front().path);
+    } else {
+      // A file we cannot read has no kernels to name until the agent
+      // reports them.
       (void)kernels.add_binary(bin);
+    }
   }
 }
 

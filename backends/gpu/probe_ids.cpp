@@ -4,6 +4,7 @@
 #include "runtime/gpu/gpu_helper_ids.h"
 #include "runtime/gpu/kernel_match.h"
 #include "runtime/gpu/probe_abi.h"
+#include "runtime/symbols/library_names.h"
 
 #include <map>
 #include <set>
@@ -17,6 +18,14 @@ uint32_t site_of(const runtime::ProbeSpec &spec) {
                                                          : UBT_GPU_SITE_EXIT;
 }
 
+// BIN (resolved) against the file a known kernel came from: a path or glob,
+// or a library by name (`kernel:libfoo.so:*`), as the agent compares them.
+bool binary_matches(const std::string &binary, const std::string &file) {
+  return runtime::gpu::glob_match(binary, file) ||
+         (runtime::symbols::looks_like_library(binary) &&
+          runtime::symbols::library_name_matches(binary, file));
+}
+
 // The known kernels `spec` (BIN resolved to `binary`) attaches to, one per
 // mangled name, in the order they were found.
 std::vector<const KnownKernel *> matches(const runtime::ProbeSpec &spec,
@@ -26,7 +35,7 @@ std::vector<const KnownKernel *> matches(const runtime::ProbeSpec &spec,
   std::map<std::string, bool> seen;
   const bool any_module = binary.empty() || binary == "*";
   for (const KnownKernel &k : kernels.kernels()) {
-    if (!any_module && !runtime::gpu::glob_match(binary, k.binary))
+    if (!any_module && !binary_matches(binary, k.binary))
       continue;
     if (!runtime::gpu::kernel_matches(spec.function,
                                       runtime::gpu::kernel_names(k.mangled)))

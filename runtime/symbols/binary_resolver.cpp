@@ -16,11 +16,6 @@
 namespace ubtrace::runtime::symbols {
 namespace {
 
-std::string_view basename_of(std::string_view path) {
-  auto slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 std::vector<std::string> split_path_list(const std::string &list) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -131,32 +126,6 @@ std::vector<std::string> BinaryResolveOptions::default_library_dirs() {
        {"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib"})
     dirs.emplace_back(d);
   return dirs;
-}
-
-bool library_name_matches(std::string_view name, std::string_view candidate) {
-  candidate = basename_of(candidate);
-  if (candidate == name)
-    return true;
-  if (name.find(".so") != std::string_view::npos) {
-    // "libssl.so" also takes "libssl.so.3", never "libssl.so3".
-    return candidate.starts_with(name) && candidate.size() > name.size() &&
-           candidate[name.size()] == '.';
-  }
-  if (!candidate.starts_with(name))
-    return false;
-  std::string_view rest = candidate.substr(name.size());
-  // "libc" takes "libc.so.6" and "libc-2.31.so", not "libcrypt.so.1".
-  if (rest.starts_with(".so"))
-    return rest.size() == 3 || rest[3] == '.';
-  return rest.size() > 1 && rest[0] == '-' &&
-         std::isdigit(static_cast<unsigned char>(rest[1])) &&
-         rest.find(".so") != std::string_view::npos;
-}
-
-bool looks_like_library(std::string_view bin) {
-  if (bin.find('/') != std::string_view::npos)
-    return false;
-  return bin.starts_with("lib") || bin.find(".so") != std::string_view::npos;
 }
 
 namespace {

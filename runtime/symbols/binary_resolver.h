@@ -19,6 +19,7 @@
 #pragma once
 
 #include "runtime/result.h"
+#include "runtime/symbols/library_names.h"
 #include "runtime/symbols/ld_cache.h"
 
 #include <optional>
@@ -63,12 +64,5 @@ struct BinaryResolveOptions {
 // searched when there is none.
 Result<std::vector<ResolvedBinary>>
 resolve_binary(std::string_view bin, const BinaryResolveOptions &options = {});
-
-// Whether a library file or soname `candidate` ("libc.so.6",
-// "libc-2.31.so") is what the user meant by `name` ("libc", "libc.so.6").
-bool library_name_matches(std::string_view name, std::string_view candidate);
-
-// Whether BIN reads as a library name rather than a program or path.
-bool looks_like_library(std::string_view bin);
 
 } // namespace ubtrace::runtime::symbols

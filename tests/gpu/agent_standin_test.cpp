@@ -360,6 +360,29 @@ TEST(GpuAgentStandin, ProbeNamesKernelsOfALibraryLoadedLater) {
   }
 }
 
+// kernel:BIN:NAME with a library by name (`libkernel_lib.so`, or `libkernel_lib`
+// as uprobes take `libc`) attaches to the kernels of that library wherever
+// the program loads it from; another library's name attaches to nothing.
+TEST(GpuAgentStandin, AKernelLibraryCanBeNamedByItsFileName) {
+  REQUIRE_DLOPEN_FIXTURES();
+  Trace t = trace("kernel:libkernel_lib.so:lib_fill { @fill = count(); } "
+                  "kernel:libkernel_lib:* { @[probe] = count(); } "
+                  "kernel:libother_lib.so:* { @other = count(); }",
+                  program + " " + library + " 1000", kExecute);
+  EXPECT_EQ(t.result.status, 0) << t.result.output;
+  const std::string &out = t.result.output;
+  EXPECT_NE(out.find("@fill: 1024\n"), std::string::npos) << out;
+  for (const char *k : {"lib_fill", "_ZN7ubt_lib5scaleIfEEvPT_S1_i",
+                        "_ZN7ubt_lib5scaleIiEEvPT_S1_i"})
+    EXPECT_NE(out.find("@[kernel:libkernel_lib:" + std::string(k) +
+                       "]: 1024\n"),
+              std::string::npos)
+        << k << "\n"
+        << out;
+  EXPECT_EQ(out.find("@other"), std::string::npos) << out;
+  fs::remove_all(t.dir);
+}
+
 // `probe` in `kernel::*,kernelret::*` names each kernel and site: the CLI
 // read the program's kernels (it names no binary: the traced program's)
 // and the rules it compiled compare the context's kernel id with each.

@@ -8,6 +8,7 @@
 #include "runtime/gpu/map_table.h"
 #include "runtime/gpu/module_rewriter.h"
 #include "runtime/maps/region.h"
+#include "runtime/symbols/library_names.h"
 
 #include <cerrno>
 #include <climits>
@@ -355,8 +356,13 @@ GpuRuntime::Impl::rewriter_for(const std::string &object) {
   uint64_t mask = 0;
   for (size_t i = 0; i < setup.attachments.size() && i < 64; ++i) {
     const std::string &bin = setup.attachments[i].binary;
+    // A library by name (`kernel:libfoo.so:*`, `kernel:libfoo:*`) matches
+    // the file the module came from by its name, wherever it was loaded
+    // from, as uprobes on libraries by name do.
     if (bin.empty() || bin == "*" || real_path(bin) == object ||
-        runtime::gpu::glob_match(bin, object))
+        runtime::gpu::glob_match(bin, object) ||
+        (runtime::symbols::looks_like_library(bin) &&
+         runtime::symbols::library_name_matches(bin, object)))
       mask |= uint64_t(1) << i;
   }
   if (mask == 0)
