@@ -77,6 +77,13 @@ Trace trace(const std::string &script, const std::string &app,
   return trace_with_options("", script, app, extra_env);
 }
 
+// The trace printed `text` (else a failure that shows what it printed).
+void expect_printed(const Trace &t, const std::string &text) {
+  EXPECT_NE(t.result.output.find(text), std::string::npos)
+      << text << "\n"
+      << t.result.output;
+}
+
 std::string image_ptx(const std::vector<uint8_t> &image) {
   auto view = view_image(image);
   EXPECT_TRUE(view) << view.error();
@@ -287,9 +294,7 @@ TEST(GpuAgentStandin, FuncPrintsTheKernelsNameInTextAndJson) {
       std::string want = std::string(format) == "json"
                              ? "\"data\": \"" + name + "\\n\""
                              : "\n" + name + "\n";
-      EXPECT_NE(t.result.output.find(want), std::string::npos)
-          << want << "\n"
-          << t.result.output;
+      expect_printed(t, want);
     }
     fs::remove_all(t.dir);
   }
@@ -311,9 +316,7 @@ TEST(GpuAgentStandin, FuncNamesKernelsOfALibraryLoadedLater) {
   ASSERT_EQ(kernels.size(), 3u) << t.result.output;
   for (const std::string &k : kernels) {
     std::string want = "\n" + demangled(k) + "\n";
-    EXPECT_NE(t.result.output.find(want), std::string::npos)
-        << want << "\n"
-        << t.result.output;
+    expect_printed(t, want);
   }
   fs::remove_all(t.dir);
 }
@@ -342,9 +345,7 @@ TEST(GpuAgentStandin, ProbeNamesKernelsOfALibraryLoadedLater) {
         std::string name = std::string(site) + "::" + k;
         std::string want = json ? "\"" + name + "\": 1024"
                                 : "@[" + name + "]: 1024\n";
-        EXPECT_NE(t.result.output.find(want), std::string::npos)
-            << want << "\n"
-            << t.result.output;
+        expect_printed(t, want);
       }
       // The second block: lib_fill is named as written, the templates by
       // the wildcard that matched them; one thread per block.
@@ -352,9 +353,7 @@ TEST(GpuAgentStandin, ProbeNamesKernelsOfALibraryLoadedLater) {
           k == "lib_fill" ? "kernel::lib_fill" : "kernel::" + k;
       std::string want =
           json ? "\"" + name + "\": 8" : "@first[" + name + "]: 8\n";
-      EXPECT_NE(t.result.output.find(want), std::string::npos)
-          << want << "\n"
-          << t.result.output;
+      expect_printed(t, want);
     }
     fs::remove_all(t.dir);
   }
