@@ -117,29 +117,25 @@ uint64_t special_value(const Block &b, const Lane &lane, Special s) {
   uint32_t laneid = lane.lane;
   switch (s) {
   case Special::TidX:
-    return lane.tid[0];
   case Special::TidY:
-    return lane.tid[1];
   case Special::TidZ:
-    return lane.tid[2];
   case Special::NtidX:
-    return l.block.x;
   case Special::NtidY:
-    return l.block.y;
   case Special::NtidZ:
-    return l.block.z;
   case Special::CtaidX:
-    return b.ctaid[0];
   case Special::CtaidY:
-    return b.ctaid[1];
   case Special::CtaidZ:
-    return b.ctaid[2];
   case Special::NctaidX:
-    return l.grid.x;
   case Special::NctaidY:
-    return l.grid.y;
-  case Special::NctaidZ:
-    return l.grid.z;
+  case Special::NctaidZ: {
+    // Four x, y, z triples, in the enum's order.
+    static_assert(unsigned(Special::NctaidZ) - unsigned(Special::TidX) == 11);
+    unsigned i = unsigned(s) - unsigned(Special::TidX);
+    const uint32_t block[3] = {l.block.x, l.block.y, l.block.z};
+    const uint32_t grid[3] = {l.grid.x, l.grid.y, l.grid.z};
+    const uint32_t *triple[4] = {lane.tid, block, b.ctaid, grid};
+    return triple[i / 3][i % 3];
+  }
   case Special::LaneId:
     return laneid;
   case Special::WarpId:

@@ -35,7 +35,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <string>
 #include <thread>
@@ -46,16 +45,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-size_t own_descriptors() {
-  DIR *d = opendir("/proc/self/fd");
-  size_t n = 0;
-  while (struct dirent *e = readdir(d))
-    if (e->d_name[0] != '.')
-      n++;
-  closedir(d);
-  return n - 1; // opendir's own
-}
 
 // The value of a count() map: its i64 slots summed.
 uint64_t count_of(const runtime::maps::Region &region, uint32_t map) {

@@ -169,8 +169,11 @@ Result<std::vector<uint8_t>> TargetProcess::read_memory(uint64_t address,
   return bytes;
 }
 
-size_t TargetProcess::open_descriptors() const {
-  std::string path = "/proc/" + std::to_string(pid_) + "/fd";
+namespace {
+
+// Entries of a /proc/.../fd directory (while it is open, one is its own
+// descriptor when it is this process's).
+size_t fd_entries(const std::string &path) {
   DIR *d = opendir(path.c_str());
   if (!d)
     return 0;
@@ -180,6 +183,16 @@ size_t TargetProcess::open_descriptors() const {
       n++;
   closedir(d);
   return n;
+}
+
+} // namespace
+
+size_t TargetProcess::open_descriptors() const {
+  return fd_entries("/proc/" + std::to_string(pid_) + "/fd");
+}
+
+size_t own_descriptors() {
+  return fd_entries("/proc/self/fd") - 1; // opendir's own
 }
 
 size_t TargetProcess::mappings() const {

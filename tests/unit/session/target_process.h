@@ -53,4 +53,7 @@ private:
   std::optional<int> status_;
 };
 
+// Descriptors this process has open.
+size_t own_descriptors();
+
 } // namespace ubtrace::session_test

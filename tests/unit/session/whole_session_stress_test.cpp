@@ -20,7 +20,6 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <map>
 #include <regex>
@@ -44,16 +43,6 @@ std::map<std::string, uint64_t> scalar_values(const std::string &text) {
       values[m[1]] = std::strtoull(m[2].str().c_str(), nullptr, 10);
   }
   return values;
-}
-
-size_t own_descriptors() {
-  DIR *d = opendir("/proc/self/fd");
-  size_t n = 0;
-  while (struct dirent *e = readdir(d))
-    if (e->d_name[0] != '.')
-      n++;
-  closedir(d);
-  return n - 1; // opendir's own
 }
 
 struct Session {
