@@ -1050,38 +1050,28 @@ LaneStop run_lane(Block &block, Lane &lane, uint64_t budget) {
       d = ext(a, t);
       break;
     }
-    case Op::Ld: {
-      unsigned bytes = type_bits(t) / 8;
-      if (bytes == 0)
-        bytes = 1;
-      uint8_t *p = host(in, in.ops[1], bytes * in.vec);
-      if (!p)
-        return LaneStop::Error;
-      MemSem sem = static_cast<MemSem>(in.sub2);
-      if (in.vec == 1) {
-        d = ext(load_bytes(p, bytes, sem), t);
-      } else {
-        const uint32_t *slots =
-            f->fn->vec_regs.data() + static_cast<uint32_t>(in.ops[0].value);
-        for (unsigned i = 0; i < in.vec; ++i)
-          regs[slots[i]] = ext(load_bytes(p + i * bytes, bytes, sem), t);
-      }
-      break;
-    }
+    case Op::Ld:
     case Op::St: {
-      unsigned bytes = type_bits(t) / 8;
-      if (bytes == 0)
-        bytes = 1;
+      const bool load = in.op == Op::Ld;
+      unsigned bytes = std::max(type_bits(t) / 8, 1u);
       uint8_t *p = host(in, in.ops[1], bytes * in.vec);
       if (!p)
         return LaneStop::Error;
       MemSem sem = static_cast<MemSem>(in.sub2);
+      const Operand &value = in.ops[load ? 0 : 2]; // a register or a vector
       if (in.vec == 1) {
-        store_bytes(p, val(in.ops[2]), bytes, sem);
-      } else {
-        const uint32_t *slots =
-            f->fn->vec_regs.data() + static_cast<uint32_t>(in.ops[2].value);
-        for (unsigned i = 0; i < in.vec; ++i)
+        if (load)
+          d = ext(load_bytes(p, bytes, sem), t);
+        else
+          store_bytes(p, val(value), bytes, sem);
+        break;
+      }
+      const uint32_t *slots =
+          f->fn->vec_regs.data() + static_cast<uint32_t>(value.value);
+      for (unsigned i = 0; i < in.vec; ++i) {
+        if (load)
+          regs[slots[i]] = ext(load_bytes(p + i * bytes, bytes, sem), t);
+        else
           store_bytes(p + i * bytes, regs[slots[i]], bytes, sem);
       }
       break;

@@ -33,4 +33,15 @@ std::unique_ptr<Module> load_or_fail(const std::string &ptx) {
   return std::move(*m);
 }
 
+std::string launch_error(const Module &m, std::string_view kernel, Dim3 grid,
+                         Dim3 block, void *const *params,
+                         const LaunchOptions &options) {
+  auto r = m.launch(kernel, grid, block, 0, params, options);
+  if (r) {
+    ADD_FAILURE() << "the launch of " << kernel << " ran to the end";
+    return "";
+  }
+  return r.error();
+}
+
 } // namespace ubtrace::ptxsim::test

@@ -27,4 +27,10 @@ std::string testdata(const std::string &name);
 // Loads PTX text; fails the test (returns null) if ptxsim refuses it.
 std::unique_ptr<Module> load_or_fail(const std::string &ptx);
 
+// ptxsim's error for a launch that must fail; "" (and a test failure) if it
+// ran to the end.
+std::string launch_error(const Module &m, std::string_view kernel, Dim3 grid,
+                         Dim3 block, void *const *params = nullptr,
+                         const LaunchOptions &options = {});
+
 } // namespace ubtrace::ptxsim::test

@@ -128,13 +128,11 @@ const std::string kDeadlockExited = std::string(kHeader) + R"(
 TEST(PtxsimWarp, MatchWithExitedMembersIsADeadlockError) {
   auto m = load_or_fail(kDeadlockExited);
   ASSERT_TRUE(m);
-  auto r = m->launch("half_exit", {2}, {64}, 0, nullptr);
-  ASSERT_FALSE(r);
-  EXPECT_NE(
-      r.error().find("warp deadlock at line " +
-                     std::to_string(line_of(kDeadlockExited, "match.any"))),
-      std::string::npos)
-      << r.error();
+  std::string error = launch_error(*m, "half_exit", {2}, {64});
+  EXPECT_NE(error.find("warp deadlock at line " +
+                       std::to_string(line_of(kDeadlockExited, "match.any"))),
+            std::string::npos)
+      << error;
 }
 
 const std::string kDeadlockSplit = std::string(kHeader) + R"(
@@ -158,12 +156,9 @@ $L_other:
 TEST(PtxsimWarp, MatchAtDifferentInstructionsIsADeadlockError) {
   auto m = load_or_fail(kDeadlockSplit);
   ASSERT_TRUE(m);
-  auto r = m->launch("split_match", {1}, {32}, 0, nullptr);
-  ASSERT_FALSE(r);
-  EXPECT_NE(r.error().find("warp deadlock at line "), std::string::npos)
-      << r.error();
-  EXPECT_NE(r.error().find("match.any.sync.b64"), std::string::npos)
-      << r.error();
+  std::string error = launch_error(*m, "split_match", {1}, {32});
+  EXPECT_NE(error.find("warp deadlock at line "), std::string::npos) << error;
+  EXPECT_NE(error.find("match.any.sync.b64"), std::string::npos) << error;
 }
 
 const std::string kSpin = std::string(kHeader) + R"(
@@ -189,11 +184,10 @@ TEST(PtxsimWarp, SpinningForeverStopsAtTheInstructionLimit) {
   void *params[] = {&pf};
   LaunchOptions options;
   options.max_instructions = 2'000'000;
-  auto r = m->launch("spin", {2}, {64}, 0, params, options);
-  ASSERT_FALSE(r);
-  EXPECT_NE(r.error().find("instruction limit (2000000) exceeded"),
+  std::string error = launch_error(*m, "spin", {2}, {64}, params, options);
+  EXPECT_NE(error.find("instruction limit (2000000) exceeded"),
             std::string::npos)
-      << r.error();
+      << error;
   // With the flag set the same kernel finishes.
   flag = 1;
   auto ok = m->launch("spin", {2}, {64}, 0, params, options);
