@@ -177,6 +177,10 @@ private:
       const std::function<bool(const PtxToken &name, uint64_t bytes,
                                bool unsized, Ty type, uint32_t align)>
           &declare);
+  // One declared name and its dimensions (`a`, `b[4]`, `c[]`), after its
+  // declarator: its bytes (0 when unsized).
+  bool parse_declared_name(Ty type, uint32_t vec, PtxToken &name,
+                           uint64_t &bytes, bool &unsized);
   // A static .shared variable of `bytes`: its offset in the block's window.
   uint32_t place_shared(uint64_t bytes, uint32_t align);
   bool parse_initializer(GlobalVar &var, Ty type);
@@ -335,14 +339,11 @@ bool Parser::parse_declarations(
   if (!parse_declarator(type, align, vec))
     return false;
   for (;;) {
-    PtxToken name = next();
-    if (name.kind != PtxTokenKind::Word)
-      return fail(name, "expected a variable name");
-    uint64_t count;
+    PtxToken name;
+    uint64_t bytes;
     bool unsized;
-    if (!parse_dims(count, unsized))
+    if (!parse_declared_name(type, vec, name, bytes, unsized))
       return false;
-    uint64_t bytes = unsized ? 0 : count * type_bytes(type) * vec;
     if (!declare(name, bytes, unsized, type, align))
       return false;
     PtxToken sep = next();
@@ -351,6 +352,18 @@ bool Parser::parse_declarations(
     if (!sep.is(','))
       return fail(sep, "expected ',' or ';'");
   }
+}
+
+bool Parser::parse_declared_name(Ty type, uint32_t vec, PtxToken &name,
+                                 uint64_t &bytes, bool &unsized) {
+  name = next();
+  if (name.kind != PtxTokenKind::Word)
+    return fail(name, "expected a name");
+  uint64_t count;
+  if (!parse_dims(count, unsized))
+    return false;
+  bytes = unsized ? 0 : count * type_bytes(type) * vec;
+  return true;
 }
 
 uint32_t Parser::place_shared(uint64_t bytes, uint32_t align) {
@@ -479,16 +492,14 @@ bool Parser::parse_param_list(std::vector<ParamSlot> &out) {
     uint32_t align, vec;
     if (!parse_declarator(type, align, vec))
       return false;
-    PtxToken name = next();
-    if (name.kind != PtxTokenKind::Word)
-      return fail(name, "expected a parameter name");
-    uint64_t count;
+    PtxToken name;
+    uint64_t bytes;
     bool unsized;
-    if (!parse_dims(count, unsized))
+    if (!parse_declared_name(type, vec, name, bytes, unsized))
       return false;
     ParamSlot p;
     p.name = std::string(name.text);
-    p.size = static_cast<uint32_t>(count * type_bytes(type) * vec);
+    p.size = static_cast<uint32_t>(bytes);
     p.align = align;
     out.push_back(std::move(p));
     PtxToken sep = next();
