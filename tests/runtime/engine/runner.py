@@ -7,7 +7,8 @@ directives, one per line:
   NAME <name>               the test's name (starts a test)
   PROG <program>            run `ubtrace -e <program>` (rest of the line)
   RUN <shell command>       or run this command; {{UBTRACE}} is the binary,
-                            {{TESTPROGS}} the built test programs' folder
+                            {{TESTPROGS}} the built test programs' folder,
+                            {{FAULTPROGS}} the fault suite's hostile targets
   ARGS <words>              positional parameters after the program
   FLAGS <words>             extra ubtrace flags before -e
   EXPECT <text>             a line of the output equals <text>
@@ -128,6 +129,7 @@ def parse(path):
 def substitute(text, ctx):
     return (text.replace("{{UBTRACE}}", ctx["ubtrace"])
                 .replace("{{TESTPROGS}}", ctx["testprogs"])
+                .replace("{{FAULTPROGS}}", ctx["build"] + "/tests/faults/progs")
                 .replace("{{BUILD}}", ctx["build"]))
 
 
