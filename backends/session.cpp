@@ -67,6 +67,12 @@ private:
   // for it (see the event loop).
   bool line_open_ = false;
   bool flush_held_ = false;
+  // Text printed as is (printf, time, system, cat): whether it left its
+  // last line open.
+  void note_line_end(std::string_view text) {
+    if (!text.empty())
+      line_open_ = text.back() != '\n';
+  }
   std::vector<output::ParsedFormat> printf_, system_fmt_, cat_;
   bool exit_ = false;
   int exit_code_ = 0;
@@ -225,8 +231,7 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
     if (h.id < printf_.size()) {
       std::string text =
           printf_[h.id].format(bundle_.printf_formats[h.id], payload, fmt_);
-      if (!text.empty())
-        line_open_ = text.back() != '\n';
+      note_line_end(text);
       out_->printf(text);
     }
     return true;
@@ -277,8 +282,7 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
       return true;
     auto text = output::format_time(bundle_.time_formats[h.id], std::time(nullptr));
     if (text) {
-      if (!text->empty())
-        line_open_ = text->back() != '\n';
+      note_line_end(*text);
       out_->time(*text);
     }
     else
@@ -321,6 +325,7 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
     while ((n = fread(buf, 1, sizeof buf, p)) > 0)
       result.append(buf, n);
     pclose(p);
+    note_line_end(result);
     out_->syscall(result);
     return true;
   }
@@ -336,6 +341,7 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
     std::string text(max_cat_bytes_, '\0');
     f.read(text.data(), static_cast<std::streamsize>(max_cat_bytes_));
     text.resize(static_cast<size_t>(f.gcount()));
+    note_line_end(text);
     out_->cat(text);
     return true;
   }

@@ -97,8 +97,10 @@ void TextOutput::join(std::string_view text) {
   out_ << text << '\n';
 }
 
+// The command's output as it wrote it: its own last newline ends the line
+// (bpftrace adds none).
 void TextOutput::syscall(std::string_view text) {
-  out_ << text << '\n';
+  out_ << text;
 }
 
 void TextOutput::lost_events(uint64_t lost) {

@@ -27,7 +27,7 @@ TEST(Messages, PrintfTimeCatJoinSyscall) {
     x->syscall("a b c\n");
   }
   EXPECT_EQ(o.out.str(), "test \r \n \t \\ \" bar12:00:01\n1.0 2.0\n"
-                         "/bin/echo,'A'\na b c\n\n");
+                         "/bin/echo,'A'\na b c\n");
   EXPECT_EQ(o.json_out.str(),
             "{\"type\": \"printf\", \"data\": \"test \\r \\n \\t \\\\ \\\" "
             "bar\"}\n"
