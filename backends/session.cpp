@@ -90,6 +90,11 @@ private:
   output::PrintedMap printed(size_t map, size_t top, uint32_t div);
   void print_all_maps();
   void report_losses();
+  // How the traced process ended, when it ended the trace (process_end.h).
+  std::optional<ProcessEnd> target_end_;
+  bool agent_gone_said_ = false;
+  std::string agent_gone_text() const;
+  void report_target_end();
   // GPU: device maps copied into the region before they print; notices.
   void gpu_sync();
   void gpu_notice(const std::string &text);
@@ -414,6 +419,39 @@ void Session::print_all_maps() {
   output::print_maps_at_exit(*out_, std::move(maps));
 }
 
+std::string Session::agent_gone_text() const {
+  std::string who = "process " + std::to_string(target_->pid());
+  if (!target_->comm().empty())
+    who += " (" + target_->comm() + ")";
+  return "the agent in " + who +
+         " hung up: its probes no longer fire (the process exec'd another program or "
+         "closed the agent's descriptors)" +
+         (opts_.pid ? "; the trace ends" : "");
+}
+
+void Session::report_target_end() {
+  if (!target_end_)
+    return;
+  using Kind = runtime::inject::ExitStatus::Kind;
+  const auto &st = target_end_->status;
+  bool killed = st && st->kind == Kind::Signaled;
+  // A command's exit is the user's to see; its death by a signal, and any
+  // end of a process attached to, is said.
+  if (!killed && !opts_.pid)
+    return;
+  output::ProcessExit e;
+  e.pid = target_end_->pid;
+  e.comm = target_end_->comm;
+  e.message = describe(*target_end_);
+  if (st && st->kind == Kind::Exited)
+    e.exit_code = st->code;
+  if (killed) {
+    e.signal = st->code;
+    e.core_dumped = st->core_dumped;
+  }
+  out_->process_exit(e);
+}
+
 void Session::report_losses() {
   auto stats = consumer_->stats();
   if (stats.lost)
@@ -558,8 +596,10 @@ int Session::run() {
     // Addresses of the traced process print as symbols even after it exits.
     (void)symbols_->runtime().snapshot(target_->pid());
   }
-  if (!opts_.quiet)
+  if (!opts_.quiet) {
     out_->attached_probes(attached);
+    opts_.out->flush(); // -f json: a reader waiting for it sees it now
+  }
 
   for (size_t i : begins) {
     run_cli_probe(i);
@@ -616,17 +656,26 @@ int Session::run() {
       if (gpu_)
         if (auto ok = gpu_->service([this](const std::string &t) { gpu_notice(t); }); !ok)
           out_->runtime_error(ok.error(), {});
-      // The traced command is done: so is the trace (as with bpftrace -c).
-      if (target_->exited()) {
+      // The traced process is done: so is the trace (as with bpftrace -c
+      // and -p).
+      if ((target_end_ = target_->ended())) {
         drain();
         break;
+      }
+      // Its agent is gone: nothing fires any more. A -p trace ends there;
+      // a command (-c) is waited for, as bpftrace does.
+      if (target_->agent_gone() && !agent_gone_said_) {
+        agent_gone_said_ = true;
+        out_->runtime_error(agent_gone_text(), {});
+        if (opts_.pid)
+          break;
       }
     }
   }
   if (gpu_) {
     // A trace ending before the target: copy the device maps now. (A
     // target that exited read them back in its exit hooks.)
-    if (target_ && !target_->exited())
+    if (target_ && !target_end_)
       gpu_sync();
     auto notice = [this](const std::string &t) { gpu_notice(t); };
     (void)gpu_->service(notice);
@@ -641,6 +690,7 @@ int Session::run() {
     drain();
   }
   drain();
+  report_target_end();
   report_losses();
   if (print_maps_)
     print_all_maps();

@@ -1,5 +1,13 @@
 // A running trace: the maps region, the loaded programs, the backends the
 // selector picked for each probe, the event loop and the printing at exit.
+//
+// The end of the traced process ends the trace (-c: the command exits; -p:
+// the process exits, dies or stays an unreaped zombie; -p also when its
+// agent hangs up). How it ended is said, never passed on: run_session()
+// returns the trace's own status (0, exit(n)'s n, 1 on errors), as
+// bpftrace does, and a target killed by a signal (-c, -p) or any end of a
+// -p target is reported through Output::process_exit (stderr, or a
+// "process_exit" JSON record). man/ubtrace.8, THE TRACED PROCESS ENDS.
 #pragma once
 
 #include <atomic>

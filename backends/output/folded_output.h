@@ -41,6 +41,10 @@ public:
   void join(std::string_view text) override { text_.join(text); }
   void syscall(std::string_view text) override { text_.syscall(text); }
   void lost_events(uint64_t lost) override { text_.lost_events(lost); }
+  void lost_hits(const LostHits &lost) override { text_.lost_hits(lost); }
+  void process_exit(const ProcessExit &exit) override {
+    text_.process_exit(exit);
+  }
   void attached_probes(uint64_t probes) override {
     text_.attached_probes(probes);
   }

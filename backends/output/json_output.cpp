@@ -119,6 +119,26 @@ void JsonOutput::lost_events(uint64_t lost) {
        << ", \"data\": {\"events\": " << lost << "}}\n";
 }
 
+void JsonOutput::lost_hits(const LostHits &lost) {
+  out_ << message("lost_hits", "{\"count\": " + json_uint(lost.count) +
+                                   ", \"reason\": " + json_string(lost.reason) +
+                                   ", \"msg\": " + json_string(lost.message) +
+                                   "}");
+}
+
+void JsonOutput::process_exit(const ProcessExit &exit) {
+  auto number = [](const std::optional<int> &v) {
+    return v ? json_int(*v) : std::string("null");
+  };
+  out_ << message("process_exit",
+                  "{\"pid\": " + json_int(exit.pid) +
+                      ", \"comm\": " + json_string(exit.comm) +
+                      ", \"exit_code\": " + number(exit.exit_code) +
+                      ", \"signal\": " + number(exit.signal) +
+                      ", \"core_dumped\": " + (exit.core_dumped ? "true" : "false") +
+                      ", \"msg\": " + json_string(exit.message) + "}");
+}
+
 void JsonOutput::attached_probes(uint64_t probes) {
   out_ << "{\"type\": \"attached_probes\", \"count\": " << probes
        << ", \"data\": {\"probes\": " << probes << "}}\n";

@@ -21,6 +21,8 @@ public:
   void join(std::string_view text) override;
   void syscall(std::string_view text) override;
   void lost_events(uint64_t lost) override;
+  void lost_hits(const LostHits &lost) override;
+  void process_exit(const ProcessExit &exit) override;
   void attached_probes(uint64_t probes) override;
   void helper_error(std::string_view message, std::string_view helper,
                     int retcode,

@@ -8,6 +8,7 @@
 #include "backends/output/value.h"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,6 +27,24 @@ struct SourceLocation {
 };
 
 enum class Severity : uint8_t { Warning, Error };
+
+// Probe runs the traced process lost, by reason (a nested hit skipped, a
+// return not traced, ...): one line each at exit, after "Lost N events".
+struct LostHits {
+  uint64_t count = 0;
+  std::string reason;  // a stable key for JSON ("nested", ...)
+  std::string message; // the whole sentence text output prints
+};
+
+// How the traced process ended, when the trace says so (process_end.h).
+struct ProcessExit {
+  int64_t pid = 0;
+  std::string comm;
+  std::string message; // the sentence text output prints
+  std::optional<int> exit_code; // exited
+  std::optional<int> signal;    // killed by a signal
+  bool core_dumped = false;
+};
 
 class Output {
 public:
@@ -47,6 +66,8 @@ public:
   virtual void join(std::string_view text) = 0;
   virtual void syscall(std::string_view text) = 0;
   virtual void lost_events(uint64_t lost) = 0;
+  virtual void lost_hits(const LostHits &lost) = 0;
+  virtual void process_exit(const ProcessExit &exit) = 0;
   virtual void attached_probes(uint64_t probes) = 0;
   // A helper call failed at run time. `message` is what text output says
   // (e.g. "Map full; can't update element..."), `helper` the helper's name;

@@ -107,6 +107,14 @@ void TextOutput::lost_events(uint64_t lost) {
   err_ << "Lost " << lost << " events\n";
 }
 
+void TextOutput::lost_hits(const LostHits &lost) {
+  err_ << lost.message << '\n';
+}
+
+void TextOutput::process_exit(const ProcessExit &exit) {
+  err_ << exit.message << '\n';
+}
+
 void TextOutput::attached_probes(uint64_t probes) {
   err_ << "Attached " << probes << (probes == 1 ? " probe\n" : " probes\n");
 }

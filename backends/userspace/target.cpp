@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <poll.h>
 #include <unordered_map>
 #include <unistd.h>
 
@@ -33,6 +34,12 @@ static std::string hex_address(uint64_t a) {
   return buf;
 }
 
+// The peer closed the channel (what it sent before is read first).
+static bool channel_hung_up(int sock) {
+  struct pollfd p = {sock, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
+}
+
 static std::string busy_message(int pid) {
   return "process " + std::to_string(pid) +
          " is traced by another ubtrace already (one at a time per process)";
@@ -44,7 +51,10 @@ struct UserspaceTarget::Impl {
   int pid = 0;
   bool waiting = false; // a spawned command waits for Go
   bool detached = false;
-  std::optional<runtime::inject::ExitStatus> status;
+  bool agent_gone = false; // the agent hung up
+  std::string comm;
+  std::optional<ProcessWatch> watch; // -p: the process is not our child
+  std::optional<ProcessEnd> end;
   std::vector<agent::Message> notices; // arrived while waiting for replies
 
   // What install() and later library loads need.
@@ -120,7 +130,7 @@ UserspaceTarget::~UserspaceTarget() {
   if (impl_->spawned) {
     // A command we started and that still runs ends with the trace (as
     // with bpftrace -c); the SpawnedProcess reaps it.
-    if (!impl_->status)
+    if (!impl_->end)
       (void)impl_->spawned->kill(SIGTERM);
     auto st = impl_->spawned->wait();
     (void)st;
@@ -166,6 +176,7 @@ Result<std::unique_ptr<UserspaceTarget>> UserspaceTarget::launch(const std::stri
   auto spoke = impl->spawned->await_agent(10000ms);
   if (!spoke)
     return make_error("the agent did not start in '" + command + "': " + spoke.error());
+  impl->comm = process_comm(impl->pid); // the program's, after its exec
   auto hi = impl->hello();
   if (!hi)
     return std::move(hi).take_error();
@@ -174,6 +185,8 @@ Result<std::unique_ptr<UserspaceTarget>> UserspaceTarget::launch(const std::stri
 
 Result<std::unique_ptr<UserspaceTarget>> UserspaceTarget::attach(int pid,
                                                                  const std::string &agent) {
+  // Watched from before the injection: its start time pins the process.
+  ProcessWatch watch = ProcessWatch::open(pid);
   auto listener = runtime::inject::AgentListener::create_for(pid);
   if (!listener)
     return std::move(listener).take_error();
@@ -198,6 +211,8 @@ Result<std::unique_ptr<UserspaceTarget>> UserspaceTarget::attach(int pid,
   auto impl = std::make_unique<Impl>();
   impl->pid = pid;
   impl->sock = channel->release_fd().release();
+  impl->comm = process_comm(pid);
+  impl->watch.emplace(std::move(watch));
   auto hi = impl->hello();
   if (!hi)
     return std::move(hi).take_error();
@@ -549,8 +564,17 @@ Result<size_t> UserspaceTarget::service() {
       im.notices.erase(im.notices.begin());
     } else {
       auto r = agent::recv_message(im.sock, 0);
-      if (!r)
-        break; // nothing now (or the channel is gone: exited() tells)
+      if (!r) {
+        // Nothing now, or the agent hung up (all it sent is read). A
+        // process that dies closes its files a moment before it can be
+        // seen to have ended: give it that moment, so that ended() tells
+        // a death from an agent gone from a live process.
+        if (!im.agent_gone && channel_hung_up(im.sock)) {
+          im.agent_gone = true;
+          (void)wait_ended(2000ms);
+        }
+        break;
+      }
       m = std::move(*r);
     }
     if (m.type != agent::MsgType::Library)
@@ -590,29 +614,45 @@ Result<void> UserspaceTarget::go() {
   return {};
 }
 
-std::optional<runtime::inject::ExitStatus> UserspaceTarget::exited() {
-  if (impl_->status)
-    return impl_->status;
-  if (impl_->spawned) {
-    auto st = impl_->spawned->try_wait();
+std::optional<ProcessEnd> UserspaceTarget::ended() {
+  Impl &im = *impl_;
+  if (im.end)
+    return im.end;
+  if (im.spawned) {
+    auto st = im.spawned->try_wait();
     if (st && *st)
-      impl_->status = **st;
-    return impl_->status;
+      im.end = ProcessEnd{im.pid, im.comm, **st};
+  } else if (im.watch) {
+    im.end = im.watch->poll();
   }
-  if (kill(impl_->pid, 0) != 0 && errno == ESRCH)
-    impl_->status = runtime::inject::ExitStatus{};
-  return impl_->status;
+  return im.end;
 }
 
-int UserspaceTarget::exit_fd() const {
-  return impl_->spawned ? impl_->spawned->pidfd() : -1;
+bool UserspaceTarget::agent_gone() const { return impl_->agent_gone; }
+
+std::optional<ProcessEnd> UserspaceTarget::wait_ended(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  int fd = impl_->spawned ? impl_->spawned->pidfd() : impl_->watch ? impl_->watch->fd() : -1;
+  for (;;) {
+    if (auto end = ended())
+      return end;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      return std::nullopt;
+    // Without a pidfd, look again every 10 ms.
+    struct pollfd p = {fd, POLLIN, 0};
+    (void)::poll(&p, fd >= 0 ? 1 : 0, fd >= 0 ? static_cast<int>(left.count()) : 10);
+  }
 }
+
+const std::string &UserspaceTarget::comm() const { return impl_->comm; }
 
 void UserspaceTarget::detach() {
   if (impl_->detached || impl_->sock < 0)
     return;
   impl_->detached = true;
-  if (!exited())
+  if (!ended() && !impl_->agent_gone)
     (void)impl_->call(agent::Message{agent::MsgType::Detach, {}, -1});
 }
 

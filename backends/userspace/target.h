@@ -5,6 +5,7 @@
 // symbols) and asks the agent to hook them.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -13,7 +14,7 @@
 
 #include "backends/program_set.h"
 #include "runtime/bundle.h"
-#include "runtime/inject/exit_status.h"
+#include "backends/userspace/process_end.h"
 #include "runtime/maps/region.h"
 #include "runtime/result.h"
 
@@ -55,11 +56,18 @@ public:
   const std::string &jit_error() const;
   // Lets a spawned command run (no-op for -p).
   Result<void> go();
-  // The process's end, once it ended (non-blocking); -p targets report
-  // nothing (they are not our children) until kill(pid, 0) fails.
-  std::optional<runtime::inject::ExitStatus> exited();
-  // A descriptor readable when the process exits (-1 if none).
-  int exit_fd() const;
+  // The process's end, once it ended (non-blocking): a command's wait
+  // status; for -p what its zombie still shows (process_end.h), a zombie
+  // nobody reaps included.
+  std::optional<ProcessEnd> ended();
+  // The agent closed its channel while the process may live on (it exec'd
+  // another program, or closed the agent's descriptors): no probe fires
+  // any more. Learnt by service().
+  bool agent_gone() const;
+  // Waits up to `timeout` for the process to end (its end, or nullopt).
+  std::optional<ProcessEnd> wait_ended(std::chrono::milliseconds timeout);
+  // The name the process had when the trace began.
+  const std::string &comm() const;
   // Removes every hook; the process runs on untraced.
   void detach();
 

@@ -1,0 +1,113 @@
+#include "backends/userspace/process_end.h"
+
+#include <cerrno>
+#include <dirent.h>
+#include <fstream>
+#include <iterator>
+#include <poll.h>
+#include <sstream>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <vector>
+
+namespace ubtrace::backends {
+namespace {
+
+// What /proc/PID/stat says of a process: the fields after the name (which
+// may hold spaces and parentheses: it ends at the last ')').
+struct ProcStat {
+  char state = '?';
+  unsigned long long start_time = 0; // field 22, clock ticks since boot
+  int exit_code = 0;                 // field 52, a wait status
+};
+
+std::optional<ProcStat> read_stat(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  if (!f)
+    return std::nullopt;
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  size_t close = text.rfind(')');
+  if (close == std::string::npos)
+    return std::nullopt;
+  std::istringstream rest(text.substr(close + 1));
+  std::vector<std::string> fields; // fields[0] is field 3 (the state)
+  for (std::string word; rest >> word;)
+    fields.push_back(word);
+  if (fields.size() < 20 || fields[0].empty())
+    return std::nullopt;
+  ProcStat s;
+  s.state = fields[0][0];
+  s.start_time = std::stoull(fields[19]);
+  if (fields.size() >= 50)
+    s.exit_code = std::stoi(fields[49]);
+  return s;
+}
+
+// A zombie whose threads are all gone (a leader that left with
+// pthread_exit shows 'Z' while the others run).
+bool whole_process_dead(pid_t pid, const ProcStat &s) {
+  if (s.state != 'Z' && s.state != 'X')
+    return false;
+  DIR *d = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
+  if (!d)
+    return true;
+  int tasks = 0;
+  while (struct dirent *e = readdir(d))
+    if (e->d_name[0] != '.')
+      ++tasks;
+  closedir(d);
+  return tasks <= 1;
+}
+
+} // namespace
+
+std::string describe(const ProcessEnd &end) {
+  std::string who = "Process " + std::to_string(end.pid);
+  if (!end.comm.empty())
+    who += " (" + end.comm + ")";
+  if (!end.status)
+    return who + " ended (its parent collected its exit status first)";
+  if (end.status->kind == runtime::inject::ExitStatus::Kind::Signaled)
+    return who + " was " + end.status->describe();
+  return who + " " + end.status->describe();
+}
+
+std::string process_comm(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(f, name);
+  return name;
+}
+
+ProcessWatch ProcessWatch::open(pid_t pid) {
+  ProcessWatch w;
+  w.pid_ = pid;
+  w.comm_ = process_comm(pid);
+  if (auto s = read_stat(pid))
+    w.start_time_ = s->start_time;
+  w.pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  return w;
+}
+
+std::optional<ProcessEnd> ProcessWatch::poll() {
+  if (end_)
+    return end_;
+  if (pidfd_.valid()) {
+    struct pollfd p = {pidfd_.get(), POLLIN, 0};
+    if (::poll(&p, 1, 0) <= 0)
+      return std::nullopt;
+  }
+  // Read after the pidfd said so: the exit code is set by then.
+  auto stat = read_stat(pid_);
+  bool same = stat && stat->start_time == start_time_;
+  if (!pidfd_.valid() && same && !whole_process_dead(pid_, *stat))
+    return std::nullopt;
+  ProcessEnd end{pid_, comm_, std::nullopt};
+  // Still a zombie (nobody reaped it yet): its wait status is readable.
+  if (same && (stat->state == 'Z' || stat->state == 'X'))
+    end.status = runtime::inject::ExitStatus::from_wait_status(stat->exit_code);
+  end_ = end;
+  return end_;
+}
+
+} // namespace ubtrace::backends
