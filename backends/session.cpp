@@ -20,6 +20,7 @@
 #include "backends/output/text_output.h"
 #include "backends/output/time_format.h"
 #include "backends/gpu/gpu_backend.h" // GPU probes (backends/gpu)
+#include "backends/loss_report.h"
 #include "backends/program_set.h"
 #include "backends/user_symbols.h"
 #include "backends/userspace/target.h"
@@ -456,6 +457,15 @@ void Session::report_losses() {
   auto stats = consumer_->stats();
   if (stats.lost)
     out_->lost_events(stats.lost);
+  // Everything else lost on the way, in the agent or in the region.
+  agent::NamedValues counters;
+  if (target_)
+    counters = target_->agent_counters();
+  counters.emplace_back(kRegionSlotExhausted, region_->slot_exhausted());
+  counters.emplace_back(kRingDeadWriters, stats.dead_writer_skips);
+  counters.emplace_back(kRingStalledWriters, stats.abandoned);
+  for (const auto &lost : describe_losses(counters, {region_->thread_slots()}))
+    out_->lost_hits(lost);
   for (size_t i = 0; i < bundle_.maps.size(); i++) {
     if (bundle_.maps[i].role != runtime::MapRole::User)
       continue;
@@ -683,8 +693,10 @@ int Session::run() {
       gpu_notice("the traced program loaded no CUDA code through the driver: "
                  "GPU probes did not run");
   }
-  if (target_)
+  if (target_) {
+    target_->collect_counters();
     target_->detach();
+  }
   for (size_t i : ends) {
     run_cli_probe(i);
     drain();

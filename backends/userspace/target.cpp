@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unistd.h>
 
+#include "runtime/agent/named_values.h"
 #include "runtime/agent/program_wire.h"
 #include "runtime/agent/protocol.h"
 #include "runtime/inject/channel.h"
@@ -56,6 +57,9 @@ struct UserspaceTarget::Impl {
   std::optional<ProcessWatch> watch; // -p: the process is not our child
   std::optional<ProcessEnd> end;
   std::vector<agent::Message> notices; // arrived while waiting for replies
+  agent::NamedValues counters;         // the agent's, as last read
+  bool counters_final = false;         // sent by the agent as it exited
+  std::chrono::steady_clock::time_point counters_read{};
 
   // What install() and later library loads need.
   const runtime::Bundle *bundle = nullptr;
@@ -107,6 +111,35 @@ struct UserspaceTarget::Impl {
       return make_error(busy_message(pid));
     waiting = h.waiting != 0;
     return {};
+  }
+
+  // A request whose reply carries data: the reply's payload after its
+  // ReplyMsg. Notices that come first are kept for service().
+  Result<std::vector<uint8_t>> call_for_payload(const agent::Message &m) {
+    auto sent = agent::send_message(sock, m);
+    if (!sent)
+      return std::move(sent).take_error();
+    for (;;) {
+      auto r = agent::recv_message(sock, 10000);
+      if (!r)
+        return make_error("agent channel: " + r.error());
+      if (r->type != agent::MsgType::Reply) {
+        notices.push_back(std::move(*r));
+        continue;
+      }
+      agent::ReplyMsg reply{};
+      if (!r->read(reply) || reply.status != 0)
+        return make_error("the agent refused a request");
+      return std::vector<uint8_t>(r->payload.begin() + sizeof reply, r->payload.end());
+    }
+  }
+
+  void refresh_counters() {
+    if (counters_final || detached || agent_gone || end)
+      return;
+    if (auto p = call_for_payload(agent::Message{agent::MsgType::Stats, {}, -1}))
+      counters = agent::read_named_values(*p);
+    counters_read = std::chrono::steady_clock::now();
   }
 
   Result<uint64_t> call(const agent::Message &m) {
@@ -363,34 +396,12 @@ Result<void> UserspaceTarget::Impl::load_native(const runtime::Bundle &bundle,
     return make_error("JIT: " + object.error());
 
   // The agent's helper addresses.
-  std::string err;
-  auto sent = agent::send_message(sock, agent::Message{agent::MsgType::Symbols, {}, -1});
-  if (!sent)
-    return std::move(sent).take_error();
+  auto listed = call_for_payload(agent::Message{agent::MsgType::Symbols, {}, -1});
+  if (!listed)
+    return std::move(listed).take_error();
   jit::SymbolTable symbols;
-  for (;;) {
-    auto r = agent::recv_message(sock, 10000);
-    if (!r)
-      return make_error("agent channel: " + r.error());
-    if (r->type != agent::MsgType::Reply) {
-      notices.push_back(std::move(*r));
-      continue;
-    }
-    size_t at = sizeof(agent::ReplyMsg);
-    const auto &p = r->payload;
-    while (at + 4 <= p.size()) {
-      uint32_t len;
-      std::memcpy(&len, p.data() + at, 4);
-      if (at + 4 + len + 8 > p.size())
-        break;
-      std::string name(reinterpret_cast<const char *>(p.data() + at + 4), len);
-      uint64_t addr;
-      std::memcpy(&addr, p.data() + at + 4 + len, 8);
-      symbols[name] = addr;
-      at += 4 + len + 8;
-    }
-    break;
-  }
+  for (auto &[name, address] : agent::read_named_values(*listed))
+    symbols[name] = address;
 
   agent::AllocCodeMsg a{object->image_size, object->alignment};
   auto address = call(agent::Message::of(agent::MsgType::AllocCode, a));
@@ -577,7 +588,12 @@ Result<size_t> UserspaceTarget::service() {
       }
       m = std::move(*r);
     }
-    if (m.type != agent::MsgType::Library)
+    if (m.type == agent::MsgType::Counters) {
+      im.counters = agent::read_named_values(m.payload);
+      im.counters_final = true;
+      continue;
+    }
+    if (m.type != agent::MsgType::Library || im.end)
       continue;
     std::string path(m.payload.begin(), m.payload.end());
     auto space = runtime::symbols::AddressSpace::snapshot(im.pid);
@@ -597,7 +613,21 @@ Result<size_t> UserspaceTarget::service() {
       break;
     (void)path;
   }
+  if (std::chrono::steady_clock::now() - im.counters_read >= 250ms)
+    im.refresh_counters();
   return im.hooked - before;
+}
+
+const agent::NamedValues &UserspaceTarget::agent_counters() const {
+  return impl_->counters;
+}
+
+void UserspaceTarget::collect_counters() {
+  Impl &im = *impl_;
+  // What the agent sent before it went (its exit notice among it).
+  (void)service();
+  if (!ended())
+    im.refresh_counters();
 }
 
 size_t UserspaceTarget::pending() const { return impl_->pending.size(); }

@@ -15,6 +15,7 @@
 #include "backends/program_set.h"
 #include "runtime/bundle.h"
 #include "backends/userspace/process_end.h"
+#include "runtime/agent/named_values.h"
 #include "runtime/maps/region.h"
 #include "runtime/result.h"
 
@@ -68,6 +69,13 @@ public:
   std::optional<ProcessEnd> wait_ended(std::chrono::milliseconds timeout);
   // The name the process had when the trace began.
   const std::string &comm() const;
+  // The agent's loss counters of this session (runtime/agent/
+  // agent_counters.h), as last read: service() asks every 250 ms, the
+  // agent sends their last values as the process exits, and
+  // collect_counters() asks once more at the end of a trace that outlives
+  // neither. A process that dies of a signal leaves the last ones asked.
+  const agent::NamedValues &agent_counters() const;
+  void collect_counters();
   // Removes every hook; the process runs on untraced.
   void detach();
 

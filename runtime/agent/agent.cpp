@@ -26,7 +26,9 @@
 #include <vector>
 
 #include "runtime/abi.h"
+#include "runtime/agent/named_values.h"
 #include "runtime/agent/program_wire.h"
+#include "runtime/agent/session_counters.h"
 #include "runtime/agent/protocol.h"
 #include "runtime/helpers/all_helpers.h"
 #include "runtime/agent/agent_thread.h"
@@ -115,7 +117,6 @@ public:
   void wait_go();   // the constructor of a spawned target waits here
   void handle(const Message &m);
 
-  std::atomic<uint64_t> errors{0}; // interpreted runs that stopped early
 
   // A thread returning from dlopen: tell the CLI and wait (bounded) until
   // it has hooked the new library's probes.
@@ -203,8 +204,8 @@ void on_hit(runtime::hook::PtRegs *regs, void *user) {
       continue;
     }
     vm::RunResult r = vm::run(*s->program, &ctx);
-    if (r.status != vm::RunStatus::Ok)
-      g_agent->errors.fetch_add(1, std::memory_order_relaxed);
+    if (r.status != vm::RunStatus::Ok && size_t(r.status) < std::size(g_run_errors))
+      g_run_errors[size_t(r.status)].fetch_add(1, std::memory_order_relaxed);
   }
 }
 
@@ -428,16 +429,9 @@ void Agent::handle(const Message &m) {
   case MsgType::Symbols: {
     // What remote images link against: helpers by id, map iteration, and
     // the libcalls LLVM may emit.
-    ReplyMsg r{0, 0, 0};
-    Message out = Message::of(MsgType::Reply, r);
+    Message out = Message::of(MsgType::Reply, ReplyMsg{0, 0, 0});
     auto add = [&](const std::string &name, const void *addr) {
-      uint32_t len = static_cast<uint32_t>(name.size());
-      uint64_t a = reinterpret_cast<uint64_t>(addr);
-      size_t at = out.payload.size();
-      out.payload.resize(at + 4 + len + 8);
-      std::memcpy(out.payload.data() + at, &len, 4);
-      std::memcpy(out.payload.data() + at + 4, name.data(), len);
-      std::memcpy(out.payload.data() + at + 4 + len, &a, 8);
+      append_named_value(out.payload, name, reinterpret_cast<uint64_t>(addr));
     };
     const auto &by_id = helpers_.by_id();
     for (size_t id = 0; id < by_id.size(); id++)
@@ -535,6 +529,8 @@ void Agent::handle(const Message &m) {
     release_waiter();
     return;
   case MsgType::Detach:
+    // The CLI has asked for the counters: no exit report after this.
+    disarm_exit_report();
     ending_.store(true, std::memory_order_release);
     detach_all();
     reply(0);
@@ -555,18 +551,17 @@ void Agent::handle(const Message &m) {
     reply(0);
     return;
   case MsgType::Stats: {
-    auto hs = runtime::hook::hook_stats();
-    StatsMsg s{0, hs.nested_skips, errors.load(), hs.attached};
-    ReplyMsg r{0, 0, 0};
-    Message out = Message::of(MsgType::Reply, r);
-    out.payload.resize(sizeof r + sizeof s);
-    std::memcpy(out.payload.data() + sizeof r, &s, sizeof s);
+    Message out = Message::of(MsgType::Reply, ReplyMsg{0, 0, 0});
+    uint8_t counters[kEncodedCountersMax];
+    size_t n = encode_session_counters(counters);
+    out.payload.insert(out.payload.end(), counters, counters + n);
     (void)send(out);
     return;
   }
   case MsgType::Hello:
   case MsgType::Reply:
   case MsgType::Library:
+  case MsgType::Counters:
   // GPU messages travel on the GPU channel (runtime/agent/gpu), not here.
   case MsgType::GpuHello:
   case MsgType::GpuSetup:
@@ -589,6 +584,7 @@ void Agent::serve() {
     handle(*m);
   }
   // The CLI died or closed the channel: the target runs on, untraced.
+  disarm_exit_report();
   ending_.store(true, std::memory_order_release);
   detach_all();
   release_waiter();
@@ -673,7 +669,10 @@ int start_session(int sock, bool spawned) {
     return -1;
   }
   g_agent = agent;
+  start_session_counters();
+  arm_exit_report(sock);
   if (!start_agent_thread(serve_thread, agent)) {
+    disarm_exit_report();
     g_agent = nullptr;
     pthread_mutex_unlock(&g_session_lock);
     close(sock);

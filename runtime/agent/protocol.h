@@ -20,7 +20,7 @@
 
 namespace ubtrace::agent {
 
-inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;
 inline constexpr const char *kFdEnv = "UBTRACE_AGENT_FD";
 inline constexpr const char *kSocketPrefix = "ubtrace-agent."; // + pid, abstract
 // What the injector calls after dlopen (-p): `int (const char *)`, 0 when a
@@ -34,6 +34,8 @@ enum class MsgType : uint32_t {
   Library = 3, // the path of a library the target just loaded; the loading
                // thread waits (bounded) for LibraryDone, so probes in the
                // library are hooked before its functions can run
+  Counters = 4, // the session's loss counters (named_values.h), sent once
+                // as the process exits (exit(), return from main)
   // CLI -> agent
   Region = 10,    // the maps region: its fd travels with the message; the
                   // reply's value is where the agent mapped it
@@ -42,7 +44,8 @@ enum class MsgType : uint32_t {
   Semaphore = 13, // SemaphoreMsg: a USDT semaphore to enable
   Go = 14,        // setup done: let the target run
   Detach = 15,    // remove every hook; the agent then goes quiet
-  Stats = 16,     // the reply carries StatsMsg
+  Stats = 16,     // after the ReplyMsg, the session's loss counters
+                  // (named_values.h; agent_counters.h names them)
   WatchLibraries = 17, // report libraries loaded from now on (Library)
   LibraryDone = 18,    // the CLI has hooked what the last Library needed
   Symbols = 19,   // the reply lists the agent's helper addresses (below)
@@ -155,14 +158,6 @@ struct CodeMsg {
 
 struct SemaphoreMsg {
   uint64_t address; // of the u16 semaphore in the target
-};
-
-struct StatsMsg {
-  uint64_t hits;        // reserved (probe runs are not counted: a shared
-                        // counter would cost every hit a contended atomic)
-  uint64_t nested_skips;
-  uint64_t errors;      // runs that stopped with an error
-  uint64_t hooks;       // installed now
 };
 
 // One message: header, payload and optionally a file descriptor.

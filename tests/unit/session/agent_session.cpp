@@ -1,5 +1,6 @@
 #include "tests/unit/session/agent_session.h"
 
+#include "runtime/agent/named_values.h"
 #include "runtime/agent/program_wire.h"
 #include "runtime/inject/channel.h"
 #include "runtime/inject/injector.h"
@@ -174,18 +175,9 @@ Result<void> AgentSession::load_native(const runtime::Bundle &bundle,
   if (!r || r->type != agent::MsgType::Reply)
     return make_error("no reply to Symbols");
   jit::SymbolTable symbols;
-  const auto &p = r->payload;
-  for (size_t at = sizeof(agent::ReplyMsg); at + 4 <= p.size();) {
-    uint32_t len;
-    std::memcpy(&len, p.data() + at, 4);
-    if (at + 4 + len + 8 > p.size())
-      break;
-    uint64_t addr;
-    std::memcpy(&addr, p.data() + at + 4 + len, 8);
-    symbols[std::string(reinterpret_cast<const char *>(p.data() + at + 4),
-                        len)] = addr;
-    at += 4 + len + 8;
-  }
+  for (auto &[name, address] :
+       agent::read_named_values(r->payload, sizeof(agent::ReplyMsg)))
+    symbols[name] = address;
 
   agent::AllocCodeMsg a{object->image_size, object->alignment};
   auto address = call(agent::Message::of(agent::MsgType::AllocCode, a));

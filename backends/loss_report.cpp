@@ -1,0 +1,72 @@
+#include "backends/loss_report.h"
+
+#include <cstring>
+
+#include "runtime/agent/agent_counters.h"
+
+namespace ubtrace::backends {
+namespace {
+
+struct Meaning {
+  const char *name;
+  const char *reason; // the JSON key
+  const char *what;   // the counted thing, singular (an 's' makes it plural)
+  const char *why;
+};
+
+namespace c = agent::counter;
+
+constexpr Meaning kMeanings[] = {
+    {c::kNestedSkips, "nested", "probe hit",
+     "skipped: nested in a signal handler or in another probe's run"},
+    {c::kShadowOverflows, "return_depth", "return probe hit",
+     "skipped: more than 64 return-probed calls were live on the thread"},
+    {c::kRefusedClaims, "thread_state", "probe hit",
+     "skipped: no hook state left for the thread (4096 threads at once)"},
+    {c::kVectorSkips, "installing", "probe hit", "skipped: the probe was being installed"},
+    {c::kUnwoundEntries, "unwound", "return probe hit",
+     "missed: the frame was unwound (a C++ exception or a thread cancellation)"},
+    {c::kInsnBudget, "insn_budget", "probe run",
+     "stopped early: past the interpreter's instruction budget"},
+    {c::kMissingHelper, "missing_helper", "probe run",
+     "stopped early: it called a helper the agent lacks"},
+    {kRingDeadWriters, "dead_writer", "event",
+     "lost: the writer died before submitting"},
+    {kRingStalledWriters, "stalled_writer", "event",
+     "lost: the writer stalled for more than 5 s"},
+};
+
+} // namespace
+
+std::vector<output::LostHits> describe_losses(const agent::NamedValues &counters,
+                                              const LossContext &context) {
+  std::vector<output::LostHits> out;
+  for (const auto &[name, count] : counters) {
+    if (!count)
+      continue;
+    std::string n = std::to_string(count);
+    output::LostHits l{count, name, ""};
+    if (name == kRegionSlotExhausted) {
+      l.reason = "thread_slot";
+      l.message = n + (count == 1 ? " probe hit" : " probe hits") +
+                  " lost map updates or events: no thread slot left (" +
+                  std::to_string(context.thread_slots) + " threads at once)";
+      out.push_back(std::move(l));
+      continue;
+    }
+    const Meaning *m = nullptr;
+    for (const auto &candidate : kMeanings)
+      if (name == candidate.name)
+        m = &candidate;
+    if (m) {
+      l.reason = m->reason;
+      l.message = n + " " + m->what + (count == 1 ? " " : "s ") + m->why;
+    } else {
+      l.message = n + " probe hits lost (" + name + ")";
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+} // namespace ubtrace::backends

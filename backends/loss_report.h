@@ -1,0 +1,29 @@
+// What every loss counter of a trace means, in the sentence printed at exit
+// after "Lost N events" (text: stderr; -f json: a "lost_hits" record with
+// the reason's key). Counters come as named values: the agent's
+// (runtime/agent/agent_counters.h) and the CLI's own reading of the maps
+// region (kRegion* below). Zero counters print nothing; a name this table
+// does not know (an agent newer than the table) still prints, with its
+// name. The texts are documented in man/ubtrace.8 (LOSSES).
+#pragma once
+
+#include <vector>
+
+#include "backends/output/output.h"
+#include "runtime/agent/named_values.h"
+
+namespace ubtrace::backends {
+
+// Counters of the maps region, read by the CLI.
+inline constexpr const char *kRegionSlotExhausted = "region_slot_exhausted";
+inline constexpr const char *kRingDeadWriters = "ring_dead_writers";
+inline constexpr const char *kRingStalledWriters = "ring_stalled_writers";
+
+struct LossContext {
+  uint32_t thread_slots = 0; // the region's, for the slot sentence
+};
+
+std::vector<output::LostHits> describe_losses(const agent::NamedValues &counters,
+                                              const LossContext &context);
+
+} // namespace ubtrace::backends

@@ -1,0 +1,29 @@
+// The agent's loss counters, by the names they travel under (the Stats
+// reply and the Counters notice, named_values.h). Each counts probe hits
+// of this session that did not run, or ran only in part; the CLI prints
+// the ones that are not zero at exit (backends/loss_report.h says how).
+// Counters the hook runtime keeps since the process started are reported
+// relative to the session's start, so a second `ubtrace -p` on a process
+// does not inherit the first one's.
+#pragma once
+
+namespace ubtrace::agent::counter {
+
+// A hit on a thread already running a probe: a signal handler interrupted
+// the probe, or the probe's own code called a probed function.
+inline constexpr const char *kNestedSkips = "nested_skips";
+// A return not traced: the thread had 64 return-probed calls live.
+inline constexpr const char *kShadowOverflows = "shadow_overflows";
+// A hit on a thread that found no free hook state (4096 threads).
+inline constexpr const char *kRefusedClaims = "refused_claims";
+// A hit skipped while its probe was being installed.
+inline constexpr const char *kVectorSkips = "vector_skips";
+// Returns that never fire: their frames were unwound (C++ exception,
+// thread cancellation).
+inline constexpr const char *kUnwoundEntries = "unwound_entries";
+// Interpreted runs stopped early: past the instruction budget, or calling a
+// helper the agent lacks.
+inline constexpr const char *kInsnBudget = "interpreter_insn_budget";
+inline constexpr const char *kMissingHelper = "interpreter_missing_helper";
+
+} // namespace ubtrace::agent::counter

@@ -1,0 +1,121 @@
+// Built with -fno-builtin: the byte loops below must stay loops, never
+// become calls to memcpy (which the trace may probe).
+#include "runtime/agent/session_counters.h"
+
+#include <cstdlib>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "runtime/agent/agent_counters.h"
+#include "runtime/agent/protocol.h"
+#include "runtime/hook/thread_pool.h"
+#include "runtime/vm/interpreter.h"
+
+namespace ubtrace::agent {
+
+std::atomic<uint64_t> g_run_errors[3] = {};
+
+namespace {
+
+namespace c = counter;
+
+// The order of kNames is the order of values().
+constexpr const char *kNames[] = {c::kNestedSkips,   c::kShadowOverflows, c::kRefusedClaims,
+                                  c::kVectorSkips,   c::kUnwoundEntries,  c::kInsnBudget,
+                                  c::kMissingHelper};
+constexpr size_t kCount = sizeof kNames / sizeof kNames[0];
+
+struct Values {
+  uint64_t v[kCount];
+};
+
+Values values() {
+  runtime::hook::ThreadCounters t = runtime::hook::thread_counters();
+  return {{t.nested_skips, t.shadow_overflows, t.refused_claims, t.vector_skips,
+           t.unwound_entries,
+           g_run_errors[size_t(vm::RunStatus::InsnBudgetExceeded)].load(std::memory_order_relaxed),
+           g_run_errors[size_t(vm::RunStatus::MissingHelper)].load(std::memory_order_relaxed)}};
+}
+
+Values g_baseline; // written before arm_exit_report publishes the socket
+std::atomic<int> g_exit_sock{-1};
+std::atomic<int> g_exit_busy{0};
+pid_t g_exit_pid = 0;
+
+void put(uint8_t *&at, const void *p, size_t n) {
+  const volatile uint8_t *from = static_cast<const volatile uint8_t *>(p);
+  volatile uint8_t *to = at;
+  for (size_t i = 0; i < n; i++)
+    to[i] = from[i];
+  at += n;
+}
+
+long raw_syscall(long n, long a, long b, long c) {
+  long ret;
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "a"(n), "D"(a), "S"(b), "d"(c)
+                   : "rcx", "r11", "memory");
+  return ret;
+}
+
+void on_process_exit() {
+  if (static_cast<pid_t>(raw_syscall(SYS_getpid, 0, 0, 0)) != g_exit_pid)
+    return; // a forked child: not its session
+  g_exit_busy.store(1, std::memory_order_seq_cst);
+  int sock = g_exit_sock.load(std::memory_order_seq_cst);
+  if (sock >= 0) {
+    uint8_t message[sizeof(MsgHeader) + kEncodedCountersMax];
+    uint32_t size = static_cast<uint32_t>(encode_session_counters(message + sizeof(MsgHeader)));
+    MsgHeader h{static_cast<uint32_t>(MsgType::Counters), size};
+    uint8_t *at = message;
+    put(at, &h, sizeof h);
+    struct iovec iov = {message, sizeof h + size};
+    struct msghdr msg {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    (void)raw_syscall(SYS_sendmsg, sock, reinterpret_cast<long>(&msg),
+                      MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+  g_exit_busy.store(0, std::memory_order_seq_cst);
+}
+
+} // namespace
+
+void start_session_counters() { g_baseline = values(); }
+
+size_t encode_session_counters(uint8_t *out) {
+  Values now = values();
+  uint8_t *at = out;
+  for (size_t i = 0; i < kCount; i++) {
+    uint32_t len = 0;
+    while (kNames[i][len])
+      len++;
+    uint64_t v = now.v[i] >= g_baseline.v[i] ? now.v[i] - g_baseline.v[i] : 0;
+    if (static_cast<size_t>(at - out) + 4 + len + 8 > kEncodedCountersMax)
+      break;
+    put(at, &len, 4);
+    put(at, kNames[i], len);
+    put(at, &v, 8);
+  }
+  return static_cast<size_t>(at - out);
+}
+
+void arm_exit_report(int sock) {
+  static bool registered = false;
+  if (!registered)
+    registered = atexit(on_process_exit) == 0;
+  g_exit_pid = getpid();
+  g_exit_sock.store(sock, std::memory_order_seq_cst);
+}
+
+void disarm_exit_report() {
+  g_exit_sock.store(-1, std::memory_order_seq_cst);
+  // A handler that loaded the socket before the store finishes its send.
+  while (g_exit_busy.load(std::memory_order_seq_cst))
+    __builtin_ia32_pause();
+}
+
+} // namespace ubtrace::agent

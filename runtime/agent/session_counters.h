@@ -1,0 +1,53 @@
+// The session's loss counters (agent_counters.h), and their last report
+// as the process exits.
+//
+// The CLI asks for the counters (the Stats request) while the process
+// lives, but a process that exits takes the agent with it: its last hits
+// would go unreported. So the agent registers an exit handler (atexit,
+// once per process) that sends them as a Counters notice just before the
+// process goes; the CLI reads it after the exit.
+//
+// That handler runs on a program thread, inside exit(), where every libc
+// function may carry a probe of the trace (a probed sendmsg or
+// pthread_mutex_lock would count the agent's own calls as the program's):
+// it takes no lock, allocates nothing and calls no libc function. The
+// counters are read lock-free (the hook runtime's per-thread counters),
+// encoded into a stack buffer with plain stores, and sent with a raw
+// sendmsg system call (one SEQPACKET message: atomic against the channel
+// thread's own sends). The socket is published to the handler by
+// arm_exit_report and withdrawn by disarm_exit_report before the channel
+// closes, with a handshake that keeps a closing channel's descriptor
+// number (soon the program's) from ever being written to.
+//
+// Not reported: hits after the handler (later exit handlers, destructors),
+// and a process that dies of a signal or leaves through _exit; the CLI then
+// keeps the last values it asked for. Forked children send nothing (the
+// handler runs only in the process that started the session).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace ubtrace::agent {
+
+// Interpreted runs that stopped early, by vm::RunStatus (the probe path
+// bumps them; they are never reset).
+extern std::atomic<uint64_t> g_run_errors[3];
+
+// A session starts: its counters count from now.
+void start_session_counters();
+
+// The session's counters as named values (named_values.h) in `out`;
+// returns the bytes written, at most kEncodedCountersMax.
+inline constexpr size_t kEncodedCountersMax = 512;
+size_t encode_session_counters(uint8_t *out);
+
+// The exit report goes to `sock` from now on (and the handler is
+// registered, once per process).
+void arm_exit_report(int sock);
+// No exit report from now on; once this returns, the handler does not
+// touch the socket any more (it may be closed).
+void disarm_exit_report();
+
+} // namespace ubtrace::agent
