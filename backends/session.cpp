@@ -91,6 +91,11 @@ private:
   output::PrintedMap printed(size_t map, size_t top, uint32_t div);
   void print_all_maps();
   void report_losses();
+  // The traced process's mappings for printing its addresses: looked at
+  // again when it reported a library, and every second (libraries it
+  // loaded without a probe waiting for them), while it lives.
+  uint64_t symbols_refreshed_ns_ = 0;
+  void refresh_symbols(bool now);
   // How the traced process ended, when it ended the trace (process_end.h).
   std::optional<ProcessEnd> target_end_;
   bool agent_gone_said_ = false;
@@ -420,6 +425,15 @@ void Session::print_all_maps() {
   output::print_maps_at_exit(*out_, std::move(maps));
 }
 
+void Session::refresh_symbols(bool now) {
+  uint64_t t = now_ns();
+  if (!now && t - symbols_refreshed_ns_ < 1000000000ull)
+    return;
+  symbols_refreshed_ns_ = t;
+  if (!target_end_)
+    (void)symbols_->runtime().refresh(target_->pid());
+}
+
 std::string Session::agent_gone_text() const {
   std::string who = "process " + std::to_string(target_->pid());
   if (!target_->comm().empty())
@@ -603,8 +617,10 @@ int Session::run() {
       };
       attached += gpu_->attachments();
     }
-    // Addresses of the traced process print as symbols even after it exits.
+    // Addresses of the traced process print as symbols even after it exits,
+    // and so do those of the children it forks.
     (void)symbols_->runtime().snapshot(target_->pid());
+    symbols_->set_traced(target_->pid(), region_->fd());
   }
   if (!opts_.quiet) {
     out_->attached_probes(attached);
@@ -662,6 +678,7 @@ int Session::run() {
       // Libraries the target loaded: their probes get hooked.
       if (auto more = target_->service(); !more)
         out_->runtime_error(more.error(), {});
+      refresh_symbols(target_->libraries_changed());
       // The target's first CUDA code load: the agent asks for GPU probes.
       if (gpu_)
         if (auto ok = gpu_->service([this](const std::string &t) { gpu_notice(t); }); !ok)
@@ -696,6 +713,7 @@ int Session::run() {
   if (target_) {
     target_->collect_counters();
     target_->detach();
+    refresh_symbols(true); // a process the trace outlives no more
   }
   for (size_t i : ends) {
     run_cli_probe(i);

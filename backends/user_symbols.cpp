@@ -1,6 +1,22 @@
 #include "backends/user_symbols.h"
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
 namespace ubtrace::backends {
+
+void UserSymbols::set_traced(pid_t pid, int region_fd) {
+  struct stat st {};
+  if (fstat(region_fd, &st) != 0)
+    return;
+  auto maps_region = [st](const runtime::symbols::AddressSpace &space) {
+    for (const auto &m : space.mappings())
+      if (m.inode == st.st_ino && makedev(m.dev_major, m.dev_minor) == st.st_dev)
+        return true;
+    return false;
+  };
+  symbols_.set_lineage(pid, maps_region);
+}
 
 std::vector<output::SymbolFrame> UserSymbols::user(uint64_t addr, int64_t pid) {
   std::vector<output::SymbolFrame> out;

@@ -80,6 +80,7 @@ struct UserspaceTarget::Impl {
   };
   std::vector<Pending> pending;
   size_t hooked = 0;
+  bool libraries_changed = false;
   // Native code for each program (section -> entry address in the target).
   std::map<std::string, uint64_t> native_entries;
   std::string jit_error; // why programs run interpreted, when they do
@@ -596,6 +597,7 @@ Result<size_t> UserspaceTarget::service() {
     if (m.type != agent::MsgType::Library || im.end)
       continue;
     std::string path(m.payload.begin(), m.payload.end());
+    im.libraries_changed = true;
     auto space = runtime::symbols::AddressSpace::snapshot(im.pid);
     if (space) {
       std::vector<Impl::Pending> still;
@@ -631,6 +633,10 @@ void UserspaceTarget::collect_counters() {
 }
 
 size_t UserspaceTarget::pending() const { return impl_->pending.size(); }
+
+bool UserspaceTarget::libraries_changed() {
+  return std::exchange(impl_->libraries_changed, false);
+}
 
 const std::string &UserspaceTarget::jit_error() const { return impl_->jit_error; }
 

@@ -52,6 +52,9 @@ public:
   Result<size_t> service();
   // Probes still waiting for their library to load.
   size_t pending() const;
+  // The process loaded or unloaded libraries since the last call (known
+  // from what the agent reported).
+  bool libraries_changed();
   // Why the probes run in the agent's interpreter instead of native code
   // ("" when they are native).
   const std::string &jit_error() const;

@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <string>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include "runtime/abi.h"
 #include "runtime/agent/named_values.h"
 #include "runtime/agent/program_wire.h"
+#include "runtime/agent/raw_syscall.h"
 #include "runtime/agent/session_counters.h"
 #include "runtime/agent/protocol.h"
 #include "runtime/helpers/all_helpers.h"
@@ -124,6 +126,15 @@ public:
 
   runtime::maps::Region *region() const { return region_.get(); } // GPU
 
+  // In a child the process forked (its only thread): the session is the
+  // parent's. The child lets go of the channel (a child that holds it
+  // would keep the CLI from seeing the parent's end, and could write into
+  // the parent's conversation) and never waits for the CLI.
+  void leave_in_forked_child() {
+    closed_ = true; // no lock: the child's copy of lib_lock_ may be held
+    (void)raw_syscall(SYS_close, sock_);
+  }
+
 private:
   int sock_;
   bool spawned_;
@@ -171,6 +182,16 @@ private:
 };
 
 Agent *g_agent = nullptr;
+
+// Set in forked children (pthread_atfork; vfork children run nothing of
+// ours before their exec).
+std::atomic<bool> g_forked_child{false};
+
+void on_fork_child() {
+  g_forked_child.store(true, std::memory_order_relaxed);
+  if (g_agent)
+    g_agent->leave_in_forked_child();
+}
 
 void on_dlopen_return(runtime::hook::PtRegs *regs, void *) {
   void *handle = reinterpret_cast<void *>(regs->rax);
@@ -235,6 +256,8 @@ void Agent::reply(int32_t status, uint64_t value, const std::string &error) {
 }
 
 void Agent::library_loaded(const char *path) {
+  if (g_forked_child.load(std::memory_order_relaxed))
+    return; // no CLI to hook it in this process (agent.cpp, forks)
   pthread_mutex_lock(&lib_lock_);
   if (closed_) {
     pthread_mutex_unlock(&lib_lock_);
@@ -671,6 +694,9 @@ int start_session(int sock, bool spawned) {
   g_agent = agent;
   start_session_counters();
   arm_exit_report(sock);
+  static bool fork_handler = false;
+  if (!fork_handler)
+    fork_handler = pthread_atfork(nullptr, nullptr, on_fork_child) == 0;
   if (!start_agent_thread(serve_thread, agent)) {
     disarm_exit_report();
     g_agent = nullptr;

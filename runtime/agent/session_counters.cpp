@@ -10,6 +10,7 @@
 
 #include "runtime/agent/agent_counters.h"
 #include "runtime/agent/protocol.h"
+#include "runtime/agent/raw_syscall.h"
 #include "runtime/hook/thread_pool.h"
 #include "runtime/vm/interpreter.h"
 
@@ -52,17 +53,8 @@ void put(uint8_t *&at, const void *p, size_t n) {
   at += n;
 }
 
-long raw_syscall(long n, long a, long b, long c) {
-  long ret;
-  __asm__ volatile("syscall"
-                   : "=a"(ret)
-                   : "a"(n), "D"(a), "S"(b), "d"(c)
-                   : "rcx", "r11", "memory");
-  return ret;
-}
-
 void on_process_exit() {
-  if (static_cast<pid_t>(raw_syscall(SYS_getpid, 0, 0, 0)) != g_exit_pid)
+  if (static_cast<pid_t>(raw_syscall(SYS_getpid)) != g_exit_pid)
     return; // a forked child: not its session
   g_exit_busy.store(1, std::memory_order_seq_cst);
   int sock = g_exit_sock.load(std::memory_order_seq_cst);

@@ -2,6 +2,8 @@
 
 #include "runtime/symbols/demangle.h"
 
+#include <tuple>
+
 namespace ubtrace::runtime::symbols {
 
 Symbolizer::Symbolizer(SymbolizerOptions options,
@@ -11,11 +13,27 @@ Symbolizer::Symbolizer(SymbolizerOptions options,
     cache_ = std::make_shared<BinaryCache>();
 }
 
+namespace {
+// Snapshots kept per process: enough for a library loaded and unloaded
+// many times (the newest maps it), bounded for one that churns forever.
+constexpr size_t kSnapshotsKept = 64;
+} // namespace
+
 void Symbolizer::add_snapshot(AddressSpace snapshot) {
   std::lock_guard lock(mutex_);
   pid_t pid = snapshot.pid();
-  spaces_.insert_or_assign(
-      pid, std::make_shared<const AddressSpace>(std::move(snapshot)));
+  auto &list = spaces_[pid];
+  list.push_back(std::make_shared<const AddressSpace>(std::move(snapshot)));
+  if (list.size() > kSnapshotsKept)
+    list.erase(list.begin() + 1); // the first one (at attach) stays
+  through_parent_.erase(pid);
+}
+
+void Symbolizer::set_lineage(pid_t parent,
+                             std::function<bool(const AddressSpace &)> own) {
+  std::lock_guard lock(mutex_);
+  lineage_parent_ = parent;
+  own_ = std::move(own);
 }
 
 Result<void> Symbolizer::snapshot(pid_t pid) {
@@ -26,32 +44,68 @@ Result<void> Symbolizer::snapshot(pid_t pid) {
   return {};
 }
 
-bool Symbolizer::has_snapshot(pid_t pid) const {
-  std::lock_guard lock(mutex_);
-  return spaces_.count(pid) != 0;
-}
-
-std::shared_ptr<const AddressSpace> Symbolizer::space_of(pid_t pid) {
+Result<void> Symbolizer::refresh(pid_t pid) {
+  auto space = AddressSpace::snapshot(pid);
+  if (!space)
+    return std::move(space).take_error();
+  auto files = [](const AddressSpace &s) {
+    std::vector<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>> out;
+    for (const auto &m : s.mappings())
+      if (m.is_file())
+        out.emplace_back(m.start, m.end, m.offset, m.inode);
+    return out;
+  };
   {
     std::lock_guard lock(mutex_);
     auto it = spaces_.find(pid);
-    if (it != spaces_.end())
-      return it->second;
+    if (it != spaces_.end() && !it->second.empty() &&
+        files(*it->second.back()) == files(*space))
+      return {};
   }
-  // First sight of this process: snapshot it while it (maybe) lives.
-  if (!snapshot(pid))
-    return nullptr;
+  add_snapshot(std::move(*space));
+  return {};
+}
+
+bool Symbolizer::has_snapshot(pid_t pid) const {
   std::lock_guard lock(mutex_);
-  auto it = spaces_.find(pid);
-  return it == spaces_.end() ? nullptr : it->second;
+  return spaces_.count(pid) != 0 || through_parent_.count(pid) != 0;
+}
+
+std::vector<Symbolizer::Space> Symbolizer::spaces_of(pid_t pid) {
+  auto known = [&]() -> std::optional<std::vector<Space>> {
+    std::lock_guard lock(mutex_);
+    pid_t who = through_parent_.count(pid) ? lineage_parent_ : pid;
+    auto it = spaces_.find(who);
+    if (it == spaces_.end())
+      return std::nullopt;
+    return std::vector<Space>(it->second.rbegin(), it->second.rend());
+  };
+  if (auto spaces = known())
+    return *spaces;
+  // First sight of this process: snapshot it while it (maybe) lives and is
+  // still the traced program; else its parent's snapshots stand for it.
+  auto space = AddressSpace::snapshot(pid);
+  {
+    std::lock_guard lock(mutex_);
+    if (space && (!own_ || own_(*space)))
+      spaces_[pid].push_back(std::make_shared<const AddressSpace>(std::move(*space)));
+    else if (lineage_parent_ && pid != lineage_parent_)
+      through_parent_[pid] = true;
+  }
+  return known().value_or(std::vector<Space>{});
+}
+
+std::pair<Symbolizer::Space, const Mapping *> Symbolizer::file_mapping(pid_t pid,
+                                                                       uint64_t addr) {
+  for (auto &space : spaces_of(pid))
+    if (const Mapping *m = space->mapping_at(addr); m && m->is_file())
+      return {space, m};
+  return {nullptr, nullptr};
 }
 
 std::optional<FileLocation> Symbolizer::locate(pid_t pid, uint64_t addr) {
-  auto space = space_of(pid);
-  if (!space)
-    return std::nullopt;
-  const Mapping *m = space->mapping_at(addr);
-  if (!m || !m->is_file())
+  auto [space, m] = file_mapping(pid, addr);
+  if (!m)
     return std::nullopt;
   FileLocation loc;
   loc.path = m->path;
@@ -66,11 +120,8 @@ std::optional<FileLocation> Symbolizer::locate(pid_t pid, uint64_t addr) {
 }
 
 std::vector<SymbolizedFrame> Symbolizer::symbolize(pid_t pid, uint64_t addr) {
-  auto space = space_of(pid);
-  if (!space)
-    return {};
-  const Mapping *m = space->mapping_at(addr);
-  if (!m || !m->is_file())
+  auto [space, m] = file_mapping(pid, addr);
+  if (!m)
     return {};
   auto binary =
       cache_->get_mapped(m->path, m->dev_major, m->dev_minor, m->inode);

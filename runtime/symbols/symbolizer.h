@@ -9,6 +9,16 @@
 // function first, marked `inlined`, the containing function last with its
 // offset. An address no symbol covers yields no frame: the caller prints
 // it in hex ("0x7f3a..."), as bpftrace does.
+//
+// Processes nobody snapshotted (children the traced process forked, which
+// often are gone by the time their addresses print) are snapshotted at
+// their first lookup if they still live and are still the traced program
+// (set_lineage's test: a child that exec'd another program, or a new
+// process under a reused pid, is not); otherwise their addresses resolve
+// through the traced process's snapshot, which a fork copies. Each process
+// keeps its snapshots over time (the traced process's as it loads and
+// unloads libraries): an address resolves through the newest that maps it
+// to a file, so addresses of a library unloaded since still print.
 #pragma once
 
 #include "runtime/result.h"
@@ -16,6 +26,7 @@
 #include "runtime/symbols/binary_cache.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -54,10 +65,16 @@ public:
   explicit Symbolizer(SymbolizerOptions options = {},
                       std::shared_ptr<BinaryCache> cache = nullptr);
 
-  // Records a snapshot of `pid` (replacing an older one).
+  // Records a snapshot of `pid` (the newest of its snapshots).
   void add_snapshot(AddressSpace snapshot);
+  // Processes without a snapshot of their own resolve through `parent`'s,
+  // unless a snapshot taken at their first lookup passes `own`.
+  void set_lineage(pid_t parent, std::function<bool(const AddressSpace &)> own);
   // Takes and records a snapshot of a live process.
   Result<void> snapshot(pid_t pid);
+  // The same, kept only when its files are mapped differently from the
+  // newest snapshot's (for looking again and again at a running process).
+  Result<void> refresh(pid_t pid);
   bool has_snapshot(pid_t pid) const;
 
   // The frames for `addr` in process `pid`; a process without a snapshot
@@ -76,14 +93,22 @@ private:
   std::vector<SymbolizedFrame> frames_for(const BinaryInfo &binary,
                                           const std::string &module,
                                           uint64_t vaddr) const;
-  std::shared_ptr<const AddressSpace> space_of(pid_t pid);
+  using Space = std::shared_ptr<const AddressSpace>;
+  // The snapshots `pid` resolves through, newest first.
+  std::vector<Space> spaces_of(pid_t pid);
+  // The newest file mapping of `addr` among them.
+  std::pair<Space, const Mapping *> file_mapping(pid_t pid, uint64_t addr);
 
   SymbolizerOptions options_;
   std::shared_ptr<BinaryCache> cache_;
   mutable std::mutex mutex_;
-  // Shared so that a snapshot replaced while another thread symbolises
-  // with it stays alive until that thread is done.
-  std::map<pid_t, std::shared_ptr<const AddressSpace>> spaces_;
+  // Oldest first. Shared so that a snapshot dropped while another thread
+  // symbolises with it stays alive until that thread is done.
+  std::map<pid_t, std::vector<Space>> spaces_;
+  // Processes that resolve through the lineage parent's snapshots.
+  std::map<pid_t, bool> through_parent_;
+  pid_t lineage_parent_ = 0;
+  std::function<bool(const AddressSpace &)> own_;
 };
 
 } // namespace ubtrace::runtime::symbols

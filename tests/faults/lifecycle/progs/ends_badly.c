@@ -13,8 +13,10 @@
 // MODE: exit3 (exit code 3), segv (null write), abort, kill (raise SIGKILL),
 // thread-segv (a second thread crashes while the first is in work()),
 // wait (the worker waits for SIGKILL, calling work()), exec (runs PROG ARGS:
-// the process lives on without the agent's channel).
+// the process lives on without the agent's channel), fork-exec (forks a
+// child that waits for its parent's death, then runs PROG ARGS).
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,14 @@ static void *crasher(void *arg) {
 
 static void end_by(const char *mode, char **exec_argv) {
   fflush(stdout);
+  if (!strcmp(mode, "fork-exec") && exec_argv[0]) {
+    if (fork() == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      for (;;)
+        pause();
+    }
+    mode = "exec";
+  }
   if (!strcmp(mode, "exec") && exec_argv[0]) {
     execv(exec_argv[0], exec_argv);
     exit(101);

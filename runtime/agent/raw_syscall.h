@@ -1,0 +1,18 @@
+// A system call without libc, for agent code that runs on program threads
+// at moments where every libc function may carry one of the trace's probes
+// (the exit handler, the fork-child handler): a probed close() or sendmsg
+// would count the agent's own calls as the program's.
+#pragma once
+
+namespace ubtrace::agent {
+
+inline long raw_syscall(long n, long a = 0, long b = 0, long c = 0) {
+  long ret;
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "a"(n), "D"(a), "S"(b), "d"(c)
+                   : "rcx", "r11", "memory");
+  return ret;
+}
+
+} // namespace ubtrace::agent
