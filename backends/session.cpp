@@ -431,7 +431,7 @@ void Session::refresh_symbols(bool now) {
     return;
   symbols_refreshed_ns_ = t;
   if (!target_end_)
-    (void)symbols_->runtime().refresh(target_->pid());
+    (void)symbols_->runtime().snapshot(target_->pid());
 }
 
 std::string Session::agent_gone_text() const {
@@ -563,9 +563,12 @@ int Session::run() {
       return 1;
     }
     target_ = std::move(*target);
+    target_->set_snapshot_sink([this](const runtime::symbols::AddressSpace &space) {
+      symbols_->runtime().add_snapshot(space);
+    });
     if (opts_.verbose)
       target_->set_verbose(
-          [this](const std::string &line) { *opts_.err << "INFO: hooked " << line << std::endl; });
+          [this](const std::string &line) { *opts_.err << "INFO: " << line << std::endl; });
     if (globals_ && !opts_.command.empty())
       globals_->cpid = static_cast<uint64_t>(target_->pid());
     std::vector<std::string> warnings;

@@ -70,6 +70,7 @@ struct UserspaceTarget::Impl {
   std::unordered_map<std::string, uint64_t> name_ids;
   size_t names_seen = 0;
   std::function<void(const std::string &)> verbose; // -v: a line per site
+  std::function<void(const runtime::symbols::AddressSpace &)> snapshot_sink;
   std::vector<uint32_t> region_map;
   std::map<std::string, uint32_t> program_ids; // section -> agent program id
   // Probes in libraries not loaded yet: hooked when they load.
@@ -79,8 +80,23 @@ struct UserspaceTarget::Impl {
     bool many; // the attach point expanded to several probes
   };
   std::vector<Pending> pending;
+  // Probes hooked now, where: a library unloaded takes them back to
+  // pending (resync).
+  struct Hooked {
+    Pending probe;
+    uint64_t address;
+    uint32_t kind; // agent::HookKind
+  };
+  std::vector<Hooked> hooked_probes;
   size_t hooked = 0;
+  bool watching = false; // the agent reports library loads
   bool libraries_changed = false;
+
+  // Has the agent drop the hooks whose library went away (they go back to
+  // pending), then hooks what is pending and mapped now.
+  Result<void> resync();
+  Result<void> hook_pending();
+  Result<void> watch_libraries();
   // Native code for each program (section -> entry address in the target).
   std::map<std::string, uint64_t> native_entries;
   std::string jit_error; // why programs run interpreted, when they do
@@ -360,8 +376,9 @@ Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
   auto r = call(agent::Message::of(agent::MsgType::Hook, h));
   if (!r)
     return make_error("cannot hook " + probe.name + ": " + r.error());
+  hooked_probes.push_back({{spec_index, probe, many}, *addr, h.kind});
   if (verbose)
-    verbose(probe.name + ": " + hex_address(*addr) + " in process " +
+    verbose("hooked " + probe.name + ": " + hex_address(*addr) + " in process " +
                        std::to_string(pid) +
                        (*r == 1   ? ", a jump"
                         : *r == 2 ? ", a trap (int3: the function is too short for a jump)"
@@ -510,10 +527,9 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
         im.pending.push_back({pi, probe, many}); // a library loaded later
     }
   }
-  if (!im.pending.empty()) {
-    if (auto r = im.call(agent::Message{agent::MsgType::WatchLibraries, {}, -1}); !r)
-      return make_error("cannot watch library loads: " + r.error());
-  }
+  if (!im.pending.empty())
+    if (auto r = im.watch_libraries(); !r)
+      return std::move(r).take_error();
   return im.hooked;
 }
 
@@ -594,26 +610,22 @@ Result<size_t> UserspaceTarget::service() {
       im.counters_final = true;
       continue;
     }
-    if (m.type != agent::MsgType::Library || im.end)
+    bool loaded = m.type == agent::MsgType::Library;
+    if ((!loaded && m.type != agent::MsgType::Unloaded) || im.end)
       continue;
-    std::string path(m.payload.begin(), m.payload.end());
     im.libraries_changed = true;
-    auto space = runtime::symbols::AddressSpace::snapshot(im.pid);
-    if (space) {
-      std::vector<Impl::Pending> still;
-      for (auto &p : im.pending) {
-        auto done = im.hook(p.spec, p.probe, p.many, *space);
-        if (!done)
-          return std::move(done).take_error();
-        if (!*done)
-          still.push_back(std::move(p));
-      }
-      im.pending = std::move(still);
+    // A library loaded may be one unloaded before and loaded again in its
+    // place: what is gone is dropped first, then what is pending hooked.
+    if (auto r = im.resync(); !r)
+      return std::move(r).take_error();
+    // The thread in dlopen (or dlclose) may go on.
+    agent::Message done{agent::MsgType::LibraryDone, {}, -1};
+    if (!loaded) {
+      done.type = agent::MsgType::UnloadDone;
+      done.payload = m.payload; // its ticket
     }
-    // The thread in dlopen may go on.
-    if (auto r = im.call(agent::Message{agent::MsgType::LibraryDone, {}, -1}); !r)
+    if (auto r = im.call(done); !r)
       break;
-    (void)path;
   }
   if (std::chrono::steady_clock::now() - im.counters_read >= 250ms)
     im.refresh_counters();
@@ -632,7 +644,68 @@ void UserspaceTarget::collect_counters() {
     im.refresh_counters();
 }
 
+Result<void> UserspaceTarget::Impl::watch_libraries() {
+  if (watching)
+    return {};
+  if (auto r = call(agent::Message{agent::MsgType::WatchLibraries, {}, -1}); !r)
+    return make_error("cannot watch library loads: " + r.error());
+  watching = true;
+  return {};
+}
+
+Result<void> UserspaceTarget::Impl::hook_pending() {
+  if (pending.empty())
+    return {};
+  auto space = runtime::symbols::AddressSpace::snapshot(pid);
+  if (!space)
+    return {}; // gone: nothing more to hook
+  if (snapshot_sink)
+    snapshot_sink(*space);
+  std::vector<Pending> still;
+  for (auto &p : pending) {
+    auto done = hook(p.spec, p.probe, p.many, *space);
+    if (!done)
+      return std::move(done).take_error();
+    if (!*done)
+      still.push_back(std::move(p));
+  }
+  pending = std::move(still);
+  return {};
+}
+
+Result<void> UserspaceTarget::Impl::resync() {
+  auto listed = call_for_payload(agent::Message{agent::MsgType::Revalidate, {}, -1});
+  if (!listed)
+    return {}; // the agent is going: nothing to hook any more
+  std::vector<agent::ForgottenHook> gone(listed->size() / sizeof(agent::ForgottenHook));
+  if (!gone.empty())
+    std::memcpy(gone.data(), listed->data(), gone.size() * sizeof gone[0]);
+  for (const auto &g : gone) {
+    std::vector<Hooked> kept;
+    for (auto &h : hooked_probes) {
+      if (h.address != g.address || h.kind != g.kind) {
+        kept.push_back(std::move(h));
+        continue;
+      }
+      if (verbose)
+        verbose("unhooked " + h.probe.probe.name + ": its library was unloaded (hooked again "
+                "when it loads)");
+      pending.push_back(std::move(h.probe));
+    }
+    hooked_probes = std::move(kept);
+  }
+  if (!pending.empty())
+    if (auto r = watch_libraries(); !r)
+      return r;
+  return hook_pending();
+}
+
 size_t UserspaceTarget::pending() const { return impl_->pending.size(); }
+
+void UserspaceTarget::set_snapshot_sink(
+    std::function<void(const runtime::symbols::AddressSpace &)> sink) {
+  impl_->snapshot_sink = std::move(sink);
+}
 
 bool UserspaceTarget::libraries_changed() {
   return std::exchange(impl_->libraries_changed, false);

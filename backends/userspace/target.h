@@ -17,6 +17,7 @@
 #include "backends/userspace/process_end.h"
 #include "runtime/agent/named_values.h"
 #include "runtime/maps/region.h"
+#include "runtime/symbols/address_space.h"
 #include "runtime/result.h"
 
 namespace ubtrace::backends {
@@ -55,6 +56,9 @@ public:
   // The process loaded or unloaded libraries since the last call (known
   // from what the agent reported).
   bool libraries_changed();
+  // Each snapshot of the process's mappings taken to hook a library it
+  // loaded (the loading thread waits meanwhile: the library is there).
+  void set_snapshot_sink(std::function<void(const runtime::symbols::AddressSpace &)> sink);
   // Why the probes run in the agent's interpreter instead of native code
   // ("" when they are native).
   const std::string &jit_error() const;

@@ -19,6 +19,7 @@
 #include <memory>
 #include <pthread.h>
 #include <string>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
@@ -27,14 +28,17 @@
 #include <vector>
 
 #include "runtime/abi.h"
+#include "runtime/agent/code_check.h"
 #include "runtime/agent/named_values.h"
 #include "runtime/agent/program_wire.h"
+#include "runtime/agent/raw_notice.h"
 #include "runtime/agent/raw_syscall.h"
 #include "runtime/agent/session_counters.h"
 #include "runtime/agent/protocol.h"
 #include "runtime/helpers/all_helpers.h"
 #include "runtime/agent/agent_thread.h"
 #include "runtime/hook/hook.h"
+#include "runtime/hook/thread_pool.h"
 #include "runtime/hook/trap_handler.h"
 #include "runtime/jit/remote_symbols.h"
 #include "runtime/maps/helpers.h"
@@ -103,9 +107,34 @@ struct HookEntry {
   uint64_t address = 0;
   HookKind kind = HookKind::Entry;
   runtime::hook::HookId id;
+  // The agent's own use of the address (watching dlopen/dlclose), run
+  // before the probes there.
+  std::atomic<void (*)(runtime::hook::PtRegs *)> watch{nullptr};
   std::atomic<Site *> sites{nullptr};
   std::vector<std::unique_ptr<Site>> owned;
+  // What the patch wrote, to tell when the code is gone (code_check.h),
+  // and the load bias of the object holding it.
+  PatchedCode patch;
+  uint64_t object_bias = 0;
 };
+
+// Hooks dropped because their code went away: a dispatch that began before
+// may still use them, so they are never freed.
+std::vector<std::unique_ptr<HookEntry>> &forgotten_hooks() {
+  static auto *list = new std::vector<std::unique_ptr<HookEntry>>;
+  return *list;
+}
+
+// The load bias of the loaded object holding `addr` (0 if none).
+uint64_t object_bias_of(uint64_t addr) {
+  Dl_info info{};
+  struct link_map *map = nullptr;
+  if (!dladdr1(reinterpret_cast<void *>(addr), &info, reinterpret_cast<void **>(&map),
+               RTLD_DL_LINKMAP) ||
+      !map)
+    return 0;
+  return map->l_addr;
+}
 
 class Agent {
 public:
@@ -155,18 +184,32 @@ private:
   uint64_t lib_sent_ = 0;
   uint64_t lib_done_ = 0;
   bool watching_ = false;
+  bool watching_unloads_ = false;
   bool closed_ = false;
-  runtime::hook::HookId dlopen_hook_;
   struct CodeBlock {
     uint64_t at, size;  // what the CLI may write: aligned address, bytes
     void *map;          // the mapping holding it
     size_t map_len;
   };
   std::vector<CodeBlock> code_;
-  std::vector<uint16_t *> semaphores_; // USDT semaphores this session raised
+  // USDT semaphores this session raised, with the load bias of their
+  // object (one unloaded since is not written to again).
+  struct Semaphore {
+    uint16_t *address;
+    uint64_t object_bias;
+  };
+  std::vector<Semaphore> semaphores_;
+  bool forgot_any_ = false; // hooks went to forgotten_hooks() this session
+  uint64_t unloads_seen_ = 0; // objects_unloaded() at the last revalidation
 
   Result<void> send(const Message &m);
   Result<void> watch_libraries();
+  Result<void> watch_unloads();
+  // The hook entry for `address` and `kind`, installed if new.
+  Result<HookEntry *> entry_for(uint64_t address, HookKind kind,
+                                const runtime::hook::HookOptions &options);
+  // Drops the hooks whose code is gone; returns them.
+  std::vector<ForgottenHook> revalidate();
 
   void reply(int32_t status, uint64_t value = 0, const std::string &error = "");
   void release_waiter();
@@ -193,7 +236,7 @@ void on_fork_child() {
     g_agent->leave_in_forked_child();
 }
 
-void on_dlopen_return(runtime::hook::PtRegs *regs, void *) {
+void on_dlopen_return(runtime::hook::PtRegs *regs) {
   void *handle = reinterpret_cast<void *>(regs->rax);
   if (!handle)
     return;
@@ -214,6 +257,8 @@ void on_hit(runtime::hook::PtRegs *regs, void *user) {
   static_assert(sizeof(abi::HostProbeCtx) - sizeof(abi::PtRegsLayout) <=
                 runtime::hook::kRegsTailRoom);
   static_assert(offsetof(abi::HostProbeCtx, regs) == 0);
+  if (auto watch = entry->watch.load(std::memory_order_acquire))
+    watch(regs);
   auto &ctx = *reinterpret_cast<abi::HostProbeCtx *>(regs);
   for (Site *s = entry->sites.load(std::memory_order_acquire); s; s = s->next) {
     ctx.probe_id = s->probe_id;
@@ -281,19 +326,109 @@ void Agent::library_loaded(const char *path) {
   pthread_mutex_unlock(&lib_lock_);
 }
 
+// Unloaded notices handed out and acknowledged (UnloadDone); the
+// acknowledgement is a futex word, set to kUnloadsReleased when the
+// session ends (waiters go on).
+std::atomic<uint32_t> g_unloads_sent{0};
+std::atomic<uint32_t> g_unloads_done{0};
+constexpr uint32_t kUnloadsReleased = 0xffffffffu;
+
+void release_unload_waiters() {
+  g_unloads_done.store(kUnloadsReleased, std::memory_order_release);
+  (void)raw_syscall(SYS_futex, reinterpret_cast<long>(&g_unloads_done), FUTEX_WAKE_PRIVATE,
+                    INT32_MAX);
+}
+
+// A dlclose returned: what it unloaded is found on the agent's thread, when
+// the CLI asks (Revalidate). The thread waits (2 s at most) until the CLI
+// has had the hooks of what is gone dropped and watches for its return, so
+// that loading it again right away is hooked again. Nothing here may call
+// libc (raw_notice.h).
+void on_dlclose_return(runtime::hook::PtRegs *) {
+  uint32_t ticket = g_unloads_sent.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (!send_raw_notice(MsgType::Unloaded, reinterpret_cast<const uint8_t *>(&ticket),
+                       sizeof ticket))
+    return;
+  for (int round = 0; round < 200; round++) { // 10 ms a wait, 2 s in all
+    uint32_t done = g_unloads_done.load(std::memory_order_acquire);
+    if (done == kUnloadsReleased || static_cast<int32_t>(done - ticket) >= 0)
+      return;
+    struct timespec left = {0, 10000000};
+    (void)raw_syscall(SYS_futex, reinterpret_cast<long>(&g_unloads_done), FUTEX_WAIT_PRIVATE,
+                      done, reinterpret_cast<long>(&left));
+  }
+}
+
 Result<void> Agent::watch_libraries() {
   if (watching_)
     return {};
   void *dlopen_addr = dlsym(RTLD_DEFAULT, "dlopen");
   if (!dlopen_addr)
     return make_error("cannot find dlopen in the target");
-  auto id = runtime::hook::install_return_hook(reinterpret_cast<uint64_t>(dlopen_addr),
-                                               &on_dlopen_return, nullptr);
-  if (!id)
-    return make_error("cannot watch dlopen: " + id.error());
-  dlopen_hook_ = *id;
+  auto entry = entry_for(reinterpret_cast<uint64_t>(dlopen_addr), HookKind::Return, {});
+  if (!entry)
+    return make_error("cannot watch dlopen: " + entry.error());
+  (*entry)->watch.store(&on_dlopen_return, std::memory_order_release);
   watching_ = true;
   return {};
+}
+
+// Hooks in a library that is unloaded go with it: every dlclose is told
+// to the CLI, which has the agent drop what is gone and hooks it again
+// when it is back.
+Result<void> Agent::watch_unloads() {
+  if (watching_unloads_)
+    return {};
+  void *dlclose_addr = dlsym(RTLD_DEFAULT, "dlclose");
+  if (!dlclose_addr)
+    return make_error("cannot find dlclose in the target");
+  auto entry = entry_for(reinterpret_cast<uint64_t>(dlclose_addr), HookKind::Return, {});
+  if (!entry)
+    return make_error("cannot watch dlclose: " + entry.error());
+  (*entry)->watch.store(&on_dlclose_return, std::memory_order_release);
+  watching_unloads_ = true;
+  unloads_seen_ = objects_unloaded();
+  return {};
+}
+
+std::vector<ForgottenHook> Agent::revalidate() {
+  std::vector<ForgottenHook> out;
+  uint64_t unloads = objects_unloaded();
+  if (unloads == unloads_seen_)
+    return out; // nothing was unloaded since the last look
+  unloads_seen_ = unloads;
+  std::vector<PatchedCode> patches;
+  for (auto &e : hooks_)
+    patches.push_back(e->patch);
+  std::vector<bool> intact = patches_intact(patches);
+  std::vector<uint64_t> gone_objects;
+  std::vector<std::unique_ptr<HookEntry>> kept;
+  for (size_t i = 0; i < hooks_.size(); i++) {
+    auto &e = hooks_[i];
+    if (intact[i] || !e->patch.len) {
+      kept.push_back(std::move(e));
+      continue;
+    }
+    // Both kinds at an address share its site: forgotten together.
+    (void)runtime::hook::forget_hook(e->address);
+    out.push_back({e->address, static_cast<uint32_t>(e->kind), 0});
+    gone_objects.push_back(e->object_bias);
+    forgotten_hooks().push_back(std::move(e));
+    forgot_any_ = true;
+  }
+  hooks_ = std::move(kept);
+  // Semaphores of an object gone (or gone and back: its hooks were not
+  // intact) are not the ones this session raised any more.
+  std::vector<Semaphore> live;
+  for (const Semaphore &s : semaphores_) {
+    bool gone = std::find(gone_objects.begin(), gone_objects.end(), s.object_bias) !=
+                    gone_objects.end() ||
+                !data_of_object_loaded(reinterpret_cast<uint64_t>(s.address), s.object_bias);
+    if (!gone)
+      live.push_back(s);
+  }
+  semaphores_ = std::move(live);
+  return out;
 }
 
 void Agent::release_waiter() {
@@ -311,23 +446,27 @@ void Agent::wait_go() {
 }
 
 void Agent::detach_all() {
-  // Threads waiting in dlopen go on.
+  // Threads waiting in dlopen or dlclose go on.
   pthread_mutex_lock(&lib_lock_);
   closed_ = true;
   pthread_cond_broadcast(&lib_cond_);
   pthread_mutex_unlock(&lib_lock_);
-  if (watching_) {
-    (void)runtime::hook::uninstall_hook(dlopen_hook_);
-    watching_ = false;
-  }
+  release_unload_waiters();
+  watching_ = watching_unloads_ = false;
+  // Hooks whose library is gone are forgotten, not unpatched: their code
+  // is unmapped, or another's.
+  (void)revalidate();
   // uninstall_hook returns once no thread is in (or will enter) the
   // handler, so the sites can go.
   for (auto &h : hooks_)
     (void)runtime::hook::uninstall_hook(h->id);
   hooks_.clear();
+  // Dispatches of forgotten hooks are over too before the programs go.
+  if (forgot_any_)
+    runtime::hook::wait_for_running_dispatches();
   // The program's USDT sites go back to skipping their argument set-up.
-  for (uint16_t *sem : semaphores_)
-    __atomic_sub_fetch(sem, 1, __ATOMIC_SEQ_CST);
+  for (const Semaphore &s : semaphores_)
+    __atomic_sub_fetch(s.address, 1, __ATOMIC_SEQ_CST);
   semaphores_.clear();
 }
 
@@ -390,45 +529,56 @@ bool returns_twice(uint64_t address) {
 
 } // namespace
 
+Result<HookEntry *> Agent::entry_for(uint64_t address, HookKind kind,
+                                     const runtime::hook::HookOptions &options) {
+  for (auto &e : hooks_)
+    if (e->address == address && e->kind == kind)
+      return e.get();
+  auto e = std::make_unique<HookEntry>();
+  e->address = address;
+  e->kind = kind;
+  auto id = runtime::hook::install_hook(
+      address,
+      kind == HookKind::Entry ? runtime::hook::HookKind::Entry
+                              : runtime::hook::HookKind::Return,
+      &on_hit, e.get(), options);
+  if (!id)
+    return std::move(id).take_error();
+  e->id = *id;
+  // What the patch wrote, read back now that it is there.
+  if (auto p = runtime::hook::check_patchable(address)) {
+    e->patch.at = p->patch_address;
+    e->patch.len = p->mode == runtime::hook::PatchMode::Jump ? 5 : 1;
+    for (uint8_t i = 0; i < e->patch.len; i++)
+      e->patch.bytes[i] = *reinterpret_cast<const volatile uint8_t *>(e->patch.at + i);
+  }
+  e->object_bias = object_bias_of(address);
+  hooks_.push_back(std::move(e));
+  return hooks_.back().get();
+}
+
 Result<void> Agent::add_hook(const HookMsg &h) {
   if (h.program >= nprograms_)
     return make_error("no program " + std::to_string(h.program));
   auto kind = static_cast<HookKind>(h.kind);
-  HookEntry *entry = nullptr;
-  for (auto &e : hooks_)
-    if (e->address == h.address && e->kind == kind)
-      entry = e.get();
+  runtime::hook::HookOptions opts;
+  opts.function = {h.func_start, h.func_size};
+  opts.returns_twice = kind == HookKind::Return && returns_twice(h.address);
+  auto entry = entry_for(h.address, kind, opts);
+  if (!entry)
+    return std::move(entry).take_error();
   auto site = std::make_unique<Site>();
   site->native = reinterpret_cast<NativeEntry>(h.native_entry);
   site->program = programs_[h.program].get();
   site->probe_id = h.probe_id;
   site->func_ip = h.func_ip;
-  site->next = nullptr;
   site->usdt_nargs = std::min<uint32_t>(h.usdt_nargs, abi::kUsdtMaxArgs);
   std::memcpy(site->usdt_args, h.usdt_args, sizeof site->usdt_args);
-  if (entry) {
-    site->next = entry->sites.load(std::memory_order_relaxed);
-    entry->sites.store(site.get(), std::memory_order_release);
-    entry->owned.push_back(std::move(site));
-    return {};
-  }
-  auto e = std::make_unique<HookEntry>();
-  e->address = h.address;
-  e->kind = kind;
-  e->sites.store(site.get(), std::memory_order_relaxed);
-  e->owned.push_back(std::move(site));
-  runtime::hook::HookOptions opts;
-  opts.function = {h.func_start, h.func_size};
-  opts.returns_twice = kind == HookKind::Return && returns_twice(h.address);
-  auto id = runtime::hook::install_hook(
-      h.address,
-      kind == HookKind::Entry ? runtime::hook::HookKind::Entry
-                              : runtime::hook::HookKind::Return,
-      &on_hit, e.get(), opts);
-  if (!id)
-    return std::move(id).take_error();
-  e->id = *id;
-  hooks_.push_back(std::move(e));
+  site->next = (*entry)->sites.load(std::memory_order_relaxed);
+  (*entry)->sites.store(site.get(), std::memory_order_release);
+  (*entry)->owned.push_back(std::move(site));
+  // Its library may be unloaded: the hook must not outlive it.
+  (void)watch_unloads();
   return {};
 }
 
@@ -541,7 +691,7 @@ void Agent::handle(const Message &m) {
       return;
     }
     __atomic_add_fetch(reinterpret_cast<uint16_t *>(s.address), 1, __ATOMIC_SEQ_CST);
-    semaphores_.push_back(reinterpret_cast<uint16_t *>(s.address));
+    semaphores_.push_back({reinterpret_cast<uint16_t *>(s.address), object_bias_of(s.address)});
     reply(0);
     return;
   }
@@ -566,6 +716,27 @@ void Agent::handle(const Message &m) {
       reply(0);
     return;
   }
+  case MsgType::Revalidate: {
+    Message out = Message::of(MsgType::Reply, ReplyMsg{0, 0, 0});
+    for (const ForgottenHook &f : revalidate()) {
+      size_t at = out.payload.size();
+      out.payload.resize(at + sizeof f);
+      std::memcpy(out.payload.data() + at, &f, sizeof f);
+    }
+    (void)send(out);
+    return;
+  }
+  case MsgType::UnloadDone: {
+    uint32_t ticket = 0;
+    (void)m.read(ticket);
+    uint32_t done = g_unloads_done.load(std::memory_order_relaxed);
+    if (done != kUnloadsReleased && static_cast<int32_t>(ticket - done) > 0)
+      g_unloads_done.store(ticket, std::memory_order_release);
+    (void)raw_syscall(SYS_futex, reinterpret_cast<long>(&g_unloads_done), FUTEX_WAKE_PRIVATE,
+                      INT32_MAX);
+    reply(0);
+    return;
+  }
   case MsgType::LibraryDone:
     pthread_mutex_lock(&lib_lock_);
     lib_done_++;
@@ -585,6 +756,7 @@ void Agent::handle(const Message &m) {
   case MsgType::Reply:
   case MsgType::Library:
   case MsgType::Counters:
+  case MsgType::Unloaded:
   // GPU messages travel on the GPU channel (runtime/agent/gpu), not here.
   case MsgType::GpuHello:
   case MsgType::GpuSetup:
@@ -608,6 +780,7 @@ void Agent::serve() {
   }
   // The CLI died or closed the channel: the target runs on, untraced.
   disarm_exit_report();
+  disarm_raw_notices();
   ending_.store(true, std::memory_order_release);
   detach_all();
   release_waiter();
@@ -692,13 +865,16 @@ int start_session(int sock, bool spawned) {
     return -1;
   }
   g_agent = agent;
+  g_unloads_done.store(g_unloads_sent.load(std::memory_order_relaxed), std::memory_order_release);
+  arm_raw_notices(sock);
   start_session_counters();
-  arm_exit_report(sock);
+  arm_exit_report();
   static bool fork_handler = false;
   if (!fork_handler)
     fork_handler = pthread_atfork(nullptr, nullptr, on_fork_child) == 0;
   if (!start_agent_thread(serve_thread, agent)) {
     disarm_exit_report();
+    disarm_raw_notices();
     g_agent = nullptr;
     pthread_mutex_unlock(&g_session_lock);
     close(sock);

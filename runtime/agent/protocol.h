@@ -36,6 +36,10 @@ enum class MsgType : uint32_t {
                // library are hooked before its functions can run
   Counters = 4, // the session's loss counters (named_values.h), sent once
                 // as the process exits (exit(), return from main)
+  Unloaded = 5, // a dlclose() returned: libraries may be gone (payload: a
+                // u32 ticket); the thread waits (bounded) for UnloadDone
+                // with that ticket, the CLI having had the agent drop what
+                // is gone (Revalidate) and watch for its return
   // CLI -> agent
   Region = 10,    // the maps region: its fd travels with the message; the
                   // reply's value is where the agent mapped it
@@ -51,6 +55,9 @@ enum class MsgType : uint32_t {
   Symbols = 19,   // the reply lists the agent's helper addresses (below)
   AllocCode = 20, // AllocCodeMsg; the reply's value is the address
   Code = 21,      // CodeMsg, then the machine code to place there
+  Revalidate = 22, // drop the hooks whose code is gone (its library was
+                   // unloaded); the reply lists them as ForgottenHook
+  UnloadDone = 23, // u32 ticket of the Unloaded handled
 
   // ---- GPU channel (runtime/agent/gpu) ----
   // A second socket, the abstract "@ubtrace-gpu.<PID>" the CLI's GPU
@@ -155,6 +162,13 @@ struct CodeMsg {
 
 // The Symbols reply: after the ReplyMsg, entries of
 //   u32 name length, the name (runtime/jit/remote_symbols.h names), u64 address.
+
+// The Revalidate reply: after the ReplyMsg, one per hook dropped.
+struct ForgottenHook {
+  uint64_t address;
+  uint32_t kind; // HookKind
+  uint32_t pad;
+};
 
 struct SemaphoreMsg {
   uint64_t address; // of the u16 semaphore in the target

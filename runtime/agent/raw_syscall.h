@@ -1,16 +1,18 @@
 // A system call without libc, for agent code that runs on program threads
 // at moments where every libc function may carry one of the trace's probes
-// (the exit handler, the fork-child handler): a probed close() or sendmsg
-// would count the agent's own calls as the program's.
+// (the exit handler, the fork-child handler, a hooked dlclose's return): a
+// probed close() or sendmsg would count the agent's own calls as the
+// program's.
 #pragma once
 
 namespace ubtrace::agent {
 
-inline long raw_syscall(long n, long a = 0, long b = 0, long c = 0) {
+inline long raw_syscall(long n, long a = 0, long b = 0, long c = 0, long d = 0) {
   long ret;
+  register long r10 __asm__("r10") = d;
   __asm__ volatile("syscall"
                    : "=a"(ret)
-                   : "a"(n), "D"(a), "S"(b), "d"(c)
+                   : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
                    : "rcx", "r11", "memory");
   return ret;
 }

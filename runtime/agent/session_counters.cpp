@@ -3,14 +3,10 @@
 #include "runtime/agent/session_counters.h"
 
 #include <cstdlib>
-#include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "runtime/agent/agent_counters.h"
 #include "runtime/agent/protocol.h"
-#include "runtime/agent/raw_syscall.h"
+#include "runtime/agent/raw_notice.h"
 #include "runtime/hook/thread_pool.h"
 #include "runtime/vm/interpreter.h"
 
@@ -40,10 +36,7 @@ Values values() {
            g_run_errors[size_t(vm::RunStatus::MissingHelper)].load(std::memory_order_relaxed)}};
 }
 
-Values g_baseline; // written before arm_exit_report publishes the socket
-std::atomic<int> g_exit_sock{-1};
-std::atomic<int> g_exit_busy{0};
-pid_t g_exit_pid = 0;
+Values g_baseline; // written before arm_exit_report arms the channel
 
 void put(uint8_t *&at, const void *p, size_t n) {
   const volatile uint8_t *from = static_cast<const volatile uint8_t *>(p);
@@ -53,25 +46,14 @@ void put(uint8_t *&at, const void *p, size_t n) {
   at += n;
 }
 
+std::atomic<bool> g_exit_report{false};
+
 void on_process_exit() {
-  if (static_cast<pid_t>(raw_syscall(SYS_getpid)) != g_exit_pid)
-    return; // a forked child: not its session
-  g_exit_busy.store(1, std::memory_order_seq_cst);
-  int sock = g_exit_sock.load(std::memory_order_seq_cst);
-  if (sock >= 0) {
-    uint8_t message[sizeof(MsgHeader) + kEncodedCountersMax];
-    uint32_t size = static_cast<uint32_t>(encode_session_counters(message + sizeof(MsgHeader)));
-    MsgHeader h{static_cast<uint32_t>(MsgType::Counters), size};
-    uint8_t *at = message;
-    put(at, &h, sizeof h);
-    struct iovec iov = {message, sizeof h + size};
-    struct msghdr msg {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    (void)raw_syscall(SYS_sendmsg, sock, reinterpret_cast<long>(&msg),
-                      MSG_NOSIGNAL | MSG_DONTWAIT);
-  }
-  g_exit_busy.store(0, std::memory_order_seq_cst);
+  if (!g_exit_report.load(std::memory_order_seq_cst))
+    return;
+  uint8_t payload[kEncodedCountersMax];
+  size_t size = encode_session_counters(payload);
+  (void)send_raw_notice(MsgType::Counters, payload, size);
 }
 
 } // namespace
@@ -95,19 +77,13 @@ size_t encode_session_counters(uint8_t *out) {
   return static_cast<size_t>(at - out);
 }
 
-void arm_exit_report(int sock) {
+void arm_exit_report() {
   static bool registered = false;
   if (!registered)
     registered = atexit(on_process_exit) == 0;
-  g_exit_pid = getpid();
-  g_exit_sock.store(sock, std::memory_order_seq_cst);
+  g_exit_report.store(true, std::memory_order_seq_cst);
 }
 
-void disarm_exit_report() {
-  g_exit_sock.store(-1, std::memory_order_seq_cst);
-  // A handler that loaded the socket before the store finishes its send.
-  while (g_exit_busy.load(std::memory_order_seq_cst))
-    __builtin_ia32_pause();
-}
+void disarm_exit_report() { g_exit_report.store(false, std::memory_order_seq_cst); }
 
 } // namespace ubtrace::agent

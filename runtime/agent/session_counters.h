@@ -12,12 +12,8 @@
 // pthread_mutex_lock would count the agent's own calls as the program's):
 // it takes no lock, allocates nothing and calls no libc function. The
 // counters are read lock-free (the hook runtime's per-thread counters),
-// encoded into a stack buffer with plain stores, and sent with a raw
-// sendmsg system call (one SEQPACKET message: atomic against the channel
-// thread's own sends). The socket is published to the handler by
-// arm_exit_report and withdrawn by disarm_exit_report before the channel
-// closes, with a handshake that keeps a closing channel's descriptor
-// number (soon the program's) from ever being written to.
+// encoded into a stack buffer with plain stores, and sent as a raw notice
+// (raw_notice.h).
 //
 // Not reported: hits after the handler (later exit handlers, destructors),
 // and a process that dies of a signal or leaves through _exit; the CLI then
@@ -43,11 +39,10 @@ void start_session_counters();
 inline constexpr size_t kEncodedCountersMax = 512;
 size_t encode_session_counters(uint8_t *out);
 
-// The exit report goes to `sock` from now on (and the handler is
-// registered, once per process).
-void arm_exit_report(int sock);
-// No exit report from now on; once this returns, the handler does not
-// touch the socket any more (it may be closed).
+// The exit report is sent from now on, on the raw notice channel (and the
+// handler is registered, once per process).
+void arm_exit_report();
+// No exit report from now on (the CLI has the counters).
 void disarm_exit_report();
 
 } // namespace ubtrace::agent

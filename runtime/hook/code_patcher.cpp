@@ -133,9 +133,23 @@ Result<void> attach_patch(Site &site, const MemoryMap &map) {
   return {};
 }
 
+void forget_patch(Site &site) {
+  set_traps_active(site, false);
+  site.attached = false;
+}
+
 Result<void> detach_patch(Site &site, const MemoryMap &map) {
   if (!site.attached)
     return {};
+  // The code is unmapped (its library was unloaded): nothing to restore,
+  // and reading there would fault.
+  for (uint64_t at : {site.plan.patch_start, site.plan.patch_start + site.patch_len - 1}) {
+    const MemoryRegion *r = map.find(at);
+    if (!r || !(r->prot & PROT_READ)) {
+      forget_patch(site);
+      return {};
+    }
+  }
   Result<void> same = check_bytes(site, site.patched, "our patch");
   if (!same)
     return same;

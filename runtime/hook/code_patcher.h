@@ -30,6 +30,11 @@
 namespace ubtrace::runtime::hook {
 
 Result<void> attach_patch(Site &site, const MemoryMap &map);
+// (Code no longer mapped in `map` is forgotten instead: forget_patch.)
 Result<void> detach_patch(Site &site, const MemoryMap &map);
+// The patched code is gone (unmapped, or replaced by a new mapping): the
+// site counts as detached and its traps as not ours, without a byte
+// written or read.
+void forget_patch(Site &site);
 
 } // namespace ubtrace::runtime::hook

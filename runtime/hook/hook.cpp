@@ -21,7 +21,8 @@ namespace ubtrace::runtime::hook {
 namespace {
 
 std::mutex g_lock;
-std::map<uint64_t, Site *> g_sites; // by requested address; never erased
+// By requested address; erased only by forget_hook (the Site stays).
+std::map<uint64_t, Site *> g_sites;
 bool g_initialized = false;
 
 std::string hex(uint64_t v) {
@@ -362,6 +363,23 @@ Result<void> uninstall_hook(HookId id) {
   wait_for_running_dispatches();
   delete binding;
   return detached;
+}
+
+Result<void> forget_hook(uint64_t address) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  auto it = g_sites.find(address);
+  if (it == g_sites.end())
+    return make_error(hex(address) + " is not hooked");
+  Site *site = it->second;
+  // Bindings are leaked on purpose: a dispatch may still hold one.
+  store_binding(site->bindings.entry, nullptr);
+  store_binding(site->bindings.ret, nullptr);
+  __atomic_store_n(&site->bindings.save_vectors_on_entry, 0, __ATOMIC_RELEASE);
+  forget_patch(*site);
+  // A new install here plans again from the code it finds. The site stays
+  // allocated: threads may be in its trampoline, shadow entries name it.
+  g_sites.erase(it);
+  return {};
 }
 
 Result<PatchMode> hooked_mode(uint64_t address) {

@@ -141,6 +141,15 @@ inline Result<HookId> install_return_hook(uint64_t address, Handler handler,
 // handler.
 Result<void> uninstall_hook(HookId id);
 
+// The code at `address` is gone (its library was unloaded, maybe loaded
+// again in its place): drops every hook there without touching that
+// memory, so that a later install at the address starts from the code
+// found then. Its handlers are not called any more, but a dispatch that
+// began before may still be running one: their user data must outlive
+// that (keep it until a later uninstall_hook, which waits for dispatches,
+// or forever). Never waits; the site and its bindings are never freed.
+Result<void> forget_hook(uint64_t address);
+
 // The mode a hooked address uses, or an error if it is not hooked.
 Result<PatchMode> hooked_mode(uint64_t address);
 

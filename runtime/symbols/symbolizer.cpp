@@ -2,8 +2,6 @@
 
 #include "runtime/symbols/demangle.h"
 
-#include <tuple>
-
 namespace ubtrace::runtime::symbols {
 
 Symbolizer::Symbolizer(SymbolizerOptions options,
@@ -14,19 +12,30 @@ Symbolizer::Symbolizer(SymbolizerOptions options,
 }
 
 namespace {
-// Snapshots kept per process: enough for a library loaded and unloaded
-// many times (the newest maps it), bounded for one that churns forever.
-constexpr size_t kSnapshotsKept = 64;
+// New mappings recorded per process: plenty for a library loaded at a new
+// place each time, bounded for one that churns forever.
+constexpr size_t kSnapshotsKept = 4096;
 } // namespace
 
 void Symbolizer::add_snapshot(AddressSpace snapshot) {
   std::lock_guard lock(mutex_);
+  through_parent_.erase(snapshot.pid());
+  record(std::move(snapshot));
+}
+
+void Symbolizer::record(AddressSpace snapshot) {
   pid_t pid = snapshot.pid();
   auto &list = spaces_[pid];
-  list.push_back(std::make_shared<const AddressSpace>(std::move(snapshot)));
-  if (list.size() > kSnapshotsKept)
-    list.erase(list.begin() + 1); // the first one (at attach) stays
-  through_parent_.erase(pid);
+  auto &seen = seen_[pid];
+  std::vector<Mapping> fresh;
+  for (const Mapping &m : snapshot.mappings())
+    if (m.is_file() && seen.emplace(m.start, m.end, m.offset, m.inode).second)
+      fresh.push_back(m);
+  if (list.empty())
+    list.push_back(std::make_shared<const AddressSpace>(std::move(snapshot)));
+  else if (!fresh.empty() && list.size() < kSnapshotsKept)
+    list.push_back(std::make_shared<const AddressSpace>(
+        AddressSpace::from_mappings(pid, std::move(fresh))));
 }
 
 void Symbolizer::set_lineage(pid_t parent,
@@ -40,28 +49,6 @@ Result<void> Symbolizer::snapshot(pid_t pid) {
   auto space = AddressSpace::snapshot(pid);
   if (!space)
     return std::move(space).take_error();
-  add_snapshot(std::move(*space));
-  return {};
-}
-
-Result<void> Symbolizer::refresh(pid_t pid) {
-  auto space = AddressSpace::snapshot(pid);
-  if (!space)
-    return std::move(space).take_error();
-  auto files = [](const AddressSpace &s) {
-    std::vector<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>> out;
-    for (const auto &m : s.mappings())
-      if (m.is_file())
-        out.emplace_back(m.start, m.end, m.offset, m.inode);
-    return out;
-  };
-  {
-    std::lock_guard lock(mutex_);
-    auto it = spaces_.find(pid);
-    if (it != spaces_.end() && !it->second.empty() &&
-        files(*it->second.back()) == files(*space))
-      return {};
-  }
   add_snapshot(std::move(*space));
   return {};
 }
@@ -88,7 +75,7 @@ std::vector<Symbolizer::Space> Symbolizer::spaces_of(pid_t pid) {
   {
     std::lock_guard lock(mutex_);
     if (space && (!own_ || own_(*space)))
-      spaces_[pid].push_back(std::make_shared<const AddressSpace>(std::move(*space)));
+      record(std::move(*space));
     else if (lineage_parent_ && pid != lineage_parent_)
       through_parent_[pid] = true;
   }

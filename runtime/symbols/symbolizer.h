@@ -16,9 +16,11 @@
 // (set_lineage's test: a child that exec'd another program, or a new
 // process under a reused pid, is not); otherwise their addresses resolve
 // through the traced process's snapshot, which a fork copies. Each process
-// keeps its snapshots over time (the traced process's as it loads and
-// unloads libraries): an address resolves through the newest that maps it
-// to a file, so addresses of a library unloaded since still print.
+// keeps what its snapshots showed over time (the traced process's as it
+// loads and unloads libraries): its first snapshot, then each later one's
+// file mappings that none before had. An address resolves through the
+// newest that maps it to a file, so addresses of a library unloaded since,
+// or loaded at another place each time, still print.
 #pragma once
 
 #include "runtime/result.h"
@@ -31,7 +33,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <sys/types.h>
 #include <vector>
 
@@ -65,16 +69,14 @@ public:
   explicit Symbolizer(SymbolizerOptions options = {},
                       std::shared_ptr<BinaryCache> cache = nullptr);
 
-  // Records a snapshot of `pid` (the newest of its snapshots).
+  // Records a snapshot of `pid`: what it maps that earlier ones did not.
   void add_snapshot(AddressSpace snapshot);
   // Processes without a snapshot of their own resolve through `parent`'s,
   // unless a snapshot taken at their first lookup passes `own`.
   void set_lineage(pid_t parent, std::function<bool(const AddressSpace &)> own);
-  // Takes and records a snapshot of a live process.
+  // Takes and records a snapshot of a live process (as often as wanted:
+  // an unchanged one adds nothing).
   Result<void> snapshot(pid_t pid);
-  // The same, kept only when its files are mapped differently from the
-  // newest snapshot's (for looking again and again at a running process).
-  Result<void> refresh(pid_t pid);
   bool has_snapshot(pid_t pid) const;
 
   // The frames for `addr` in process `pid`; a process without a snapshot
@@ -94,6 +96,8 @@ private:
                                           const std::string &module,
                                           uint64_t vaddr) const;
   using Space = std::shared_ptr<const AddressSpace>;
+  // add_snapshot's work, under mutex_.
+  void record(AddressSpace snapshot);
   // The snapshots `pid` resolves through, newest first.
   std::vector<Space> spaces_of(pid_t pid);
   // The newest file mapping of `addr` among them.
@@ -102,9 +106,12 @@ private:
   SymbolizerOptions options_;
   std::shared_ptr<BinaryCache> cache_;
   mutable std::mutex mutex_;
-  // Oldest first. Shared so that a snapshot dropped while another thread
-  // symbolises with it stays alive until that thread is done.
+  // Oldest first: the first snapshot, then the new file mappings of each
+  // later one. Shared so that one read by another thread stays alive.
   std::map<pid_t, std::vector<Space>> spaces_;
+  // The file mappings each process's list holds: (start, end, offset,
+  // inode).
+  std::map<pid_t, std::set<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>>> seen_;
   // Processes that resolve through the lineage parent's snapshots.
   std::map<pid_t, bool> through_parent_;
   pid_t lineage_parent_ = 0;

@@ -1,0 +1,32 @@
+// Notices the agent sends from program threads at moments where every
+// libc function may carry one of the trace's probes (inside exit(), in a
+// hooked dlclose's return): no lock, no allocation, no libc call. One
+// SEQPACKET message per notice, sent with a raw sendmsg, is atomic against
+// the channel thread's own sends.
+//
+// The channel is published to program threads by arm_raw_notices and
+// withdrawn by disarm_raw_notices before it closes: a sender counts itself
+// in before it loads the descriptor, and disarm waits for the count to
+// drop, so a closing channel's descriptor number (soon the program's own)
+// is never written to. Only the process that armed the channel sends (a
+// forked child's copy does not).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/agent/protocol.h"
+
+namespace ubtrace::agent {
+
+void arm_raw_notices(int sock);
+// Once this returns no sender touches the socket any more.
+void disarm_raw_notices();
+// False when no channel is armed (or this is a forked child) or the send
+// failed. Never blocks.
+bool send_raw_notice(MsgType type, const uint8_t *payload, size_t size);
+
+// The largest payload send_raw_notice takes.
+inline constexpr size_t kRawNoticeMax = 1024;
+
+} // namespace ubtrace::agent
