@@ -563,6 +563,8 @@ int Session::run() {
       return 1;
     }
     target_ = std::move(*target);
+    target_->set_warnings(
+        [this](const std::string &text) { *opts_.err << "WARNING: " << text << std::endl; });
     target_->set_snapshot_sink([this](const runtime::symbols::AddressSpace &space) {
       symbols_->runtime().add_snapshot(space);
     });

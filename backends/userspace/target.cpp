@@ -6,8 +6,10 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <fcntl.h>
 #include <map>
 #include <poll.h>
+#include <set>
 #include <unordered_map>
 #include <unistd.h>
 
@@ -70,6 +72,7 @@ struct UserspaceTarget::Impl {
   std::unordered_map<std::string, uint64_t> name_ids;
   size_t names_seen = 0;
   std::function<void(const std::string &)> verbose; // -v: a line per site
+  std::function<void(const std::string &)> warn;    // a warning to print
   std::function<void(const runtime::symbols::AddressSpace &)> snapshot_sink;
   std::vector<uint32_t> region_map;
   std::map<std::string, uint32_t> program_ids; // section -> agent program id
@@ -109,6 +112,17 @@ struct UserspaceTarget::Impl {
   Result<uint32_t> program_for(const runtime::ProbeSpec &spec);
   // Hooks `probe` if its binary is mapped; false when it is not (yet).
   uint64_t probe_id(const std::string &name);
+  // What each user-space probe's attach point asks for (by bundle index),
+  // resolved again as libraries load: the process may have confined
+  // itself (chroot) since, or load another copy of a library named.
+  std::map<size_t, runtime::symbols::AttachRequest> requests;
+  std::unique_ptr<runtime::symbols::ProbeResolver> resolver;
+  std::set<size_t> warned; // specs told about a copy they do not probe
+  // Pending probes' attach points resolved anew and hooked where mapped.
+  Result<void> resolve_pending_again(const runtime::symbols::AddressSpace &space);
+  // A library was loaded (`path`, as the process names it): pending
+  // probes of a library of that name that still wait are said once.
+  void warn_other_copy(const std::string &path);
   Result<bool> hook(size_t spec_index, const runtime::symbols::ResolvedProbe &probe,
                     bool many, const runtime::symbols::AddressSpace &space);
 
@@ -339,6 +353,13 @@ Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
   auto addr = space.runtime_address(probe.binary, probe.file_offset);
   if (!addr)
     return false;
+  uint32_t kind = spec.kind == runtime::ProbeKind::Uretprobe
+                      ? static_cast<uint32_t>(agent::HookKind::Return)
+                      : static_cast<uint32_t>(agent::HookKind::Entry);
+  // The same probe found again (resolved anew after a load): hooked once.
+  for (const auto &h : hooked_probes)
+    if (h.probe.spec == spec_index && h.address == *addr && h.kind == kind)
+      return true;
   auto program = program_for(spec);
   if (!program)
     return std::move(program).take_error();
@@ -355,9 +376,7 @@ Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
   h.program = *program;
   if (auto it = native_entries.find(spec.section); it != native_entries.end())
     h.native_entry = it->second;
-  h.kind = spec.kind == runtime::ProbeKind::Uretprobe
-               ? static_cast<uint32_t>(agent::HookKind::Return)
-               : static_cast<uint32_t>(agent::HookKind::Entry);
+  h.kind = kind;
   if (spec.kind == runtime::ProbeKind::Usdt) {
     if (!probe.usdt_args_error.empty())
       return make_error(probe.name + ": " + probe.usdt_args_error);
@@ -376,7 +395,7 @@ Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
   auto r = call(agent::Message::of(agent::MsgType::Hook, h));
   if (!r)
     return make_error("cannot hook " + probe.name + ": " + r.error());
-  hooked_probes.push_back({{spec_index, probe, many}, *addr, h.kind});
+  hooked_probes.push_back({{spec_index, probe, many}, *addr, kind});
   if (verbose)
     verbose("hooked " + probe.name + ": " + hex_address(*addr) + " in process " +
                        std::to_string(pid) +
@@ -455,6 +474,12 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
   auto agent_base = im.call(region_msg);
   if (!agent_base)
     return make_error("cannot hand the maps to the agent: " + agent_base.error());
+  // Our /proc, for the agent to read its own mappings through when the
+  // process has none (chroot); without it the agent uses its own.
+  if (int procfs = ::open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC); procfs >= 0) {
+    (void)im.call(agent::Message{agent::MsgType::Procfs, {}, procfs});
+    ::close(procfs);
+  }
   // Native code for the probes (UBTRACE_INTERPRET=1 keeps the interpreter).
   const char *interpret = getenv("UBTRACE_INTERPRET");
   if (!interpret || std::string(interpret) == "0") {
@@ -476,7 +501,8 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
   if (!space)
     return make_error("cannot read the mappings of " + std::to_string(im.pid) + ": " +
                       space.error());
-  runtime::symbols::ProbeResolver resolver;
+  im.resolver = std::make_unique<runtime::symbols::ProbeResolver>();
+  auto &resolver = *im.resolver;
   for (size_t pi = 0; pi < bundle.probes.size(); pi++) {
     const auto &spec = bundle.probes[pi];
     runtime::symbols::AttachRequest req;
@@ -502,6 +528,7 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
     if (spec.address)
       req.address = spec.address;
     req.pid = im.pid;
+    im.requests[pi] = req;
     auto expanded = resolver.expand(req);
     std::string missing;
     if (!expanded)
@@ -535,6 +562,10 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
 
 void UserspaceTarget::set_verbose(std::function<void(const std::string &)> sink) {
   impl_->verbose = std::move(sink);
+}
+
+void UserspaceTarget::set_warnings(std::function<void(const std::string &)> sink) {
+  impl_->warn = std::move(sink);
 }
 
 Result<std::vector<uint64_t>>
@@ -618,6 +649,8 @@ Result<size_t> UserspaceTarget::service() {
     // place: what is gone is dropped first, then what is pending hooked.
     if (auto r = im.resync(); !r)
       return std::move(r).take_error();
+    if (loaded)
+      im.warn_other_copy(std::string(m.payload.begin(), m.payload.end()));
     // The thread in dlopen (or dlclose) may go on.
     agent::Message done{agent::MsgType::LibraryDone, {}, -1};
     if (!loaded) {
@@ -670,7 +703,45 @@ Result<void> UserspaceTarget::Impl::hook_pending() {
       still.push_back(std::move(p));
   }
   pending = std::move(still);
+  return resolve_pending_again(*space);
+}
+
+Result<void> UserspaceTarget::Impl::resolve_pending_again(
+    const runtime::symbols::AddressSpace &space) {
+  std::set<size_t> specs;
+  for (const auto &p : pending)
+    specs.insert(p.spec);
+  for (size_t spec : specs) {
+    auto it = requests.find(spec);
+    if (it == requests.end() || !resolver)
+      continue;
+    auto expanded = resolver->expand(it->second);
+    if (!expanded)
+      continue; // not there (yet)
+    bool many = expanded->size() > 1;
+    for (const auto &probe : *expanded)
+      if (auto done = hook(spec, probe, many, space); !done)
+        return std::move(done).take_error();
+  }
   return {};
+}
+
+void UserspaceTarget::Impl::warn_other_copy(const std::string &path) {
+  std::string loaded = fs::path(path).filename().string();
+  for (const auto &p : pending) {
+    if (warned.count(p.spec) || fs::path(p.probe.binary).filename().string() != loaded)
+      continue;
+    bool hooked_elsewhere = false;
+    for (const auto &h : hooked_probes)
+      hooked_elsewhere |= h.probe.spec == p.spec;
+    if (hooked_elsewhere)
+      continue;
+    warned.insert(p.spec);
+    if (warn)
+      warn(bundle->probes[p.spec].name + ": process " + std::to_string(pid) + " loaded " +
+           path + ", not " + p.probe.binary +
+           " that the probe is for (another file): the probe waits for that one");
+  }
 }
 
 Result<void> UserspaceTarget::Impl::resync() {

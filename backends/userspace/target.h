@@ -45,6 +45,9 @@ public:
   // -v: a line for every site hooked (address, jump or trap, native or
   // interpreted code).
   void set_verbose(std::function<void(const std::string &)> sink);
+  // Warnings that come up while the trace runs (a library loaded from
+  // another file than the one a waiting probe is for).
+  void set_warnings(std::function<void(const std::string &)> sink);
   // Where each uaddr() symbol is in the process (Bundle::uaddrs order).
   Result<std::vector<uint64_t>>
   symbol_addresses(const std::vector<runtime::UaddrSpec> &symbols) const;

@@ -20,6 +20,8 @@
 #include <pthread.h>
 #include <string>
 #include <linux/futex.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
@@ -38,6 +40,7 @@
 #include "runtime/helpers/all_helpers.h"
 #include "runtime/agent/agent_thread.h"
 #include "runtime/hook/hook.h"
+#include "runtime/hook/memory_map.h"
 #include "runtime/hook/thread_pool.h"
 #include "runtime/hook/trap_handler.h"
 #include "runtime/jit/remote_symbols.h"
@@ -724,6 +727,27 @@ void Agent::handle(const Message &m) {
       std::memcpy(out.payload.data() + at, &f, sizeof f);
     }
     (void)send(out);
+    return;
+  }
+  case MsgType::Procfs: {
+    // Kept for the process's life (a later session's replaces it), at a
+    // high number; a descriptor that is not procfs is refused.
+    struct statfs fs {};
+    int kept = m.fd >= 0 && fstatfs(m.fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC
+                   ? fcntl(m.fd, F_DUPFD_CLOEXEC, 512)
+                   : -1;
+    if (m.fd >= 0)
+      close(m.fd);
+    if (kept < 0) {
+      reply(-EINVAL, 0, "no procfs descriptor");
+      return;
+    }
+    static int procfs = -1;
+    runtime::hook::MemoryMap::use_procfs(kept);
+    if (procfs >= 0)
+      close(procfs);
+    procfs = kept;
+    reply(0);
     return;
   }
   case MsgType::UnloadDone: {

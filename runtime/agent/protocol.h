@@ -58,6 +58,9 @@ enum class MsgType : uint32_t {
   Revalidate = 22, // drop the hooks whose code is gone (its library was
                    // unloaded); the reply lists them as ForgottenHook
   UnloadDone = 23, // u32 ticket of the Unloaded handled
+  Procfs = 24,     // the CLI's /proc (its fd travels with the message): the
+                   // agent reads its own mappings through it, also once
+                   // the process has chroot()ed where there is no /proc
 
   // ---- GPU channel (runtime/agent/gpu) ----
   // A second socket, the abstract "@ubtrace-gpu.<PID>" the CLI's GPU

@@ -1,6 +1,7 @@
 #include "runtime/hook/memory_map.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -31,8 +32,17 @@ bool parse_hex(const char *&p, const char *end, uint64_t &out) {
 
 } // namespace
 
+namespace {
+std::atomic<int> g_procfs{-1};
+} // namespace
+
+void MemoryMap::use_procfs(int dirfd) { g_procfs.store(dirfd, std::memory_order_release); }
+
 Result<MemoryMap> MemoryMap::read_self() {
-  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  int procfs = g_procfs.load(std::memory_order_acquire);
+  int fd = procfs >= 0 ? openat(procfs, "self/maps", O_RDONLY | O_CLOEXEC) : -1;
+  if (fd < 0)
+    fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return make_error(std::string("cannot open /proc/self/maps: ") +
                       strerror(errno));

@@ -28,7 +28,13 @@ inline constexpr uint64_t kUserSpaceEnd = 0x7FFFFFFFF000ull;
 
 class MemoryMap {
 public:
+  // /proc/self/maps, read through the procfs given to use_procfs when
+  // there is one (a process that chroot()ed has no /proc of its own).
   static Result<MemoryMap> read_self();
+  // `dirfd`: the root of a procfs mount, e.g. "/proc" opened before the
+  // process confines itself, or the tracer's sent over. Kept, not owned
+  // (-1: back to the process's /proc).
+  static void use_procfs(int dirfd);
   // Parses the text of a maps file (exposed for tests).
   static Result<MemoryMap> parse(const char *text, size_t size);
 

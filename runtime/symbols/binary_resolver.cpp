@@ -31,6 +31,12 @@ std::vector<std::string> split_path_list(const std::string &list) {
   return out;
 }
 
+// An absolute path as the process sees it, for us to open.
+std::string under_root(const BinaryResolveOptions &options, const std::string &path) {
+  return !options.root.empty() && !path.empty() && path[0] == '/' ? options.root + path
+                                                                    : path;
+}
+
 std::string env_or(const std::optional<std::string> &given, const char *var) {
   if (given)
     return *given;
@@ -149,10 +155,10 @@ resolve_all_mapped(const BinaryResolveOptions &options) {
 Result<std::vector<ResolvedBinary>>
 resolve_glob(const std::string &bin, const BinaryResolveOptions &options) {
   Collector found;
-  std::vector<std::string> patterns{bin};
+  std::vector<std::string> patterns{under_root(options, bin)};
   if (bin.find('/') == std::string::npos)
     for (const auto &dir : split_path_list(env_or(options.path_env, "PATH")))
-      patterns.push_back(dir + "/" + bin);
+      patterns.push_back(under_root(options, dir + "/" + bin));
   for (const auto &pattern : patterns)
     for (const auto &path : glob_paths(pattern))
       found.add(path, BinarySource::Glob);
@@ -183,20 +189,20 @@ Result<void> find_library(const std::string &name,
   if (!ld_path.empty()) {
     searched.push_back("LD_LIBRARY_PATH");
     for (const auto &dir : split_path_list(ld_path))
-      for (const auto &path : library_files_in(dir, name))
+      for (const auto &path : library_files_in(under_root(options, dir), name))
         if (found.add(path, BinarySource::LdLibraryPath))
           return {};
   }
-  searched.push_back(options.ld_cache);
-  if (auto cache = read_ld_cache(options.ld_cache))
+  searched.push_back(under_root(options, options.ld_cache));
+  if (auto cache = read_ld_cache(under_root(options, options.ld_cache)))
     for (const auto &entry : *cache)
       if (ld_cache_entry_is_native(entry) &&
           library_name_matches(name, entry.soname) &&
-          found.add(entry.path, BinarySource::LdCache))
+          found.add(under_root(options, entry.path), BinarySource::LdCache))
         return {};
   for (const auto &dir : options.default_dirs) {
-    searched.push_back(dir);
-    for (const auto &path : library_files_in(dir, name))
+    searched.push_back(under_root(options, dir));
+    for (const auto &path : library_files_in(under_root(options, dir), name))
       if (found.add(path, BinarySource::DefaultDir))
         return {};
   }
@@ -211,10 +217,18 @@ void find_program(const std::string &name, const BinaryResolveOptions &options,
   found.add(name, BinarySource::CurrentDir);
   searched.push_back("PATH");
   for (const auto &dir : split_path_list(env_or(options.path_env, "PATH")))
-    found.add(dir + "/" + name, BinarySource::SearchPath);
+    found.add(under_root(options, dir + "/" + name), BinarySource::SearchPath);
 }
 
 } // namespace
+
+std::string process_root(pid_t pid) {
+  std::string root = "/proc/" + std::to_string(pid) + "/root";
+  struct stat theirs, ours;
+  if (::stat(root.c_str(), &theirs) != 0 || ::stat("/", &ours) != 0)
+    return "";
+  return theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino ? "" : root;
+}
 
 Result<std::vector<ResolvedBinary>>
 resolve_binary(std::string_view bin_view, const BinaryResolveOptions &options) {
@@ -228,9 +242,9 @@ resolve_binary(std::string_view bin_view, const BinaryResolveOptions &options) {
 
   Collector found;
   if (bin.find('/') != std::string::npos) {
-    if (!found.add(bin, BinarySource::GivenPath))
-      return make_error("'" + bin +
-                        "' does not exist or is not an executable or library");
+    if (!found.add(under_root(options, bin), BinarySource::GivenPath))
+      return make_error("'" + bin + "' does not exist or is not an executable or library" +
+                        (options.root.empty() ? "" : " (in " + options.root + ")"));
     return found.take();
   }
 

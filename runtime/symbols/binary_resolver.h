@@ -12,7 +12,11 @@
 //   "bash"                    a program: ./bash, then each PATH directory
 //
 // A name that could be either ("libfoo") is tried as a library first, then
-// as a program. Only ELF files a uprobe can target are returned (shared
+// as a program. A process confined to another root (chroot, a container's
+// mount namespace) sees files there: with a pid whose root is not ours,
+// paths, PATH, LD_LIBRARY_PATH, the loader's cache and the standard
+// directories are looked up under /proc/PID/root (what the process maps
+// is read from its maps, whose paths are ours already). Only ELF files a uprobe can target are returned (shared
 // objects, and executables with the owner-execute bit). The same file
 // reached twice (/bin/bash and /usr/bin/bash with a merged /usr) is
 // returned once: bpftrace would warn that two binaries matched.
@@ -48,6 +52,9 @@ struct ResolvedBinary {
 
 struct BinaryResolveOptions {
   std::optional<pid_t> pid;
+  // Where the process's "/" is for us ("" when it is ours): see
+  // process_root(); absolute paths are looked up under it.
+  std::string root;
   // Unset: this process's environment. The CLI passes the target's when it
   // differs (a process started with another PATH).
   std::optional<std::string> path_env;
@@ -59,6 +66,10 @@ struct BinaryResolveOptions {
 
   static std::vector<std::string> default_library_dirs();
 };
+
+// "/proc/PID/root" when process `pid` has another root than ours (it
+// chroot()ed, or lives in another mount namespace), else "".
+std::string process_root(pid_t pid);
 
 // All files BIN stands for, best first; an error that says what was
 // searched when there is none.

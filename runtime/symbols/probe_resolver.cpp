@@ -88,8 +88,11 @@ ProbeResolver::ProbeResolver(ProbeResolverOptions options,
 Result<std::vector<ResolvedProbe>>
 ProbeResolver::expand(const AttachRequest &request) {
   BinaryResolveOptions binary_options = options_.binaries;
-  if (request.pid)
+  if (request.pid) {
     binary_options.pid = request.pid;
+    if (binary_options.root.empty())
+      binary_options.root = process_root(*request.pid);
+  }
   if (request.type != UserProbeType::Usdt && request.function.empty() &&
       !request.address)
     return make_error(std::string(user_probe_type_name(request.type)) +
@@ -118,14 +121,22 @@ ProbeResolver::expand(const AttachRequest &request) {
   auto binaries = resolve_binary(target, binary_options);
   if (!binaries)
     return std::move(binaries).take_error();
+  Result<std::vector<ResolvedProbe>> probes = make_error("unknown probe type");
   switch (request.type) {
   case UserProbeType::Uprobe:
   case UserProbeType::Uretprobe:
-    return expand_uprobe(request, *binaries);
+    probes = expand_uprobe(request, *binaries);
+    break;
   case UserProbeType::Usdt:
-    return expand_usdt(request, *binaries);
+    probes = expand_usdt(request, *binaries);
+    break;
   }
-  return make_error("unknown probe type");
+  // Files found under the process's root are named as it names them.
+  if (probes && !binary_options.root.empty())
+    for (auto &p : *probes)
+      if (size_t at = p.name.find(":" + binary_options.root + "/"); at != std::string::npos)
+        p.name.erase(at + 1, binary_options.root.size());
+  return probes;
 }
 
 Result<void> ProbeResolver::place_offset(const BinaryInfo &binary,
