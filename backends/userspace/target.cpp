@@ -649,14 +649,14 @@ Result<size_t> UserspaceTarget::service() {
     // place: what is gone is dropped first, then what is pending hooked.
     if (auto r = im.resync(); !r)
       return std::move(r).take_error();
+    // Library and Unloaded: a u32 ticket (echoed in the answer), then
+    // for Library the path.
+    size_t ticket_end = std::min<size_t>(m.payload.size(), sizeof(uint32_t));
     if (loaded)
-      im.warn_other_copy(std::string(m.payload.begin(), m.payload.end()));
+      im.warn_other_copy(std::string(m.payload.begin() + ticket_end, m.payload.end()));
     // The thread in dlopen (or dlclose) may go on.
-    agent::Message done{agent::MsgType::LibraryDone, {}, -1};
-    if (!loaded) {
-      done.type = agent::MsgType::UnloadDone;
-      done.payload = m.payload; // its ticket
-    }
+    agent::Message done{loaded ? agent::MsgType::LibraryDone : agent::MsgType::UnloadDone,
+                        {m.payload.begin(), m.payload.begin() + ticket_end}, -1};
     if (auto r = im.call(done); !r)
       break;
   }

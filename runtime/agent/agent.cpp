@@ -152,20 +152,13 @@ public:
   void handle(const Message &m);
 
 
-  // A thread returning from dlopen: tell the CLI and wait (bounded) until
-  // it has hooked the new library's probes.
-  void library_loaded(const char *path);
-
   runtime::maps::Region *region() const { return region_.get(); } // GPU
 
   // In a child the process forked (its only thread): the session is the
   // parent's. The child lets go of the channel (a child that holds it
   // would keep the CLI from seeing the parent's end, and could write into
   // the parent's conversation) and never waits for the CLI.
-  void leave_in_forked_child() {
-    closed_ = true; // no lock: the child's copy of lib_lock_ may be held
-    (void)raw_syscall(SYS_close, sock_);
-  }
+  void leave_in_forked_child() { (void)raw_syscall(SYS_close, sock_); }
 
 private:
   int sock_;
@@ -181,14 +174,8 @@ private:
   bool go_ = false;
   // Sends come from the channel thread and from threads in dlopen.
   pthread_mutex_t send_lock_ = PTHREAD_MUTEX_INITIALIZER;
-  // Library notices: tickets handed out and acknowledged (LibraryDone).
-  pthread_mutex_t lib_lock_ = PTHREAD_MUTEX_INITIALIZER;
-  pthread_cond_t lib_cond_ = PTHREAD_COND_INITIALIZER;
-  uint64_t lib_sent_ = 0;
-  uint64_t lib_done_ = 0;
   bool watching_ = false;
   bool watching_unloads_ = false;
-  bool closed_ = false;
   struct CodeBlock {
     uint64_t at, size;  // what the CLI may write: aligned address, bytes
     void *map;          // the mapping holding it
@@ -229,25 +216,29 @@ private:
 
 Agent *g_agent = nullptr;
 
-// Set in forked children (pthread_atfork; vfork children run nothing of
-// ours before their exec).
-std::atomic<bool> g_forked_child{false};
-
+// In a forked child (pthread_atfork; vfork children run nothing of ours
+// before their exec). Its notices are not sent (raw_notice.h: only the
+// process that armed the channel sends), so it never waits for a CLI.
 void on_fork_child() {
-  g_forked_child.store(true, std::memory_order_relaxed);
   if (g_agent)
     g_agent->leave_in_forked_child();
 }
 
+// Library loads and unloads told to the CLI, waited on (raw_notice.h).
+TicketedNotices g_loads, g_unloads;
+
+// A dlopen returned: the CLI hooks what waits for the library before the
+// thread goes on. Nothing here may call libc (raw_notice.h): the handle is
+// glibc's link map, its name is read in place.
 void on_dlopen_return(runtime::hook::PtRegs *regs) {
-  void *handle = reinterpret_cast<void *>(regs->rax);
-  if (!handle)
+  const auto *map = reinterpret_cast<const struct link_map *>(regs->rax);
+  if (!map || !map->l_name || !map->l_name[0])
     return;
-  struct link_map *map = nullptr;
-  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map || !map->l_name ||
-      !map->l_name[0])
-    return;
-  g_agent->library_loaded(map->l_name);
+  size_t len = 0;
+  while (map->l_name[len] && len < kRawNoticeMax)
+    len++;
+  (void)notify_and_wait(g_loads, MsgType::Library,
+                        reinterpret_cast<const uint8_t *>(map->l_name), len);
 }
 
 // The probe path: runs every program of a site with a ctx built from the
@@ -303,63 +294,13 @@ void Agent::reply(int32_t status, uint64_t value, const std::string &error) {
   (void)send(m);
 }
 
-void Agent::library_loaded(const char *path) {
-  if (g_forked_child.load(std::memory_order_relaxed))
-    return; // no CLI to hook it in this process (agent.cpp, forks)
-  pthread_mutex_lock(&lib_lock_);
-  if (closed_) {
-    pthread_mutex_unlock(&lib_lock_);
-    return;
-  }
-  uint64_t ticket = ++lib_sent_;
-  pthread_mutex_unlock(&lib_lock_);
-  Message m{MsgType::Library, {}, -1};
-  m.payload.assign(path, path + strlen(path));
-  if (!send(m))
-    return;
-  // Wait for the CLI to hook what it needs in the library, but never hang
-  // the target on a slow or vanished CLI.
-  struct timespec deadline;
-  clock_gettime(CLOCK_REALTIME, &deadline);
-  deadline.tv_sec += 2;
-  pthread_mutex_lock(&lib_lock_);
-  while (lib_done_ < ticket && !closed_)
-    if (pthread_cond_timedwait(&lib_cond_, &lib_lock_, &deadline) != 0)
-      break;
-  pthread_mutex_unlock(&lib_lock_);
-}
-
-// Unloaded notices handed out and acknowledged (UnloadDone); the
-// acknowledgement is a futex word, set to kUnloadsReleased when the
-// session ends (waiters go on).
-std::atomic<uint32_t> g_unloads_sent{0};
-std::atomic<uint32_t> g_unloads_done{0};
-constexpr uint32_t kUnloadsReleased = 0xffffffffu;
-
-void release_unload_waiters() {
-  g_unloads_done.store(kUnloadsReleased, std::memory_order_release);
-  (void)raw_syscall(SYS_futex, reinterpret_cast<long>(&g_unloads_done), FUTEX_WAKE_PRIVATE,
-                    INT32_MAX);
-}
 
 // A dlclose returned: what it unloaded is found on the agent's thread, when
-// the CLI asks (Revalidate). The thread waits (2 s at most) until the CLI
-// has had the hooks of what is gone dropped and watches for its return, so
-// that loading it again right away is hooked again. Nothing here may call
-// libc (raw_notice.h).
+// the CLI asks (Revalidate). The thread waits until the CLI has had the
+// hooks of what is gone dropped and watches for its return, so that
+// loading it again right away is hooked again.
 void on_dlclose_return(runtime::hook::PtRegs *) {
-  uint32_t ticket = g_unloads_sent.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (!send_raw_notice(MsgType::Unloaded, reinterpret_cast<const uint8_t *>(&ticket),
-                       sizeof ticket))
-    return;
-  for (int round = 0; round < 200; round++) { // 10 ms a wait, 2 s in all
-    uint32_t done = g_unloads_done.load(std::memory_order_acquire);
-    if (done == kUnloadsReleased || static_cast<int32_t>(done - ticket) >= 0)
-      return;
-    struct timespec left = {0, 10000000};
-    (void)raw_syscall(SYS_futex, reinterpret_cast<long>(&g_unloads_done), FUTEX_WAIT_PRIVATE,
-                      done, reinterpret_cast<long>(&left));
-  }
+  (void)notify_and_wait(g_unloads, MsgType::Unloaded, nullptr, 0);
 }
 
 Result<void> Agent::watch_libraries() {
@@ -450,11 +391,8 @@ void Agent::wait_go() {
 
 void Agent::detach_all() {
   // Threads waiting in dlopen or dlclose go on.
-  pthread_mutex_lock(&lib_lock_);
-  closed_ = true;
-  pthread_cond_broadcast(&lib_cond_);
-  pthread_mutex_unlock(&lib_lock_);
-  release_unload_waiters();
+  release_tickets(g_loads);
+  release_tickets(g_unloads);
   watching_ = watching_unloads_ = false;
   // Hooks whose library is gone are forgotten, not unpatched: their code
   // is unmapped, or another's.
@@ -750,24 +688,14 @@ void Agent::handle(const Message &m) {
     reply(0);
     return;
   }
-  case MsgType::UnloadDone: {
+  case MsgType::UnloadDone:
+  case MsgType::LibraryDone: {
     uint32_t ticket = 0;
     (void)m.read(ticket);
-    uint32_t done = g_unloads_done.load(std::memory_order_relaxed);
-    if (done != kUnloadsReleased && static_cast<int32_t>(ticket - done) > 0)
-      g_unloads_done.store(ticket, std::memory_order_release);
-    (void)raw_syscall(SYS_futex, reinterpret_cast<long>(&g_unloads_done), FUTEX_WAKE_PRIVATE,
-                      INT32_MAX);
+    acknowledge_ticket(m.type == MsgType::LibraryDone ? g_loads : g_unloads, ticket);
     reply(0);
     return;
   }
-  case MsgType::LibraryDone:
-    pthread_mutex_lock(&lib_lock_);
-    lib_done_++;
-    pthread_cond_broadcast(&lib_cond_);
-    pthread_mutex_unlock(&lib_lock_);
-    reply(0);
-    return;
   case MsgType::Stats: {
     Message out = Message::of(MsgType::Reply, ReplyMsg{0, 0, 0});
     uint8_t counters[kEncodedCountersMax];
@@ -889,7 +817,8 @@ int start_session(int sock, bool spawned) {
     return -1;
   }
   g_agent = agent;
-  g_unloads_done.store(g_unloads_sent.load(std::memory_order_relaxed), std::memory_order_release);
+  reset_tickets(g_loads);
+  reset_tickets(g_unloads);
   arm_raw_notices(sock);
   start_session_counters();
   arm_exit_report();

@@ -31,9 +31,10 @@ enum class MsgType : uint32_t {
   // agent -> CLI
   Hello = 1,   // HelloMsg
   Reply = 2,   // ReplyMsg, then an error text when status != 0
-  Library = 3, // the path of a library the target just loaded; the loading
-               // thread waits (bounded) for LibraryDone, so probes in the
-               // library are hooked before its functions can run
+  Library = 3, // a u32 ticket, then the path of a library the target just
+               // loaded; the loading thread waits (bounded) for
+               // LibraryDone with that ticket, so probes in the library are
+               // hooked before its functions can run
   Counters = 4, // the session's loss counters (named_values.h), sent once
                 // as the process exits (exit(), return from main)
   Unloaded = 5, // a dlclose() returned: libraries may be gone (payload: a
@@ -51,7 +52,7 @@ enum class MsgType : uint32_t {
   Stats = 16,     // after the ReplyMsg, the session's loss counters
                   // (named_values.h; agent_counters.h names them)
   WatchLibraries = 17, // report libraries loaded from now on (Library)
-  LibraryDone = 18,    // the CLI has hooked what the last Library needed
+  LibraryDone = 18,    // u32 ticket: the CLI has hooked what that Library needed
   Symbols = 19,   // the reply lists the agent's helper addresses (below)
   AllocCode = 20, // AllocCodeMsg; the reply's value is the address
   Code = 21,      // CodeMsg, then the machine code to place there

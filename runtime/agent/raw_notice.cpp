@@ -3,6 +3,9 @@
 #include "runtime/agent/raw_notice.h"
 
 #include <atomic>
+#include <climits>
+#include <ctime>
+#include <linux/futex.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -55,6 +58,56 @@ bool send_raw_notice(MsgType type, const uint8_t *payload, size_t size) {
   }
   g_senders.fetch_sub(1, std::memory_order_seq_cst);
   return sent;
+}
+
+namespace {
+
+constexpr uint32_t kReleased = 0xffffffffu;
+
+void wake(TicketedNotices &t) {
+  (void)raw_syscall(SYS_futex, reinterpret_cast<long>(&t.done), FUTEX_WAKE_PRIVATE, INT32_MAX);
+}
+
+} // namespace
+
+void reset_tickets(TicketedNotices &t) {
+  t.done.store(t.sent.load(std::memory_order_relaxed), std::memory_order_release);
+}
+
+bool notify_and_wait(TicketedNotices &t, MsgType type, const uint8_t *extra, size_t size) {
+  if (size > kRawNoticeMax - sizeof(uint32_t))
+    size = kRawNoticeMax - sizeof(uint32_t);
+  uint32_t ticket = t.sent.fetch_add(1, std::memory_order_relaxed) + 1;
+  uint8_t payload[kRawNoticeMax];
+  volatile uint8_t *to = payload;
+  const uint8_t *tb = reinterpret_cast<const uint8_t *>(&ticket);
+  for (size_t i = 0; i < sizeof ticket; i++)
+    to[i] = tb[i];
+  for (size_t i = 0; i < size; i++)
+    to[sizeof ticket + i] = extra[i];
+  if (!send_raw_notice(type, payload, sizeof ticket + size))
+    return false;
+  for (int round = 0; round < 200; round++) { // 10 ms a wait, 2 s in all
+    uint32_t done = t.done.load(std::memory_order_acquire);
+    if (done == kReleased || static_cast<int32_t>(done - ticket) >= 0)
+      break;
+    struct timespec left = {0, 10000000};
+    (void)raw_syscall(SYS_futex, reinterpret_cast<long>(&t.done), FUTEX_WAIT_PRIVATE, done,
+                      reinterpret_cast<long>(&left));
+  }
+  return true;
+}
+
+void acknowledge_ticket(TicketedNotices &t, uint32_t ticket) {
+  uint32_t done = t.done.load(std::memory_order_relaxed);
+  if (done != kReleased && static_cast<int32_t>(ticket - done) > 0)
+    t.done.store(ticket, std::memory_order_release);
+  wake(t);
+}
+
+void release_tickets(TicketedNotices &t) {
+  t.done.store(kReleased, std::memory_order_release);
+  wake(t);
 }
 
 } // namespace ubtrace::agent

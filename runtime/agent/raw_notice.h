@@ -12,6 +12,7 @@
 // forked child's copy does not).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -28,5 +29,24 @@ bool send_raw_notice(MsgType type, const uint8_t *payload, size_t size);
 
 // The largest payload send_raw_notice takes.
 inline constexpr size_t kRawNoticeMax = 1024;
+
+// A notice the sending thread waits on until the CLI has acted on it (a
+// library loaded: its probes hooked before its code runs). Each notice
+// carries a ticket (u32, first in its payload) that the CLI's answer
+// echoes; the channel thread acknowledges tickets in order. The wait is a
+// futex, 2 s at most, and ends at once when the session ends.
+struct TicketedNotices {
+  std::atomic<uint32_t> sent{0};
+  std::atomic<uint32_t> done{0}; // the futex word
+};
+// A session begins: nothing is owed from before.
+void reset_tickets(TicketedNotices &t);
+// Sends `type` with a new ticket, then `extra`, and waits; false when
+// nothing was sent (no channel, a forked child).
+bool notify_and_wait(TicketedNotices &t, MsgType type, const uint8_t *extra, size_t size);
+// The channel thread: the CLI answered `ticket` (and those before).
+void acknowledge_ticket(TicketedNotices &t, uint32_t ticket);
+// The session ends: waiters go on, and later notices do not wait.
+void release_tickets(TicketedNotices &t);
 
 } // namespace ubtrace::agent
