@@ -193,6 +193,9 @@ private:
   uint64_t unloads_seen_ = 0; // objects_unloaded() at the last revalidation
 
   Result<void> send(const Message &m);
+  // The agent's own watch on the return of libc's `function`.
+  Result<void> watch_return(const char *function, void (*watch)(runtime::hook::PtRegs *),
+                            bool &watching);
   Result<void> watch_libraries();
   Result<void> watch_unloads();
   // The hook entry for `address` and `kind`, installed if new.
@@ -303,36 +306,32 @@ void on_dlclose_return(runtime::hook::PtRegs *) {
   (void)notify_and_wait(g_unloads, MsgType::Unloaded, nullptr, 0);
 }
 
-Result<void> Agent::watch_libraries() {
-  if (watching_)
+Result<void> Agent::watch_return(const char *function, void (*watch)(runtime::hook::PtRegs *),
+                                 bool &watching) {
+  if (watching)
     return {};
-  void *dlopen_addr = dlsym(RTLD_DEFAULT, "dlopen");
-  if (!dlopen_addr)
-    return make_error("cannot find dlopen in the target");
-  auto entry = entry_for(reinterpret_cast<uint64_t>(dlopen_addr), HookKind::Return, {});
+  void *address = dlsym(RTLD_DEFAULT, function);
+  if (!address)
+    return make_error(std::string("cannot find ") + function + " in the target");
+  auto entry = entry_for(reinterpret_cast<uint64_t>(address), HookKind::Return, {});
   if (!entry)
-    return make_error("cannot watch dlopen: " + entry.error());
-  (*entry)->watch.store(&on_dlopen_return, std::memory_order_release);
-  watching_ = true;
+    return make_error(std::string("cannot watch ") + function + ": " + entry.error());
+  (*entry)->watch.store(watch, std::memory_order_release);
+  watching = true;
   return {};
+}
+
+Result<void> Agent::watch_libraries() {
+  return watch_return("dlopen", &on_dlopen_return, watching_);
 }
 
 // Hooks in a library that is unloaded go with it: every dlclose is told
 // to the CLI, which has the agent drop what is gone and hooks it again
 // when it is back.
 Result<void> Agent::watch_unloads() {
-  if (watching_unloads_)
-    return {};
-  void *dlclose_addr = dlsym(RTLD_DEFAULT, "dlclose");
-  if (!dlclose_addr)
-    return make_error("cannot find dlclose in the target");
-  auto entry = entry_for(reinterpret_cast<uint64_t>(dlclose_addr), HookKind::Return, {});
-  if (!entry)
-    return make_error("cannot watch dlclose: " + entry.error());
-  (*entry)->watch.store(&on_dlclose_return, std::memory_order_release);
-  watching_unloads_ = true;
-  unloads_seen_ = objects_unloaded();
-  return {};
+  if (!watching_unloads_)
+    unloads_seen_ = objects_unloaded();
+  return watch_return("dlclose", &on_dlclose_return, watching_unloads_);
 }
 
 std::vector<ForgottenHook> Agent::revalidate() {

@@ -43,12 +43,8 @@ bool send_raw_notice(MsgType type, const uint8_t *payload, size_t size) {
   if (sock >= 0) {
     uint8_t message[sizeof(MsgHeader) + kRawNoticeMax];
     MsgHeader h{static_cast<uint32_t>(type), static_cast<uint32_t>(size)};
-    volatile uint8_t *to = message;
-    const uint8_t *hb = reinterpret_cast<const uint8_t *>(&h);
-    for (size_t i = 0; i < sizeof h; i++)
-      to[i] = hb[i];
-    for (size_t i = 0; i < size; i++)
-      to[sizeof h + i] = payload[i];
+    copy_without_libc(message, &h, sizeof h);
+    copy_without_libc(message + sizeof h, payload, size);
     struct iovec iov = {message, sizeof h + size};
     struct msghdr msg {};
     msg.msg_iov = &iov;
@@ -79,12 +75,8 @@ bool notify_and_wait(TicketedNotices &t, MsgType type, const uint8_t *extra, siz
     size = kRawNoticeMax - sizeof(uint32_t);
   uint32_t ticket = t.sent.fetch_add(1, std::memory_order_relaxed) + 1;
   uint8_t payload[kRawNoticeMax];
-  volatile uint8_t *to = payload;
-  const uint8_t *tb = reinterpret_cast<const uint8_t *>(&ticket);
-  for (size_t i = 0; i < sizeof ticket; i++)
-    to[i] = tb[i];
-  for (size_t i = 0; i < size; i++)
-    to[sizeof ticket + i] = extra[i];
+  copy_without_libc(payload, &ticket, sizeof ticket);
+  copy_without_libc(payload + sizeof ticket, extra, size);
   if (!send_raw_notice(type, payload, sizeof ticket + size))
     return false;
   for (int round = 0; round < 200; round++) { // 10 ms a wait, 2 s in all

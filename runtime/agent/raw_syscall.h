@@ -17,4 +17,12 @@ inline long raw_syscall(long n, long a = 0, long b = 0, long c = 0, long d = 0) 
   return ret;
 }
 
+// Copies bytes with plain stores the compiler cannot turn into memcpy.
+inline void copy_without_libc(void *to, const void *from, unsigned long n) {
+  volatile unsigned char *d = static_cast<unsigned char *>(to);
+  const unsigned char *s = static_cast<const unsigned char *>(from);
+  for (unsigned long i = 0; i < n; i++)
+    d[i] = s[i];
+}
+
 } // namespace ubtrace::agent

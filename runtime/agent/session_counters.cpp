@@ -7,6 +7,7 @@
 #include "runtime/agent/agent_counters.h"
 #include "runtime/agent/protocol.h"
 #include "runtime/agent/raw_notice.h"
+#include "runtime/agent/raw_syscall.h"
 #include "runtime/hook/thread_pool.h"
 #include "runtime/vm/interpreter.h"
 
@@ -39,10 +40,7 @@ Values values() {
 Values g_baseline; // written before arm_exit_report arms the channel
 
 void put(uint8_t *&at, const void *p, size_t n) {
-  const volatile uint8_t *from = static_cast<const volatile uint8_t *>(p);
-  volatile uint8_t *to = at;
-  for (size_t i = 0; i < n; i++)
-    to[i] = from[i];
+  copy_without_libc(at, p, n);
   at += n;
 }
 
