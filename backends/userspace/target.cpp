@@ -54,7 +54,8 @@ struct UserspaceTarget::Impl {
   int pid = 0;
   bool waiting = false; // a spawned command waits for Go
   bool detached = false;
-  bool agent_gone = false; // the agent hung up
+  bool agent_gone = false; // the agent hung up (its channel is closed)
+  std::chrono::steady_clock::time_point hung_up_at{};
   std::string comm;
   std::optional<ProcessWatch> watch; // -p: the process is not our child
   std::optional<ProcessEnd> end;
@@ -624,13 +625,10 @@ Result<size_t> UserspaceTarget::service() {
     } else {
       auto r = agent::recv_message(im.sock, 0);
       if (!r) {
-        // Nothing now, or the agent hung up (all it sent is read). A
-        // process that dies closes its files a moment before it can be
-        // seen to have ended: give it that moment, so that ended() tells
-        // a death from an agent gone from a live process.
+        // Nothing now, or the agent hung up (all it sent is read).
         if (!im.agent_gone && channel_hung_up(im.sock)) {
           im.agent_gone = true;
-          (void)wait_ended(2000ms);
+          im.hung_up_at = std::chrono::steady_clock::now();
         }
         break;
       }
@@ -808,22 +806,12 @@ std::optional<ProcessEnd> UserspaceTarget::ended() {
   return im.end;
 }
 
-bool UserspaceTarget::agent_gone() const { return impl_->agent_gone; }
-
-std::optional<ProcessEnd> UserspaceTarget::wait_ended(std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  int fd = impl_->spawned ? impl_->spawned->pidfd() : impl_->watch ? impl_->watch->fd() : -1;
-  for (;;) {
-    if (auto end = ended())
-      return end;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0)
-      return std::nullopt;
-    // Without a pidfd, look again every 10 ms.
-    struct pollfd p = {fd, POLLIN, 0};
-    (void)::poll(&p, fd >= 0 ? 1 : 0, fd >= 0 ? static_cast<int>(left.count()) : 10);
-  }
+bool UserspaceTarget::agent_gone() {
+  // A process that dies closes its files a moment before it can be seen
+  // to have ended: a hangup counts once that moment has passed with the
+  // process alive.
+  return impl_->agent_gone && !ended() &&
+         std::chrono::steady_clock::now() - impl_->hung_up_at >= 500ms;
 }
 
 const std::string &UserspaceTarget::comm() const { return impl_->comm; }

@@ -71,12 +71,10 @@ public:
   // status; for -p what its zombie still shows (process_end.h), a zombie
   // nobody reaps included.
   std::optional<ProcessEnd> ended();
-  // The agent closed its channel while the process may live on (it exec'd
-  // another program, or closed the agent's descriptors): no probe fires
-  // any more. Learnt by service().
-  bool agent_gone() const;
-  // Waits up to `timeout` for the process to end (its end, or nullopt).
-  std::optional<ProcessEnd> wait_ended(std::chrono::milliseconds timeout);
+  // The agent closed its channel (learnt by service()) and the process
+  // lives on half a second later (it exec'd another program, or closed the
+  // agent's descriptors): no probe fires any more.
+  bool agent_gone();
   // The name the process had when the trace began.
   const std::string &comm() const;
   // The agent's loss counters of this session (runtime/agent/
