@@ -99,8 +99,6 @@ private:
   // How the traced process ended, when it ended the trace (process_end.h).
   std::optional<ProcessEnd> target_end_;
   bool agent_gone_said_ = false;
-  std::string agent_gone_text() const;
-  void report_target_end();
   // GPU: device maps copied into the region before they print; notices.
   void gpu_sync();
   void gpu_notice(const std::string &text);
@@ -434,39 +432,6 @@ void Session::refresh_symbols(bool now) {
     (void)symbols_->runtime().snapshot(target_->pid());
 }
 
-std::string Session::agent_gone_text() const {
-  std::string who = "process " + std::to_string(target_->pid());
-  if (!target_->comm().empty())
-    who += " (" + target_->comm() + ")";
-  return "the agent in " + who +
-         " hung up: its probes no longer fire (the process exec'd another program or "
-         "closed the agent's descriptors)" +
-         (opts_.pid ? "; the trace ends" : "");
-}
-
-void Session::report_target_end() {
-  if (!target_end_)
-    return;
-  using Kind = runtime::inject::ExitStatus::Kind;
-  const auto &st = target_end_->status;
-  bool killed = st && st->kind == Kind::Signaled;
-  // A command's exit is the user's to see; its death by a signal, and any
-  // end of a process attached to, is said.
-  if (!killed && !opts_.pid)
-    return;
-  output::ProcessExit e;
-  e.pid = target_end_->pid;
-  e.comm = target_end_->comm;
-  e.message = describe(*target_end_);
-  if (st && st->kind == Kind::Exited)
-    e.exit_code = st->code;
-  if (killed) {
-    e.signal = st->code;
-    e.core_dumped = st->core_dumped;
-  }
-  out_->process_exit(e);
-}
-
 void Session::report_losses() {
   auto stats = consumer_->stats();
   if (stats.lost)
@@ -698,7 +663,8 @@ int Session::run() {
       // a command (-c) is waited for, as bpftrace does.
       if (target_->agent_gone() && !agent_gone_said_) {
         agent_gone_said_ = true;
-        out_->runtime_error(agent_gone_text(), {});
+        out_->runtime_error(
+            agent_gone_text(target_->pid(), target_->comm(), opts_.pid != 0), {});
         if (opts_.pid)
           break;
       }
@@ -725,7 +691,9 @@ int Session::run() {
     drain();
   }
   drain();
-  report_target_end();
+  if (target_end_)
+    if (auto said = exit_record(*target_end_, opts_.pid != 0))
+      out_->process_exit(*said);
   report_losses();
   if (print_maps_)
     print_all_maps();

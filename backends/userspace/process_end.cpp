@@ -72,6 +72,35 @@ std::string describe(const ProcessEnd &end) {
   return who + " " + end.status->describe();
 }
 
+std::optional<output::ProcessExit> exit_record(const ProcessEnd &end, bool attached) {
+  using Kind = runtime::inject::ExitStatus::Kind;
+  const auto &st = end.status;
+  bool killed = st && st->kind == Kind::Signaled;
+  if (!killed && !attached)
+    return std::nullopt;
+  output::ProcessExit e;
+  e.pid = end.pid;
+  e.comm = end.comm;
+  e.message = describe(end);
+  if (st && st->kind == Kind::Exited)
+    e.exit_code = st->code;
+  if (killed) {
+    e.signal = st->code;
+    e.core_dumped = st->core_dumped;
+  }
+  return e;
+}
+
+std::string agent_gone_text(pid_t pid, const std::string &comm, bool ends_trace) {
+  std::string who = "process " + std::to_string(pid);
+  if (!comm.empty())
+    who += " (" + comm + ")";
+  return "the agent in " + who +
+         " hung up: its probes no longer fire (the process exec'd another program or "
+         "closed the agent's descriptors)" +
+         (ends_trace ? "; the trace ends" : "");
+}
+
 std::string process_comm(pid_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/comm");
   std::string name;

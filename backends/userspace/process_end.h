@@ -22,6 +22,7 @@
 #include <string>
 #include <sys/types.h>
 
+#include "backends/output/output.h"
 #include "runtime/inject/exit_status.h"
 #include "runtime/inject/unique_fd.h"
 
@@ -38,6 +39,14 @@ struct ProcessEnd {
 // "Process 123 (app) exited with code 3", or for an unknown status
 // "Process 123 (app) ended (its parent collected its exit status first)".
 std::string describe(const ProcessEnd &end);
+
+// What the trace says of the end: a death by a signal (-c and -p), any end
+// of a process attached to (`attached`, -p); nothing for a command that
+// exited.
+std::optional<output::ProcessExit> exit_record(const ProcessEnd &end, bool attached);
+
+// The warning for an agent that hung up while its process lives on.
+std::string agent_gone_text(pid_t pid, const std::string &comm, bool ends_trace);
 
 // The name of a running process ("" when unreadable).
 std::string process_comm(pid_t pid);

@@ -643,9 +643,12 @@ Result<size_t> UserspaceTarget::service() {
     if ((!loaded && m.type != agent::MsgType::Unloaded) || im.end)
       continue;
     im.libraries_changed = true;
-    // A library loaded may be one unloaded before and loaded again in its
-    // place: what is gone is dropped first, then what is pending hooked.
-    if (auto r = im.resync(); !r)
+    // After an unload what is gone is dropped first (the agent walks the
+    // loader's list for it, under the loader's lock: not at every load,
+    // where a load nested in a library constructor holds it), then what is
+    // pending is hooked. A copy another thread loads in the old place
+    // before the unload is told is hooked when it is.
+    if (auto r = loaded ? im.hook_pending() : im.resync(); !r)
       return std::move(r).take_error();
     // Library and Unloaded: a u32 ticket (echoed in the answer), then
     // for Library the path.

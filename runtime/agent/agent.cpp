@@ -176,6 +176,7 @@ private:
   pthread_mutex_t send_lock_ = PTHREAD_MUTEX_INITIALIZER;
   bool watching_ = false;
   bool watching_unloads_ = false;
+  int procfs_ = -1; // the CLI's /proc (Procfs), for reading our mappings
   struct CodeBlock {
     uint64_t at, size;  // what the CLI may write: aligned address, bytes
     void *map;          // the mapping holding it
@@ -419,6 +420,12 @@ void Agent::release_memory() {
     programs_[i].reset();
   nprograms_ = 0;
   region_.reset();
+  // No hook is installed or removed any more: the CLI's /proc goes.
+  if (procfs_ >= 0) {
+    runtime::hook::MemoryMap::use_procfs(-1);
+    close(procfs_);
+    procfs_ = -1;
+  }
 }
 
 Result<uint64_t> Agent::add_program(const Message &m) {
@@ -667,23 +674,24 @@ void Agent::handle(const Message &m) {
     return;
   }
   case MsgType::Procfs: {
-    // Kept for the process's life (a later session's replaces it), at a
-    // high number; a descriptor that is not procfs is refused.
+    // Kept for the session, at a high number; a descriptor that is not
+    // procfs is refused.
     struct statfs fs {};
     int kept = m.fd >= 0 && fstatfs(m.fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC
                    ? fcntl(m.fd, F_DUPFD_CLOEXEC, 512)
                    : -1;
+    if (kept < 0 && m.fd >= 0 && fs.f_type == PROC_SUPER_MAGIC) // a low fd limit
+      kept = fcntl(m.fd, F_DUPFD_CLOEXEC, 3);
     if (m.fd >= 0)
       close(m.fd);
     if (kept < 0) {
       reply(-EINVAL, 0, "no procfs descriptor");
       return;
     }
-    static int procfs = -1;
     runtime::hook::MemoryMap::use_procfs(kept);
-    if (procfs >= 0)
-      close(procfs);
-    procfs = kept;
+    if (procfs_ >= 0)
+      close(procfs_);
+    procfs_ = kept;
     reply(0);
     return;
   }

@@ -6,7 +6,9 @@
 #include <cstring>
 #include <fcntl.h>
 #include <string>
+#include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 namespace ubtrace::runtime::hook {
@@ -41,6 +43,13 @@ void MemoryMap::use_procfs(int dirfd) { g_procfs.store(dirfd, std::memory_order_
 Result<MemoryMap> MemoryMap::read_self() {
   int procfs = g_procfs.load(std::memory_order_acquire);
   int fd = procfs >= 0 ? openat(procfs, "self/maps", O_RDONLY | O_CLOEXEC) : -1;
+  // The program may have closed that descriptor and reused its number: only
+  // a procfs file is ours.
+  struct statfs fs {};
+  if (fd >= 0 && (fstatfs(fd, &fs) != 0 || fs.f_type != PROC_SUPER_MAGIC)) {
+    close(fd);
+    fd = -1;
+  }
   if (fd < 0)
     fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
   if (fd < 0)
