@@ -692,7 +692,7 @@ int Session::run() {
   }
   drain();
   if (target_end_)
-    if (auto said = exit_record(*target_end_, opts_.pid != 0))
+    if (auto said = exit_record(*target_end_, opts_.pid != 0, g_stop_requested.load()))
       out_->process_exit(*said);
   report_losses();
   if (print_maps_)

@@ -1,6 +1,7 @@
 #include "backends/userspace/process_end.h"
 
 #include <cerrno>
+#include <csignal>
 #include <dirent.h>
 #include <fstream>
 #include <iterator>
@@ -72,11 +73,14 @@ std::string describe(const ProcessEnd &end) {
   return who + " " + end.status->describe();
 }
 
-std::optional<output::ProcessExit> exit_record(const ProcessEnd &end, bool attached) {
+std::optional<output::ProcessExit> exit_record(const ProcessEnd &end, bool attached,
+                                               bool stopping) {
   using Kind = runtime::inject::ExitStatus::Kind;
   const auto &st = end.status;
   bool killed = st && st->kind == Kind::Signaled;
-  if (!killed && !attached)
+  bool stopped = killed && stopping &&
+                 (st->code == SIGINT || st->code == SIGTERM || st->code == SIGHUP);
+  if ((!killed || stopped) && !attached)
     return std::nullopt;
   output::ProcessExit e;
   e.pid = end.pid;

@@ -42,8 +42,11 @@ std::string describe(const ProcessEnd &end);
 
 // What the trace says of the end: a death by a signal (-c and -p), any end
 // of a process attached to (`attached`, -p); nothing for a command that
-// exited.
-std::optional<output::ProcessExit> exit_record(const ProcessEnd &end, bool attached);
+// exited, nor for one that a Ctrl-C (SIGINT, SIGTERM, SIGHUP) stopping the
+// trace too (`stopping`) killed along with ubtrace (a terminal signals
+// the whole process group).
+std::optional<output::ProcessExit> exit_record(const ProcessEnd &end, bool attached,
+                                               bool stopping);
 
 // The warning for an agent that hung up while its process lives on.
 std::string agent_gone_text(pid_t pid, const std::string &comm, bool ends_trace);
