@@ -151,7 +151,6 @@ public:
   void wait_go();   // the constructor of a spawned target waits here
   void handle(const Message &m);
 
-
   runtime::maps::Region *region() const { return region_.get(); } // GPU
 
   // In a child the process forked (its only thread): the session is the
@@ -297,7 +296,6 @@ void Agent::reply(int32_t status, uint64_t value, const std::string &error) {
   m.payload.insert(m.payload.end(), error.begin(), error.end());
   (void)send(m);
 }
-
 
 // A dlclose returned: what it unloaded is found on the agent's thread, when
 // the CLI asks (Revalidate). The thread waits until the CLI has had the
