@@ -1,8 +1,8 @@
 #include "backends/loss_report.h"
 
-#include <cstring>
-
 #include "runtime/agent/agent_counters.h"
+
+#include <cstring>
 
 namespace ubtrace::backends {
 namespace {
@@ -23,9 +23,11 @@ constexpr Meaning kMeanings[] = {
      "skipped: more than 64 return-probed calls were live on the thread"},
     {c::kRefusedClaims, "thread_state", "probe hit",
      "skipped: no hook state left for the thread (4096 threads at once)"},
-    {c::kVectorSkips, "installing", "probe hit", "skipped: the probe was being installed"},
+    {c::kVectorSkips, "installing", "probe hit",
+     "skipped: the probe was being installed"},
     {c::kUnwoundEntries, "unwound", "return probe hit",
-     "missed: the frame was unwound (a C++ exception or a thread cancellation)"},
+     "missed: the frame was unwound (a C++ exception or a thread "
+     "cancellation)"},
     {c::kInsnBudget, "insn_budget", "probe run",
      "stopped early: past the interpreter's instruction budget"},
     {c::kMissingHelper, "missing_helper", "probe run",
@@ -38,8 +40,9 @@ constexpr Meaning kMeanings[] = {
 
 } // namespace
 
-std::vector<output::LostHits> describe_losses(const agent::NamedValues &counters,
-                                              const LossContext &context) {
+std::vector<output::LostHits>
+describe_losses(const agent::NamedValues &counters,
+                const LossContext &context) {
   std::vector<output::LostHits> out;
   for (const auto &[name, count] : counters) {
     if (!count)

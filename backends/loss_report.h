@@ -7,10 +7,10 @@
 // name. The texts are documented in man/ubtrace.8 (LOSSES).
 #pragma once
 
-#include <vector>
-
 #include "backends/output/output.h"
 #include "runtime/agent/named_values.h"
+
+#include <vector>
 
 namespace ubtrace::backends {
 
@@ -23,7 +23,7 @@ struct LossContext {
   uint32_t thread_slots = 0; // the region's, for the slot sentence
 };
 
-std::vector<output::LostHits> describe_losses(const agent::NamedValues &counters,
-                                              const LossContext &context);
+std::vector<output::LostHits>
+describe_losses(const agent::NamedValues &counters, const LossContext &context);
 
 } // namespace ubtrace::backends

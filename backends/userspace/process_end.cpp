@@ -26,7 +26,8 @@ std::optional<ProcStat> read_stat(pid_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
   if (!f)
     return std::nullopt;
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string text((std::istreambuf_iterator<char>(f)),
+                   std::istreambuf_iterator<char>());
   size_t close = text.rfind(')');
   if (close == std::string::npos)
     return std::nullopt;
@@ -73,13 +74,14 @@ std::string describe(const ProcessEnd &end) {
   return who + " " + end.status->describe();
 }
 
-std::optional<output::ProcessExit> exit_record(const ProcessEnd &end, bool attached,
-                                               bool stopping) {
+std::optional<output::ProcessExit> exit_record(const ProcessEnd &end,
+                                               bool attached, bool stopping) {
   using Kind = runtime::inject::ExitStatus::Kind;
   const auto &st = end.status;
   bool killed = st && st->kind == Kind::Signaled;
-  bool stopped = killed && stopping &&
-                 (st->code == SIGINT || st->code == SIGTERM || st->code == SIGHUP);
+  bool stopped =
+      killed && stopping &&
+      (st->code == SIGINT || st->code == SIGTERM || st->code == SIGHUP);
   if ((!killed || stopped) && !attached)
     return std::nullopt;
   output::ProcessExit e;
@@ -95,12 +97,14 @@ std::optional<output::ProcessExit> exit_record(const ProcessEnd &end, bool attac
   return e;
 }
 
-std::string agent_gone_text(pid_t pid, const std::string &comm, bool ends_trace) {
+std::string agent_gone_text(pid_t pid, const std::string &comm,
+                            bool ends_trace) {
   std::string who = "process " + std::to_string(pid);
   if (!comm.empty())
     who += " (" + comm + ")";
   return "the agent in " + who +
-         " hung up: its probes no longer fire (the process exec'd another program or "
+         " hung up: its probes no longer fire (the process exec'd another "
+         "program or "
          "closed the agent's descriptors)" +
          (ends_trace ? "; the trace ends" : "");
 }

@@ -18,13 +18,13 @@
 // (text) or as a "process_exit" record (-f json).
 #pragma once
 
-#include <optional>
-#include <string>
-#include <sys/types.h>
-
 #include "backends/output/output.h"
 #include "runtime/inject/exit_status.h"
 #include "runtime/inject/unique_fd.h"
+
+#include <optional>
+#include <string>
+#include <sys/types.h>
 
 namespace ubtrace::backends {
 
@@ -45,11 +45,12 @@ std::string describe(const ProcessEnd &end);
 // exited, nor for one that a Ctrl-C (SIGINT, SIGTERM, SIGHUP) stopping the
 // trace too (`stopping`) killed along with ubtrace (a terminal signals
 // the whole process group).
-std::optional<output::ProcessExit> exit_record(const ProcessEnd &end, bool attached,
-                                               bool stopping);
+std::optional<output::ProcessExit> exit_record(const ProcessEnd &end,
+                                               bool attached, bool stopping);
 
 // The warning for an agent that hung up while its process lives on.
-std::string agent_gone_text(pid_t pid, const std::string &comm, bool ends_trace);
+std::string agent_gone_text(pid_t pid, const std::string &comm,
+                            bool ends_trace);
 
 // The name of a running process ("" when unreadable).
 std::string process_comm(pid_t pid);

@@ -23,7 +23,8 @@ int check_object(struct dl_phdr_info *info, size_t, void *arg) {
         continue;
       bool same = true;
       for (size_t b = 0; b < p.len; b++)
-        same &= *reinterpret_cast<const volatile uint8_t *>(p.at + b) == p.bytes[b];
+        same &=
+            *reinterpret_cast<const volatile uint8_t *>(p.at + b) == p.bytes[b];
       (*w.intact)[k] = same;
     }
   }
@@ -42,7 +43,8 @@ int find_data(struct dl_phdr_info *info, size_t, void *arg) {
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) &ph = info->dlpi_phdr[i];
     uint64_t lo = info->dlpi_addr + ph.p_vaddr;
-    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_W) && w.addr >= lo && w.addr < lo + ph.p_memsz)
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_W) && w.addr >= lo &&
+        w.addr < lo + ph.p_memsz)
       w.found = true;
   }
   return w.found ? 1 : 0;

@@ -17,8 +17,8 @@
 namespace ubtrace::agent {
 
 struct PatchedCode {
-  uint64_t at = 0;     // where the patch starts
-  uint8_t bytes[8]{};  // what it wrote there
+  uint64_t at = 0;    // where the patch starts
+  uint8_t bytes[8]{}; // what it wrote there
   uint8_t len = 0;
 };
 

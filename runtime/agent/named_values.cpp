@@ -23,8 +23,10 @@ NamedValues read_named_values(std::span<const uint8_t> payload, size_t offset) {
       break;
     uint64_t value;
     __builtin_memcpy(&value, payload.data() + at + 4 + len, 8);
-    out.emplace_back(std::string(reinterpret_cast<const char *>(payload.data() + at + 4), len),
-                     value);
+    out.emplace_back(
+        std::string(reinterpret_cast<const char *>(payload.data() + at + 4),
+                    len),
+        value);
     at += 4 + size_t(len) + 8;
   }
   return out;

@@ -22,6 +22,7 @@ using NamedValues = std::vector<std::pair<std::string, uint64_t>>;
 void append_named_value(std::vector<uint8_t> &payload, std::string_view name,
                         uint64_t value);
 // The entries of `payload` from byte `offset` on.
-NamedValues read_named_values(std::span<const uint8_t> payload, size_t offset = 0);
+NamedValues read_named_values(std::span<const uint8_t> payload,
+                              size_t offset = 0);
 
 } // namespace ubtrace::agent

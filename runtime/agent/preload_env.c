@@ -38,7 +38,8 @@ static int names_self(const char *entry, size_t len, const char *self,
 /* Rewrites the value of one LD_PRELOAD=... string without this library;
  * returns the value's new length. Entries are split on ':' and ' ' as
  * ld.so splits them; a kept entry keeps the separator before it. */
-static size_t drop_self(char *value, const char *self, const struct stat *self_stat) {
+static size_t drop_self(char *value, const char *self,
+                        const struct stat *self_stat) {
   char *out = value;
   const char *p = value;
   while (*p) {

@@ -2,6 +2,8 @@
 // call to memcpy (which the trace may probe).
 #include "runtime/agent/raw_notice.h"
 
+#include "runtime/agent/raw_syscall.h"
+
 #include <atomic>
 #include <climits>
 #include <ctime>
@@ -10,8 +12,6 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
-
-#include "runtime/agent/raw_syscall.h"
 
 namespace ubtrace::agent {
 namespace {
@@ -35,7 +35,8 @@ void disarm_raw_notices() {
 }
 
 bool send_raw_notice(MsgType type, const uint8_t *payload, size_t size) {
-  if (size > kRawNoticeMax || raw_syscall(SYS_getpid) != g_pid.load(std::memory_order_relaxed))
+  if (size > kRawNoticeMax ||
+      raw_syscall(SYS_getpid) != g_pid.load(std::memory_order_relaxed))
     return false;
   bool sent = false;
   g_senders.fetch_add(1, std::memory_order_seq_cst);
@@ -50,7 +51,8 @@ bool send_raw_notice(MsgType type, const uint8_t *payload, size_t size) {
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
     sent = raw_syscall(SYS_sendmsg, sock, reinterpret_cast<long>(&msg),
-                       MSG_NOSIGNAL | MSG_DONTWAIT) == static_cast<long>(sizeof h + size);
+                       MSG_NOSIGNAL | MSG_DONTWAIT) ==
+           static_cast<long>(sizeof h + size);
   }
   g_senders.fetch_sub(1, std::memory_order_seq_cst);
   return sent;
@@ -61,16 +63,19 @@ namespace {
 constexpr uint32_t kReleased = 0xffffffffu;
 
 void wake(TicketedNotices &t) {
-  (void)raw_syscall(SYS_futex, reinterpret_cast<long>(&t.done), FUTEX_WAKE_PRIVATE, INT32_MAX);
+  (void)raw_syscall(SYS_futex, reinterpret_cast<long>(&t.done),
+                    FUTEX_WAKE_PRIVATE, INT32_MAX);
 }
 
 } // namespace
 
 void reset_tickets(TicketedNotices &t) {
-  t.done.store(t.sent.load(std::memory_order_relaxed), std::memory_order_release);
+  t.done.store(t.sent.load(std::memory_order_relaxed),
+               std::memory_order_release);
 }
 
-bool notify_and_wait(TicketedNotices &t, MsgType type, const uint8_t *extra, size_t size) {
+bool notify_and_wait(TicketedNotices &t, MsgType type, const uint8_t *extra,
+                     size_t size) {
   if (size > kRawNoticeMax - sizeof(uint32_t))
     size = kRawNoticeMax - sizeof(uint32_t);
   uint32_t ticket = t.sent.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -84,8 +89,8 @@ bool notify_and_wait(TicketedNotices &t, MsgType type, const uint8_t *extra, siz
     if (done == kReleased || static_cast<int32_t>(done - ticket) >= 0)
       break;
     struct timespec left = {0, 10000000};
-    (void)raw_syscall(SYS_futex, reinterpret_cast<long>(&t.done), FUTEX_WAIT_PRIVATE, done,
-                      reinterpret_cast<long>(&left));
+    (void)raw_syscall(SYS_futex, reinterpret_cast<long>(&t.done),
+                      FUTEX_WAIT_PRIVATE, done, reinterpret_cast<long>(&left));
   }
   return true;
 }

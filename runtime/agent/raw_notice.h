@@ -12,11 +12,11 @@
 // forked child's copy does not).
 #pragma once
 
+#include "runtime/agent/protocol.h"
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-
-#include "runtime/agent/protocol.h"
 
 namespace ubtrace::agent {
 
@@ -43,7 +43,8 @@ struct TicketedNotices {
 void reset_tickets(TicketedNotices &t);
 // Sends `type` with a new ticket, then `extra`, and waits; false when
 // nothing was sent (no channel, a forked child).
-bool notify_and_wait(TicketedNotices &t, MsgType type, const uint8_t *extra, size_t size);
+bool notify_and_wait(TicketedNotices &t, MsgType type, const uint8_t *extra,
+                     size_t size);
 // The channel thread: the CLI answered `ticket` (and those before).
 void acknowledge_ticket(TicketedNotices &t, uint32_t ticket);
 // The session ends: waiters go on, and later notices do not wait.

@@ -7,7 +7,8 @@
 
 namespace ubtrace::agent {
 
-inline long raw_syscall(long n, long a = 0, long b = 0, long c = 0, long d = 0) {
+inline long raw_syscall(long n, long a = 0, long b = 0, long c = 0,
+                        long d = 0) {
   long ret;
   register long r10 __asm__("r10") = d;
   __asm__ volatile("syscall"

@@ -2,14 +2,14 @@
 // become calls to memcpy (which the trace may probe).
 #include "runtime/agent/session_counters.h"
 
-#include <cstdlib>
-
 #include "runtime/agent/agent_counters.h"
 #include "runtime/agent/protocol.h"
 #include "runtime/agent/raw_notice.h"
 #include "runtime/agent/raw_syscall.h"
 #include "runtime/hook/thread_pool.h"
 #include "runtime/vm/interpreter.h"
+
+#include <cstdlib>
 
 namespace ubtrace::agent {
 
@@ -20,9 +20,9 @@ namespace {
 namespace c = counter;
 
 // The order of kNames is the order of values().
-constexpr const char *kNames[] = {c::kNestedSkips,   c::kShadowOverflows, c::kRefusedClaims,
-                                  c::kVectorSkips,   c::kUnwoundEntries,  c::kInsnBudget,
-                                  c::kMissingHelper};
+constexpr const char *kNames[] = {
+    c::kNestedSkips,    c::kShadowOverflows, c::kRefusedClaims, c::kVectorSkips,
+    c::kUnwoundEntries, c::kInsnBudget,      c::kMissingHelper};
 constexpr size_t kCount = sizeof kNames / sizeof kNames[0];
 
 struct Values {
@@ -33,8 +33,10 @@ Values values() {
   runtime::hook::ThreadCounters t = runtime::hook::thread_counters();
   return {{t.nested_skips, t.shadow_overflows, t.refused_claims, t.vector_skips,
            t.unwound_entries,
-           g_run_errors[size_t(vm::RunStatus::InsnBudgetExceeded)].load(std::memory_order_relaxed),
-           g_run_errors[size_t(vm::RunStatus::MissingHelper)].load(std::memory_order_relaxed)}};
+           g_run_errors[size_t(vm::RunStatus::InsnBudgetExceeded)].load(
+               std::memory_order_relaxed),
+           g_run_errors[size_t(vm::RunStatus::MissingHelper)].load(
+               std::memory_order_relaxed)}};
 }
 
 Values g_baseline; // written before arm_exit_report arms the channel
@@ -56,7 +58,9 @@ void on_process_exit() {
 
 } // namespace
 
-void start_session_counters() { g_baseline = values(); }
+void start_session_counters() {
+  g_baseline = values();
+}
 
 size_t encode_session_counters(uint8_t *out) {
   Values now = values();
@@ -82,6 +86,8 @@ void arm_exit_report() {
   g_exit_report.store(true, std::memory_order_seq_cst);
 }
 
-void disarm_exit_report() { g_exit_report.store(false, std::memory_order_seq_cst); }
+void disarm_exit_report() {
+  g_exit_report.store(false, std::memory_order_seq_cst);
+}
 
 } // namespace ubtrace::agent

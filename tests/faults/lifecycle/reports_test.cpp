@@ -21,7 +21,8 @@ TEST(NamedValues, RoundTrip) {
   ASSERT_EQ(v.size(), 3u);
   EXPECT_EQ(v[0], (std::pair<std::string, uint64_t>{"a", 1}));
   EXPECT_EQ(v[1], (std::pair<std::string, uint64_t>{"", 2}));
-  EXPECT_EQ(v[2], (std::pair<std::string, uint64_t>{"longer name", UINT64_MAX}));
+  EXPECT_EQ(v[2],
+            (std::pair<std::string, uint64_t>{"longer name", UINT64_MAX}));
 }
 
 TEST(NamedValues, TruncatedOrLyingLengthsStop) {
@@ -46,13 +47,15 @@ TEST(LossReport, SentencesByCount) {
                                  {"from_a_newer_agent", 5}};
   auto lines = describe_losses(counters, {512});
   ASSERT_EQ(lines.size(), 4u);
-  EXPECT_EQ(lines[0].message,
-            "1 probe hit skipped: nested in a signal handler or in another probe's run");
+  EXPECT_EQ(lines[0].message, "1 probe hit skipped: nested in a signal handler "
+                              "or in another probe's run");
   EXPECT_EQ(lines[0].reason, "nested");
-  EXPECT_EQ(lines[1].message, "3 probe hits skipped: no hook state left for the thread "
-                              "(4096 threads at once)");
-  EXPECT_EQ(lines[2].message, "2 probe hits lost map updates or events: no thread slot "
-                              "left (512 threads at once)");
+  EXPECT_EQ(lines[1].message,
+            "3 probe hits skipped: no hook state left for the thread "
+            "(4096 threads at once)");
+  EXPECT_EQ(lines[2].message,
+            "2 probe hits lost map updates or events: no thread slot "
+            "left (512 threads at once)");
   EXPECT_EQ(lines[2].reason, "thread_slot");
   EXPECT_EQ(lines[3].message, "5 probe hits lost (from_a_newer_agent)");
   EXPECT_EQ(lines[3].count, 5u);
@@ -61,13 +64,17 @@ TEST(LossReport, SentencesByCount) {
 TEST(ProcessEnd, Sentences) {
   using runtime::inject::ExitStatus;
   ProcessEnd e{123, "app", ExitStatus::from_wait_status(11 | 0x80)};
-  EXPECT_EQ(describe(e), "Process 123 (app) was killed by signal 11 (SIGSEGV), core dumped");
+  EXPECT_EQ(describe(e),
+            "Process 123 (app) was killed by signal 11 (SIGSEGV), core dumped");
   e.status = ExitStatus::from_wait_status(3 << 8);
   EXPECT_EQ(describe(e), "Process 123 (app) exited with code 3");
   e.status.reset();
-  EXPECT_EQ(describe(e), "Process 123 (app) ended (its parent collected its exit status first)");
+  EXPECT_EQ(
+      describe(e),
+      "Process 123 (app) ended (its parent collected its exit status first)");
   e.comm.clear();
-  EXPECT_EQ(describe(e), "Process 123 ended (its parent collected its exit status first)");
+  EXPECT_EQ(describe(e),
+            "Process 123 ended (its parent collected its exit status first)");
 }
 
 } // namespace

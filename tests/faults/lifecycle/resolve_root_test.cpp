@@ -51,7 +51,8 @@ TEST(ResolveUnderRoot, PathsNamesAndPrograms) {
   EXPECT_EQ((*given)[0].path, o.root + "/lib/x86_64-linux-gnu/libinroot.so.1");
   auto by_name = resolve_binary("libinroot", o);
   ASSERT_TRUE(by_name.ok()) << by_name.error();
-  EXPECT_EQ((*by_name)[0].path, o.root + "/lib/x86_64-linux-gnu/libinroot.so.1");
+  EXPECT_EQ((*by_name)[0].path,
+            o.root + "/lib/x86_64-linux-gnu/libinroot.so.1");
   auto on_path = resolve_binary("libonpath", o);
   ASSERT_TRUE(on_path.ok()) << on_path.error();
   EXPECT_EQ((*on_path)[0].path, o.root + "/opt/libs/libonpath.so");

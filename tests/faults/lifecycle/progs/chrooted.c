@@ -35,7 +35,8 @@ int main(int argc, char **argv) {
     perror("chroot");
     return 1;
   }
-  if (drop && (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)) {
+  if (drop &&
+      (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)) {
     perror("drop");
     return 1;
   }

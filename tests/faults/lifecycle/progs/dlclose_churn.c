@@ -98,8 +98,8 @@ int main(int argc, char **argv) {
       if (!seen)
         bases[places++] = base;
       // Its place stays taken: the next load goes elsewhere.
-      mmap((void *)base, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-           -1, 0);
+      mmap((void *)base, size, PROT_NONE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
     }
     printf("rounds %d places %d\n", n, places);
   } else if (!strcmp(argv[1], "held") && argc > 5) {
@@ -118,8 +118,8 @@ int main(int argc, char **argv) {
     dladdr(dlsym(h, "lib_checksum"), &info);
     uintptr_t base = (uintptr_t)info.dli_fbase;
     dlclose(h);
-    mmap((void *)base, 1 << 16, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-         -1, 0);
+    mmap((void *)base, 1 << 16, PROT_NONE,
+         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
     printf("unloaded\n");
     fflush(stdout);
     while (access(argv[5], F_OK) != 0)

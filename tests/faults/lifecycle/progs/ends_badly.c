@@ -16,11 +16,11 @@
 // the process lives on without the agent's channel), fork-exec (forks a
 // child that waits for its parent's death, then runs PROG ARGS).
 #include <pthread.h>
-#include <sys/prctl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t g_stop;

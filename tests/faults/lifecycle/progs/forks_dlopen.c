@@ -30,6 +30,7 @@ int main(int argc, char **argv) {
   int status = 0;
   waitpid(c, &status, 0);
   int s = call_square(argv[1], 100, 3);
-  printf("child %d parent %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1, s);
+  printf("child %d parent %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+         s);
   return 0;
 }

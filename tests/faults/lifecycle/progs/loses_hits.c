@@ -70,7 +70,8 @@ int main(int argc, char **argv) {
     pthread_attr_setstacksize(&attr, 64 * 1024);
     pthread_t *threads = calloc((size_t)n, sizeof *threads);
     for (int i = 0; i < n; i++)
-      if (pthread_create(&threads[i], &attr, thread_main, (void *)(long)i) != 0) {
+      if (pthread_create(&threads[i], &attr, thread_main, (void *)(long)i) !=
+          0) {
         printf("cannot create thread %d\n", i);
         return 1;
       }
