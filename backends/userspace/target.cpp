@@ -182,15 +182,16 @@ Result<std::unique_ptr<UserspaceTarget>> UserspaceTarget::attach(int pid,
   // The library may be loaded already (an earlier ubtrace traced this
   // process): the entry starts a session either way.
   io.entry_symbol = agent::kInjectEntry;
+  io.entry_argument = listener->entry_argument();
   auto report = runtime::inject::inject_agent(pid, io);
   if (!report)
     return std::move(report).take_error();
-  if (report->entry_result == 1)
+  if (report->entry_result == agent::kInjectBusy)
     return make_error(busy_message(pid));
-  if (report->entry_result != 0)
+  if (report->entry_result != agent::kInjectStarted)
     return make_error("the agent loaded into " + std::to_string(pid) +
-                      " could not connect back to ubtrace (code " +
-                      std::to_string(report->entry_result) + ")");
+                      " could not connect back to ubtrace (" +
+                      runtime::inject::inject_entry_failure(report->entry_result) + ")");
   auto channel = listener->accept(pid, runtime::inject::Deadline(10000ms));
   if (!channel)
     return make_error("the agent loaded into " + std::to_string(pid) +

@@ -30,6 +30,7 @@
 #include "runtime/agent/protocol.h"
 #include "runtime/helpers/all_helpers.h"
 #include "runtime/agent/agent_thread.h"
+#include "runtime/agent/cli_link.h"
 #include "runtime/hook/hook.h"
 #include "runtime/hook/trap_handler.h"
 #include "runtime/jit/remote_symbols.h"
@@ -613,39 +614,6 @@ void *serve_thread(void *arg) {
   return nullptr;
 }
 
-// The channel of a spawned target: the fd the CLI left in the environment.
-int spawned_channel() {
-  const char *env = getenv(kFdEnv);
-  if (!env)
-    return -1;
-  int fd = atoi(env);
-  // Children and exec'd programs must not reuse the channel.
-  unsetenv(kFdEnv);
-  int flags = fcntl(fd, F_GETFD);
-  if (flags < 0)
-    return -1;
-  fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
-  return fd;
-}
-
-// The channel of an injected agent: the CLI listens on an abstract socket
-// named after this process.
-int attach_channel() {
-  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return -1;
-  struct sockaddr_un addr {};
-  addr.sun_family = AF_UNIX;
-  std::string name = std::string(kSocketPrefix) + std::to_string(getpid());
-  std::memcpy(addr.sun_path + 1, name.data(), name.size()); // abstract
-  socklen_t len = offsetof(struct sockaddr_un, sun_path) + 1 + name.size();
-  if (connect(fd, reinterpret_cast<struct sockaddr *>(&addr), len) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // 0: a session started on `sock`; 1: another one runs (the CLI is told);
 // -1: it could not start.
 int start_session(int sock, bool spawned) {
@@ -709,12 +677,14 @@ extern "C" __attribute__((visibility("default"))) void ubtrace_agent_start() {
 }
 
 // The injector's entry (runtime/inject InjectOptions::entry_symbol): connect
-// to the CLI that injected us. Returns start_session's result, or -2 when
-// there is no CLI to connect to.
-extern "C" __attribute__((visibility("default"))) int ubtrace_agent_inject(const char *) {
-  int sock = ubtrace::agent::attach_channel();
+// to the CLI that injected us, named by `argument` (protocol.h's
+// AttachArgument). Returns start_session's result, or the kInject* code of
+// why no session started.
+extern "C" __attribute__((visibility("default"))) int
+ubtrace_agent_inject(const char *argument) {
+  int sock = ubtrace::agent::attach_channel(argument);
   if (sock < 0)
-    return -2;
+    return sock;
   return ubtrace::agent::start_session(sock, false);
 }
 

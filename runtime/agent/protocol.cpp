@@ -1,6 +1,7 @@
 #include "runtime/agent/protocol.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <poll.h>
 #include <sys/socket.h>
@@ -110,6 +111,47 @@ Result<ReplyMsg> request(int sock, const Message &m, std::string *error_text,
       error_text->assign(r->payload.begin() + sizeof reply, r->payload.end());
     return reply;
   }
+}
+
+namespace {
+
+constexpr const char kAttachTag[] = "ubtrace-attach/1 ";
+
+// A decimal u32 ending at a space; advances `p` past the space.
+bool parse_u32(const char *&p, uint32_t *out) {
+  uint64_t v = 0;
+  const char *start = p;
+  for (; *p >= '0' && *p <= '9'; ++p) {
+    v = v * 10 + uint64_t(*p - '0');
+    if (v > UINT32_MAX)
+      return false;
+  }
+  if (p == start || *p != ' ')
+    return false;
+  ++p;
+  *out = static_cast<uint32_t>(v);
+  return true;
+}
+
+} // namespace
+
+std::string encode_attach_argument(const AttachArgument &a) {
+  return kAttachTag + std::to_string(a.cli_pid) + " " +
+         std::to_string(a.cli_uid) + " " + a.address;
+}
+
+bool parse_attach_argument(const char *text, AttachArgument *out) {
+  if (!text || std::strncmp(text, kAttachTag, sizeof kAttachTag - 1) != 0)
+    return false;
+  const char *p = text + sizeof kAttachTag - 1;
+  AttachArgument a;
+  if (!parse_u32(p, &a.cli_pid) || !parse_u32(p, &a.cli_uid) || a.cli_pid == 0)
+    return false;
+  a.address = p;
+  if (a.address.size() < 2)
+    return false;
+  *out = std::move(a);
+  return true;
 }
 
 } // namespace ubtrace::agent

@@ -3,12 +3,21 @@
 // The CLI sends requests, the agent answers each with a Reply; the agent
 // may also send notices (a library loaded) at any time.
 //
-// How the agent finds the channel:
+// How the agent finds the channel, and knows it is its own CLI's:
 //   -c CMD  the CLI spawns CMD with UBTRACE_AGENT_FD=<fd of its end of a
 //           socketpair> and LD_PRELOAD=<agent>; the agent's constructor
-//           waits for Go, so hooks are in place before main.
-//   -p PID  the CLI listens on the abstract socket "@ubtrace-agent.<PID>"
-//           and injects the agent, whose constructor connects to it.
+//           takes the descriptor only if it is a SOCK_SEQPACKET socket whose
+//           peer (SO_PEERCRED) is its parent, and waits for Go, so hooks are
+//           in place before main.
+//   -p PID  the CLI listens on an abstract socket whose name nobody can
+//           predict ("@ubtrace-agent.<PID>.<128 random bits>") and injects
+//           the agent; the injector calls kInjectEntry with an
+//           AttachArgument naming the socket and the CLI's pid and uid. The
+//           agent connects there and talks only if the listener's
+//           credentials (SO_PEERCRED) are that pid and uid; the CLI accepts
+//           only the target's pid. A name derived from the pid alone could
+//           be bound first by any local user (blocking -p), or answered by
+//           them.
 #pragma once
 
 #include <cstdint>
@@ -22,10 +31,28 @@ namespace ubtrace::agent {
 
 inline constexpr uint32_t kProtocolVersion = 1;
 inline constexpr const char *kFdEnv = "UBTRACE_AGENT_FD";
-inline constexpr const char *kSocketPrefix = "ubtrace-agent."; // + pid, abstract
-// What the injector calls after dlopen (-p): `int (const char *)`, 0 when a
-// session started, 1 when another CLI traces the process, < 0 on failure.
+// + pid + "." + random hex, abstract
+inline constexpr const char *kSocketPrefix = "ubtrace-agent.";
+// What the injector calls after dlopen (-p): `int (const char *)` with an
+// encoded AttachArgument; its results below.
 inline constexpr const char *kInjectEntry = "ubtrace_agent_inject";
+inline constexpr int kInjectStarted = 0;    // a session started
+inline constexpr int kInjectBusy = 1;       // another CLI traces the process
+inline constexpr int kInjectNoCli = -2;     // nothing listens at the address
+inline constexpr int kInjectBadArgument = -3;  // not an AttachArgument
+inline constexpr int kInjectWrongPeer = -4; // the listener is not that CLI
+inline constexpr int kInjectFailed = -1;    // the session could not start
+
+// -p: the entry's argument. The agent connects to `address` and speaks only
+// to a listener whose SO_PEERCRED is (cli_pid, cli_uid).
+struct AttachArgument {
+  std::string address; // "@name" (abstract) or a path
+  uint32_t cli_pid = 0;
+  uint32_t cli_uid = 0;
+};
+std::string encode_attach_argument(const AttachArgument &a);
+// False for anything encode_attach_argument did not make.
+bool parse_attach_argument(const char *text, AttachArgument *out);
 
 enum class MsgType : uint32_t {
   // agent -> CLI

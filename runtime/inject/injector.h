@@ -1,7 +1,10 @@
 // Loading the agent into a running process (`ubtrace -p PID`).
 //
 //   auto listener = AgentListener::create_for(pid);   // channel.h
-//   auto report = inject_agent(pid, {.agent_path = so});
+//   auto report = inject_agent(pid, {.agent_path = so,
+//                                    .entry_symbol = agent::kInjectEntry,
+//                                    .entry_argument =
+//                                        listener->entry_argument()});
 //   auto channel = listener->accept(pid, Deadline(10s)); // then the Hello
 //
 // How (the default, LoaderThread::New):
@@ -89,11 +92,11 @@ enum class LoaderThread : uint8_t {
 
 struct InjectOptions {
   std::string agent_path;
-  // The ubtrace agent needs only dlopen: its constructor connects to
-  // attach_socket_address(pid) (channel.h). An agent that wants its
-  // channel as an argument instead exports `int NAME(const char *)`: set
-  // entry_symbol, and it is called after dlopen with entry_argument; its
-  // return value is reported. "" = no entry.
+  // An agent that wants its channel as an argument exports
+  // `int NAME(const char *)`: set entry_symbol, and it is called after
+  // dlopen with entry_argument; its return value is reported. "" = no
+  // entry. The ubtrace agent's is agent::kInjectEntry, with the listener's
+  // entry_argument() (channel.h): where to connect and whom to expect.
   std::string entry_symbol;
   std::string entry_argument;
   LoaderThread loader = LoaderThread::Auto;
