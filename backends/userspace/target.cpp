@@ -46,6 +46,9 @@ struct UserspaceTarget::Impl {
   bool detached = false;
   std::optional<runtime::inject::ExitStatus> status;
   std::vector<agent::Message> notices; // arrived while waiting for replies
+  // The agent hung up while the process may still run (see service()).
+  std::optional<std::chrono::steady_clock::time_point> hung_up_at;
+  bool hangup_reported = false;
 
   // What install() and later library loads need.
   const runtime::Bundle *bundle = nullptr;
@@ -550,6 +553,21 @@ Result<size_t> UserspaceTarget::service() {
       im.notices.erase(im.notices.begin());
     } else {
       auto r = agent::recv_message(im.sock, 0);
+      if (!r && r.error() == agent::kChannelClosed) {
+        // A process that exits closes the channel before it can be waited
+        // for: only one still running a while later lost its agent.
+        auto now = std::chrono::steady_clock::now();
+        if (!im.hung_up_at)
+          im.hung_up_at = now;
+        if (!im.hangup_reported && now - *im.hung_up_at > 500ms && !exited()) {
+          im.hangup_reported = true;
+          return make_error(
+              "the agent in process " + std::to_string(im.pid) +
+              " hung up while the process runs on: the program closed or "
+              "reused ubtrace's descriptor, so the agent removed its probes "
+              "(what they recorded is printed at the end)");
+        }
+      }
       if (!r)
         break; // nothing now (or the channel is gone: exited() tells)
       m = std::move(*r);

@@ -106,12 +106,13 @@ struct HookEntry {
 
 class Agent {
 public:
-  Agent(int sock, bool spawned) : sock_(sock), spawned_(spawned) {}
+  Agent(OwnedFd sock, bool spawned) : sock_(std::move(sock)), spawned_(spawned) {}
   bool spawned() const { return spawned_; }
   // The CLI asked to detach or hung up: the session is on its way out.
   bool ending() const { return ending_.load(std::memory_order_acquire); }
 
   bool hello(bool waiting);
+  void close_channel() { sock_.close(); }
   void serve();     // the channel thread's loop
   void wait_go();   // the constructor of a spawned target waits here
   void handle(const Message &m);
@@ -125,7 +126,7 @@ public:
   runtime::maps::Region *region() const { return region_.get(); } // GPU
 
 private:
-  int sock_;
+  OwnedFd sock_; // the program may take the number: owned_fd.h
   bool spawned_;
   std::atomic<bool> ending_{false};
   std::unique_ptr<runtime::maps::Region> region_;
@@ -215,7 +216,7 @@ bool Agent::hello(bool waiting) {
 }
 
 // A CLI that came while another one traces the process: told so, hung up.
-void send_busy(int sock) {
+void send_busy(OwnedFd &sock) {
   HelloMsg h{kProtocolVersion, static_cast<uint32_t>(getpid()), 0, 1};
   (void)send_message(sock, Message::of(MsgType::Hello, h));
 }
@@ -416,8 +417,11 @@ void Agent::handle(const Message &m) {
       reply(-EINVAL, 0, "no fd with the region message");
       return;
     }
-    auto r = runtime::maps::Region::attach(m.fd);
-    close(m.fd);
+    // Ours since it arrived; read (mapped) only while still ours.
+    OwnedFd fd = OwnedFd::adopt(m.fd);
+    auto r = fd.usable() ? runtime::maps::Region::attach(fd.get())
+                         : Result<runtime::maps::Region>(make_error(kChannelLost));
+    fd.close();
     if (!r) {
       reply(-EINVAL, 0, r.error());
       return;
@@ -583,17 +587,32 @@ void Agent::handle(const Message &m) {
 }
 
 void Agent::serve() {
+  // Wakes up now and then even with nothing to read: a program that closed
+  // the channel's descriptor (close_range at its start, say) is noticed
+  // within a second and the agent goes quiet, instead of holding the hooks
+  // of a session nobody can reach. The receive checks the descriptor is
+  // still ours around each system call.
+  constexpr int kOwnershipCheckMs = 1000;
   for (;;) {
-    auto m = recv_message(sock_);
+    auto m = recv_message(sock_, kOwnershipCheckMs);
+    if (!m && m.error() == kChannelTimedOut)
+      continue;
     if (!m)
-      break; // the CLI is gone
+      break; // the CLI is gone, or the channel is not ours any more
+    // Only Region carries a descriptor; any other is closed, being ours.
+    if (m->fd >= 0 && m->type != MsgType::Region) {
+      OwnedFd::adopt(m->fd).close();
+      m->fd = -1;
+    }
     handle(*m);
   }
-  // The CLI died or closed the channel: the target runs on, untraced.
+  // The CLI died or closed the channel, or the program took the channel's
+  // descriptor: the target runs on, untraced. A descriptor that is not ours
+  // any more is left alone (close() checks).
   ending_.store(true, std::memory_order_release);
   detach_all();
   release_waiter();
-  close(sock_);
+  sock_.close();
 }
 
 // One session at a time: the agent of the CLI tracing the process now.
@@ -616,7 +635,7 @@ void *serve_thread(void *arg) {
 
 // 0: a session started on `sock`; 1: another one runs (the CLI is told);
 // -1: it could not start.
-int start_session(int sock, bool spawned) {
+int start_session(OwnedFd sock, bool spawned) {
   pthread_mutex_lock(&g_session_lock);
   // A session on its way out (its CLI just ended; removing the hooks takes
   // milliseconds, more on a loaded machine) is waited for, up to 3 s: a
@@ -630,13 +649,15 @@ int start_session(int sock, bool spawned) {
   if (g_agent) {
     pthread_mutex_unlock(&g_session_lock);
     send_busy(sock);
-    close(sock);
+    sock.close();
     return 1;
   }
-  auto *agent = new Agent(sock, spawned);
+  // A forked child must not keep (or write to) the channel of its parent.
+  forget_owned_fds_after_fork();
+  auto *agent = new Agent(std::move(sock), spawned);
   if (!agent->hello(spawned)) {
     pthread_mutex_unlock(&g_session_lock);
-    close(sock);
+    agent->close_channel();
     delete agent;
     return -1;
   }
@@ -644,7 +665,7 @@ int start_session(int sock, bool spawned) {
   if (!start_agent_thread(serve_thread, agent)) {
     g_agent = nullptr;
     pthread_mutex_unlock(&g_session_lock);
-    close(sock);
+    agent->close_channel();
     delete agent;
     return -1;
   }
@@ -673,7 +694,8 @@ extern "C" __attribute__((visibility("default"))) void ubtrace_agent_start() {
   int sock = ubtrace::agent::spawned_channel();
   if (sock < 0)
     return; // not spawned by ubtrace (injected, or exec'd by a traced program)
-  (void)ubtrace::agent::start_session(sock, true);
+  (void)ubtrace::agent::start_session(ubtrace::agent::OwnedFd::adopt(sock),
+                                      true);
 }
 
 // The injector's entry (runtime/inject InjectOptions::entry_symbol): connect
@@ -685,7 +707,8 @@ ubtrace_agent_inject(const char *argument) {
   int sock = ubtrace::agent::attach_channel(argument);
   if (sock < 0)
     return sock;
-  return ubtrace::agent::start_session(sock, false);
+  return ubtrace::agent::start_session(ubtrace::agent::OwnedFd::adopt(sock),
+                                       false);
 }
 
 // Called by libubtrace_preload.so's sigaction() and signal() for SIGTRAP and

@@ -8,11 +8,15 @@
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 namespace ubtrace::agent {
 namespace {
+
+// Raw system calls where the program may wrap the libc function (a library
+// counting getppid() calls must not see the agent's).
 
 // The credentials of the process at the other end of `fd` (for a listener:
 // the one that called listen(); for a socketpair: the one that made it).
@@ -47,7 +51,7 @@ int spawned_channel() {
   // Children and exec'd programs must not reuse the channel.
   unsetenv(kFdEnv);
   if (!parsed || !is_channel_socket(int(fd)) ||
-      !peer_is(int(fd), getppid(), 0, false))
+      !peer_is(int(fd), pid_t(syscall(SYS_getppid)), 0, false))
     return -1;
   int flags = fcntl(int(fd), F_GETFD);
   if (flags < 0)

@@ -6,13 +6,22 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 namespace ubtrace::agent {
 
 // Messages are small (programs are the largest, a few tens of KB).
 static constexpr size_t kMaxMessage = 16u << 20;
 
-Result<void> send_message(int sock, const Message &m) {
+namespace {
+
+// Runs before each system call on the channel: false stops the exchange
+// (the descriptor is not the agent's any more). Null for the CLI's side.
+using Guard = OwnedFd *;
+
+bool still_ours(Guard guard) { return !guard || guard->usable(); }
+
+Result<void> send_core(int sock, const Message &m, Guard guard) {
   MsgHeader h{static_cast<uint32_t>(m.type), static_cast<uint32_t>(m.payload.size())};
   std::vector<uint8_t> buf(sizeof h + m.payload.size());
   std::memcpy(buf.data(), &h, sizeof h);
@@ -33,6 +42,8 @@ Result<void> send_message(int sock, const Message &m) {
     std::memcpy(CMSG_DATA(c), &m.fd, sizeof(int));
   }
   for (;;) {
+    if (!still_ours(guard))
+      return make_error(kChannelLost);
     ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
     if (n == static_cast<ssize_t>(buf.size()))
       return {};
@@ -43,26 +54,44 @@ Result<void> send_message(int sock, const Message &m) {
   }
 }
 
-Result<Message> recv_message(int sock, int timeout_ms) {
+void close_received(const struct msghdr &msg) {
+  for (const struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c;
+       c = CMSG_NXTHDR(const_cast<struct msghdr *>(&msg),
+                       const_cast<struct cmsghdr *>(c)))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < n; ++i) {
+        int fd;
+        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+        close(fd);
+      }
+    }
+}
+
+Result<Message> recv_core(int sock, int timeout_ms, Guard guard) {
   if (timeout_ms >= 0) {
     struct pollfd p = {sock, POLLIN, 0};
     int rc;
-    do
+    do {
+      if (!still_ours(guard))
+        return make_error(kChannelLost);
       rc = poll(&p, 1, timeout_ms);
-    while (rc < 0 && errno == EINTR);
+    } while (rc < 0 && errno == EINTR);
     if (rc == 0)
-      return make_error("timed out waiting on the agent channel");
+      return make_error(kChannelTimedOut);
     if (rc < 0)
       return make_error(std::string("poll: ") + std::strerror(errno));
   }
   // Peek at the size first: a SEQPACKET message is read whole or truncated.
   MsgHeader h{};
   ssize_t n;
-  do
+  do {
+    if (!still_ours(guard))
+      return make_error(kChannelLost);
     n = recv(sock, &h, sizeof h, MSG_PEEK);
-  while (n < 0 && errno == EINTR);
+  } while (n < 0 && errno == EINTR);
   if (n == 0)
-    return make_error("channel closed");
+    return make_error(kChannelClosed);
   if (n < static_cast<ssize_t>(sizeof h))
     return make_error(n < 0 ? std::string("recv: ") + std::strerror(errno)
                             : std::string("short message on the agent channel"));
@@ -76,18 +105,48 @@ Result<Message> recv_message(int sock, int timeout_ms) {
   alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
-  do
-    n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
-  if (n != static_cast<ssize_t>(buf.size()))
+  do {
+    if (!still_ours(guard))
+      return make_error(kChannelLost);
+    n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  // The number may have changed hands during the call: then what was read
+  // is the program's, not ours to act on.
+  if (n >= 0 && !still_ours(guard)) {
+    close_received(msg);
+    return make_error(kChannelLost);
+  }
+  if (n != static_cast<ssize_t>(buf.size())) {
+    if (n >= 0)
+      close_received(msg);
     return make_error("truncated message on the agent channel");
+  }
   Message m;
   m.type = static_cast<MsgType>(h.type);
   m.payload.assign(buf.begin() + sizeof h, buf.end());
   for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+        c->cmsg_len == CMSG_LEN(sizeof(int)) && m.fd < 0)
       std::memcpy(&m.fd, CMSG_DATA(c), sizeof(int));
   return m;
+}
+
+} // namespace
+
+Result<void> send_message(int sock, const Message &m) {
+  return send_core(sock, m, nullptr);
+}
+
+Result<Message> recv_message(int sock, int timeout_ms) {
+  return recv_core(sock, timeout_ms, nullptr);
+}
+
+Result<void> send_message(OwnedFd &sock, const Message &m) {
+  return send_core(sock.get(), m, &sock);
+}
+
+Result<Message> recv_message(OwnedFd &sock, int timeout_ms) {
+  return recv_core(sock.get(), timeout_ms, &sock);
 }
 
 Result<ReplyMsg> request(int sock, const Message &m, std::string *error_text,

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/agent/owned_fd.h"
 #include "runtime/result.h"
 
 namespace ubtrace::agent {
@@ -215,8 +216,20 @@ struct Message {
 // Sends one message (and its fd when >= 0). Retries on EINTR.
 Result<void> send_message(int sock, const Message &m);
 // Receives one message; `timeout_ms` < 0 waits forever. A closed channel is
-// an error "channel closed".
+// the error kChannelClosed, a timeout kChannelTimedOut.
 Result<Message> recv_message(int sock, int timeout_ms = -1);
+inline constexpr const char *kChannelClosed = "channel closed";
+inline constexpr const char *kChannelTimedOut =
+    "timed out waiting on the agent channel";
+inline constexpr const char *kChannelLost =
+    "the program closed or reused the agent's descriptor";
+
+// The agent's side: the same, on a descriptor the program may take away
+// (owned_fd.h). Each system call on it is preceded by usable(), and what a
+// receive read after the number changed hands is dropped (with any
+// descriptor it carried): kChannelLost, and the OwnedFd is lost().
+Result<void> send_message(OwnedFd &sock, const Message &m);
+Result<Message> recv_message(OwnedFd &sock, int timeout_ms = -1);
 
 // A request and its reply, from the CLI's side. Notices that arrive while
 // it waits (Library) are appended to `notices` when given.

@@ -116,8 +116,6 @@ TEST(ChannelNames, AgentSpeaksOnlyToTheCliItsArgumentNames) {
   EXPECT_EQ(bytes_within(conn, 5000), 0) << "the agent spoke to a stranger";
   close(conn);
   EXPECT_LT(squatter_caller(squatter), 0) << "the agent called the squatter";
-
-  // Garbage is no argument at all: no connection anywhere.
   target.close_stdin();
   EXPECT_TRUE(target.wait_for_line("done"));
   close(squatter);

@@ -60,7 +60,8 @@ Child Child::start(const std::vector<std::string> &argv,
 Child::Child(Child &&other) noexcept
     : pid_(other.pid_), in_(other.in_), out_(other.out_), err_(other.err_),
       out_buf_(std::move(other.out_buf_)), err_buf_(std::move(other.err_buf_)),
-      seen_out_(std::move(other.seen_out_)), reaped_(other.reaped_),
+      seen_out_(std::move(other.seen_out_)),
+      seen_err_(std::move(other.seen_err_)), reaped_(other.reaped_),
       status_(other.status_) {
   other.pid_ = -1;
   other.in_ = other.out_ = other.err_ = -1;
@@ -95,21 +96,23 @@ void Child::pump(int timeout_ms) {
   }
 }
 
-std::optional<std::string> Child::read_line(std::chrono::milliseconds timeout) {
+std::optional<std::string> Child::read_line(std::chrono::milliseconds timeout,
+                                            Stream from) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string &buf = from == Stdout ? out_buf_ : err_buf_;
+  std::string &seen = from == Stdout ? seen_out_ : seen_err_;
+  const int &fd = from == Stdout ? out_ : err_;
   for (;;) {
-    size_t nl = out_buf_.find('\n');
+    size_t nl = buf.find('\n');
     if (nl != std::string::npos) {
-      std::string line = out_buf_.substr(0, nl);
-      seen_out_ += out_buf_.substr(0, nl + 1);
-      out_buf_.erase(0, nl + 1);
+      std::string line = buf.substr(0, nl);
+      seen += buf.substr(0, nl + 1);
+      buf.erase(0, nl + 1);
       return line;
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0 || (out_ < 0 && err_ < 0))
-      return std::nullopt;
-    if (out_ < 0)
+    if (left.count() <= 0 || fd < 0)
       return std::nullopt;
     pump(int(std::min<long>(left.count(), 100)));
   }
@@ -117,14 +120,14 @@ std::optional<std::string> Child::read_line(std::chrono::milliseconds timeout) {
 
 std::optional<std::string>
 Child::wait_for_line(const std::string &prefix,
-                     std::chrono::milliseconds timeout) {
+                     std::chrono::milliseconds timeout, Stream from) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0)
       return std::nullopt;
-    auto line = read_line(left);
+    auto line = read_line(left, from);
     if (!line)
       return std::nullopt;
     if (line->rfind(prefix, 0) == 0)
@@ -178,7 +181,7 @@ std::string Child::all_stderr() {
   auto deadline = std::chrono::steady_clock::now() + 10s;
   while (err_ >= 0 && std::chrono::steady_clock::now() < deadline)
     pump(100);
-  return err_buf_;
+  return seen_err_ + err_buf_;
 }
 
 std::string describe_status(int status) {

@@ -31,11 +31,14 @@ public:
   Child &operator=(Child &&) = delete;
 
   pid_t pid() const { return pid_; }
-  // The next line of stdout (without its newline); nullopt at EOF/timeout.
-  std::optional<std::string> read_line(std::chrono::milliseconds timeout = 20s);
-  // Reads stdout lines until one starts with `prefix`.
-  std::optional<std::string> wait_for_line(const std::string &prefix,
-                                           std::chrono::milliseconds timeout = 20s);
+  enum Stream { Stdout, Stderr };
+  // The next line (without its newline); nullopt at EOF or timeout.
+  std::optional<std::string> read_line(std::chrono::milliseconds timeout = 20s,
+                                       Stream from = Stdout);
+  // Reads lines until one starts with `prefix`.
+  std::optional<std::string>
+  wait_for_line(const std::string &prefix,
+                std::chrono::milliseconds timeout = 20s, Stream from = Stdout);
   void write_stdin(const std::string &text);
   void close_stdin();
   void signal(int sig);
@@ -51,7 +54,7 @@ private:
   void pump(int timeout_ms); // moves available output into the buffers
   pid_t pid_ = -1;
   int in_ = -1, out_ = -1, err_ = -1;
-  std::string out_buf_, err_buf_, seen_out_;
+  std::string out_buf_, err_buf_, seen_out_, seen_err_;
   bool reaped_ = false;
   int status_ = 0;
 };
