@@ -533,6 +533,11 @@ int Session::run() {
         return 1;
       }
       gpu_ = std::move(*g);
+      if (auto passed = target_->pass_gpu_channel(gpu_->agent_end()); !passed) {
+        *opts_.err << "ERROR: " << passed.error() << std::endl;
+        return 1;
+      }
+      gpu_->agent_end_sent();
       fmt_.gpu_kernel_names = &gpu_->kernel_names();
       fmt_.refresh_gpu_kernel_names = [this] {
         (void)gpu_->service([this](const std::string &t) { gpu_notice(t); });

@@ -14,7 +14,6 @@
 #include <cstring>
 #include <fstream>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 namespace ubtrace::backends::gpu {
@@ -104,30 +103,31 @@ GpuBackend::create(const runtime::Bundle &bundle, int pid,
   b->probes_ = bundle.probes;
   b->options_.probe_names = nullptr; // the session's, not ours to keep
 
-  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0)
-    return make_error(std::string("GPU channel: socket: ") +
+  // The channel is a socketpair: its agent end goes to the agent over the
+  // first channel (agent_end()), so nobody else can be the agent's peer.
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+    return make_error(std::string("GPU channel: socketpair: ") +
                       std::strerror(errno));
-  struct sockaddr_un addr {};
-  addr.sun_family = AF_UNIX;
-  std::string name = std::string(agent::kGpuSocketPrefix) + std::to_string(pid);
-  std::memcpy(addr.sun_path + 1, name.data(), name.size());
-  socklen_t len = offsetof(struct sockaddr_un, sun_path) + 1 + name.size();
-  if (bind(fd, reinterpret_cast<struct sockaddr *>(&addr), len) != 0 ||
-      listen(fd, 1) != 0) {
-    int err = errno;
-    close(fd);
-    return make_error("GPU channel: cannot listen on @" + name + ": " +
-                      std::strerror(err));
-  }
-  b->listener_ = fd;
+  // GpuSetup carries the probes' PTX: more than the default buffer.
+  int big = 8 << 20;
+  setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
+  b->pending_ = pair[0];
+  b->agent_end_ = pair[1];
   return b;
 }
 
 GpuBackend::~GpuBackend() {
   disconnect();
-  if (listener_ >= 0)
-    close(listener_);
+  for (int fd : {pending_, agent_end_})
+    if (fd >= 0)
+      close(fd);
+}
+
+void GpuBackend::agent_end_sent() {
+  if (agent_end_ >= 0)
+    close(agent_end_);
+  agent_end_ = -1;
 }
 
 void GpuBackend::disconnect() {
@@ -176,25 +176,18 @@ Result<std::vector<uint8_t>> GpuBackend::request(const agent::Message &m,
 }
 
 Result<void> GpuBackend::service(const NoticeFn &notice) {
-  if (sock_ < 0 && !gone_ && listener_ >= 0) {
-    int fd = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd >= 0) {
-      // Only the traced process may connect.
-      struct ucred cred {};
-      socklen_t len = sizeof cred;
-      if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
-          cred.pid != pid_) {
-        close(fd);
-        return {};
-      }
-      int big = 8 << 20;
-      setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
-      auto hello = agent::recv_message(fd, 5000);
-      if (!hello || hello->type != agent::MsgType::GpuHello) {
-        close(fd);
+  // The agent greets once the target first loads CUDA code.
+  if (sock_ < 0 && !gone_ && pending_ >= 0) {
+    auto hello = agent::recv_message(pending_, 0);
+    if (!hello && hello.error() == agent::kChannelClosed) {
+      gone_ = true; // the target exited without loading CUDA code
+      close(pending_);
+      pending_ = -1;
+    } else if (hello) {
+      if (hello->type != agent::MsgType::GpuHello)
         return make_error("the agent did not greet on the GPU channel");
-      }
-      sock_ = fd;
+      sock_ = pending_;
+      pending_ = -1;
       agent::gpu::GpuSetup setup;
       setup.ptx = program_.ptx;
       setup.maps = program_.maps;
@@ -213,7 +206,7 @@ Result<void> GpuBackend::service(const NoticeFn &notice) {
   while (sock_ >= 0) {
     auto m = agent::recv_message(sock_, 0);
     if (!m) {
-      if (m.error() == "channel closed") {
+      if (m.error() == agent::kChannelClosed) {
         gone_ = true;
         disconnect();
       }

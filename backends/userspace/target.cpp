@@ -599,6 +599,13 @@ size_t UserspaceTarget::pending() const { return impl_->pending.size(); }
 
 const std::string &UserspaceTarget::jit_error() const { return impl_->jit_error; }
 
+Result<void> UserspaceTarget::pass_gpu_channel(int fd) {
+  auto r = impl_->call(agent::Message{agent::MsgType::GpuChannel, {}, fd});
+  if (!r)
+    return make_error("cannot hand the GPU channel to the agent: " + r.error());
+  return {};
+}
+
 Result<void> UserspaceTarget::go() {
   if (!impl_->waiting)
     return {};

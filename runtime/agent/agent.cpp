@@ -172,6 +172,7 @@ private:
 };
 
 Agent *g_agent = nullptr;
+void set_gpu_channel(OwnedFd fd); // below
 
 void on_dlopen_return(runtime::hook::PtRegs *regs, void *) {
   void *handle = reinterpret_cast<void *>(regs->rax);
@@ -533,6 +534,14 @@ void Agent::handle(const Message &m) {
     reply(0);
     return;
   }
+  case MsgType::GpuChannel:
+    if (m.fd < 0) {
+      reply(-EINVAL, 0, "no fd with the GPU channel message");
+      return;
+    }
+    set_gpu_channel(OwnedFd::adopt(m.fd));
+    reply(0);
+    return;
   case MsgType::Go:
     // Reply first: a program that exits right away would take the reply
     // with it.
@@ -599,8 +608,10 @@ void Agent::serve() {
       continue;
     if (!m)
       break; // the CLI is gone, or the channel is not ours any more
-    // Only Region carries a descriptor; any other is closed, being ours.
-    if (m->fd >= 0 && m->type != MsgType::Region) {
+    // Only Region and GpuChannel carry a descriptor; any other is closed,
+    // being ours.
+    if (m->fd >= 0 && m->type != MsgType::Region &&
+        m->type != MsgType::GpuChannel) {
       OwnedFd::adopt(m->fd).close();
       m->fd = -1;
     }
@@ -613,10 +624,23 @@ void Agent::serve() {
   detach_all();
   release_waiter();
   sock_.close();
+  set_gpu_channel(OwnedFd()); // one the GPU runtime did not take: unused
 }
 
 // One session at a time: the agent of the CLI tracing the process now.
 pthread_mutex_t g_session_lock = PTHREAD_MUTEX_INITIALIZER;
+
+// The GPU channel the CLI passed (GpuChannel), until the GPU runtime takes
+// it at the process's first CUDA code load (runtime/agent/gpu).
+pthread_mutex_t g_gpu_channel_lock = PTHREAD_MUTEX_INITIALIZER;
+OwnedFd g_gpu_channel;
+
+void set_gpu_channel(OwnedFd fd) {
+  pthread_mutex_lock(&g_gpu_channel_lock);
+  g_gpu_channel.close();
+  g_gpu_channel = std::move(fd);
+  pthread_mutex_unlock(&g_gpu_channel_lock);
+}
 
 void *serve_thread(void *arg) {
   auto *agent = static_cast<Agent *>(arg);
@@ -681,6 +705,12 @@ int start_session(OwnedFd sock, bool spawned) {
 // into, once the CLI has sent it (null before, or when not traced).
 runtime::maps::Region *agent_region() {
   return g_agent ? g_agent->region() : nullptr;
+}
+OwnedFd agent_take_gpu_channel() {
+  pthread_mutex_lock(&g_gpu_channel_lock);
+  OwnedFd fd = std::move(g_gpu_channel);
+  pthread_mutex_unlock(&g_gpu_channel_lock);
+  return fd;
 }
 } // namespace ubtrace::agent
 

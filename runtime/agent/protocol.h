@@ -18,6 +18,9 @@
 //           only the target's pid. A name derived from the pid alone could
 //           be bound first by any local user (blocking -p), or answered by
 //           them.
+// Nothing else is ever connected to by name: the GPU channel travels as a
+// descriptor on this one (MsgType::GpuChannel), and only when the script
+// has GPU probes.
 #pragma once
 
 #include <cstdint>
@@ -76,12 +79,15 @@ enum class MsgType : uint32_t {
   Symbols = 19,   // the reply lists the agent's helper addresses (below)
   AllocCode = 20, // AllocCodeMsg; the reply's value is the address
   Code = 21,      // CodeMsg, then the machine code to place there
+  GpuChannel = 22, // the GPU channel's agent end travels with it (below)
 
   // ---- GPU channel (runtime/agent/gpu) ----
-  // A second socket, the abstract "@ubtrace-gpu.<PID>" the CLI's GPU
-  // backend listens on: the agent connects when the target first asks the
-  // CUDA driver for code-loading entry points, so device readbacks (which
-  // wait for the GPU) never hold up hook requests on the first channel.
+  // A second socket, one end of a socketpair the CLI's GPU backend makes
+  // for a script with GPU probes and passes in a GpuChannel message (before
+  // Go): the agent greets on it when the target first asks the CUDA driver
+  // to load code, so device readbacks (which wait for the GPU) never hold up
+  // hook requests on the first channel. Without it, nothing on the GPU is
+  // traced (the agent never looks for a CLI by name: anyone could answer).
   GpuHello = 40,  // agent -> CLI: HelloMsg
   GpuSetup = 41,  // CLI -> agent: gpu_wire.h's GpuSetup
   GpuSync = 42,   // CLI -> agent: read device maps back, drain the ring
@@ -95,7 +101,6 @@ enum class MsgType : uint32_t {
   GpuKernels = 46,
 };
 
-inline constexpr const char *kGpuSocketPrefix = "ubtrace-gpu."; // + pid
 
 // clear()/zero() of a map that lives on the GPU too.
 struct GpuClearMsg {

@@ -7,6 +7,7 @@
 #include "runtime/agent/protocol.h"
 #include "runtime/inject/channel.h"
 #include "runtime/inject/injector.h"
+#include "tests/faults/channel/sockets.h"
 #include "tests/faults/channel/support.h"
 
 #include <cstddef>
@@ -24,40 +25,6 @@ namespace {
 using runtime::inject::AgentListener;
 using runtime::inject::Deadline;
 
-sockaddr_un abstract_address(const std::string &name, socklen_t *len) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path + 1, name.data(), name.size());
-  *len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 +
-                                name.size());
-  return addr;
-}
-
-// A local user listening on "@<name>" first.
-int squat(const std::string &name) {
-  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  socklen_t len;
-  sockaddr_un addr = abstract_address(name, &len);
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&addr), len) != 0 ||
-      listen(fd, 8) != 0)
-    ADD_FAILURE() << "cannot squat on @" << name << ": " << strerror(errno);
-  return fd;
-}
-
-// What connected to a squatter (non-blocking): -1 if nobody.
-int squatter_caller(int squatter) {
-  return accept4(squatter, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-}
-
-// Bytes waiting on a connected socket within `ms` (0 at EOF, -1: none yet).
-ssize_t bytes_within(int fd, int ms) {
-  pollfd p{fd, POLLIN, 0};
-  if (poll(&p, 1, ms) <= 0)
-    return -1;
-  char buf[256];
-  return recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-}
-
 pid_t ready_pid(Child &c) {
   auto line = c.wait_for_line("ready ");
   EXPECT_TRUE(line) << c.all_stderr();
@@ -73,6 +40,7 @@ TEST(ChannelNames, SquatterOnTheOldNameDoesNotBlockAttach) {
   pid_t pid = ready_pid(target);
   ASSERT_GT(pid, 0);
   int squatter = squat(old_name(pid));
+  ASSERT_GE(squatter, 0) << "@" << old_name(pid) << " is taken";
   Child cli = Child::start(
       {ubtrace_binary(), "-p", std::to_string(pid), "-e",
        "uprobe:" + fault_prog("chan_loop") +
@@ -100,6 +68,7 @@ TEST(ChannelNames, AgentSpeaksOnlyToTheCliItsArgumentNames) {
   pid_t pid = ready_pid(target);
   ASSERT_GT(pid, 0);
   int squatter = squat(old_name(pid));
+  ASSERT_GE(squatter, 0) << "@" << old_name(pid) << " is taken";
   auto listener = AgentListener::create_for(pid);
   ASSERT_TRUE(listener.ok()) << listener.error();
   agent::AttachArgument claim;
@@ -126,6 +95,7 @@ TEST(ChannelNames, AgentRefusesAnArgumentItCannotParse) {
   pid_t pid = ready_pid(target);
   ASSERT_GT(pid, 0);
   int squatter = squat(old_name(pid));
+  ASSERT_GE(squatter, 0) << "@" << old_name(pid) << " is taken";
   target.write_stdin("connect to whatever\n");
   auto entry = target.wait_for_line("entry ");
   ASSERT_TRUE(entry) << target.all_stderr();
