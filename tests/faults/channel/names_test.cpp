@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <optional>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -34,6 +35,40 @@ pid_t ready_pid(Child &c) {
 std::string old_name(pid_t pid) {
   return std::string(agent::kSocketPrefix) + std::to_string(pid);
 }
+
+// The connection of `pid`'s agent on `listener`, and its Hello (a failure
+// if either does not come).
+std::optional<runtime::inject::AgentChannel>
+greeting(AgentListener &listener, pid_t pid, agent::HelloMsg *hello) {
+  auto channel = listener.accept(pid, Deadline(10000ms));
+  EXPECT_TRUE(channel.ok()) << channel.error();
+  if (!channel.ok())
+    return std::nullopt;
+  auto m = agent::recv_message(channel->fd(), 10000);
+  EXPECT_TRUE(m.ok()) << m.error();
+  if (!m.ok() || !m->read(*hello))
+    return std::nullopt;
+  return std::move(*channel);
+}
+
+// chan_entry (it calls the agent's inject entry with the line it reads),
+// and a local user listening on the name ubtrace used to derive from its
+// pid.
+struct EntryTarget {
+  Child target = Child::start({fault_prog("chan_entry"), agent_preload()});
+  pid_t pid = ready_pid(target);
+  int squatter = pid > 0 ? squat(old_name(pid)) : -1;
+  ~EntryTarget() {
+    if (squatter >= 0)
+      close(squatter);
+  }
+  // What the entry returned for `argument`.
+  std::string entry(const std::string &argument) {
+    target.write_stdin(argument + "\n");
+    auto line = target.wait_for_line("entry ");
+    return line ? *line : "no entry: " + target.all_stderr();
+  }
+};
 
 TEST(ChannelNames, SquatterOnTheOldNameDoesNotBlockAttach) {
   Child target = Child::start({fault_prog("chan_loop")});
@@ -64,64 +99,47 @@ TEST(ChannelNames, SquatterOnTheOldNameDoesNotBlockAttach) {
 // agent connects, sees other credentials and says nothing. Nothing reaches
 // the old pid-derived name either.
 TEST(ChannelNames, AgentSpeaksOnlyToTheCliItsArgumentNames) {
-  Child target = Child::start({fault_prog("chan_entry"), agent_preload()});
-  pid_t pid = ready_pid(target);
-  ASSERT_GT(pid, 0);
-  int squatter = squat(old_name(pid));
-  ASSERT_GE(squatter, 0) << "@" << old_name(pid) << " is taken";
-  auto listener = AgentListener::create_for(pid);
+  EntryTarget t;
+  ASSERT_GE(t.squatter, 0) << "@" << old_name(t.pid) << " is taken";
+  auto listener = AgentListener::create_for(t.pid);
   ASSERT_TRUE(listener.ok()) << listener.error();
   agent::AttachArgument claim;
   claim.address = listener->address();
   claim.cli_pid = static_cast<uint32_t>(getppid()); // not this listener's
   claim.cli_uid = static_cast<uint32_t>(geteuid());
-  target.write_stdin(agent::encode_attach_argument(claim) + "\n");
-  auto entry = target.wait_for_line("entry ");
-  ASSERT_TRUE(entry) << target.all_stderr();
-  EXPECT_EQ(*entry, "entry " + std::to_string(agent::kInjectWrongPeer));
+  EXPECT_EQ(t.entry(agent::encode_attach_argument(claim)),
+            "entry " + std::to_string(agent::kInjectWrongPeer));
   // It did connect (to check who listens), then hung up without a byte.
   int conn = accept4(listener->fd(), nullptr, nullptr, SOCK_CLOEXEC);
   ASSERT_GE(conn, 0) << "the agent never reached the named listener";
   EXPECT_EQ(bytes_within(conn, 5000), 0) << "the agent spoke to a stranger";
   close(conn);
-  EXPECT_LT(squatter_caller(squatter), 0) << "the agent called the squatter";
-  target.close_stdin();
-  EXPECT_TRUE(target.wait_for_line("done"));
-  close(squatter);
+  EXPECT_LT(squatter_caller(t.squatter), 0) << "the agent called the squatter";
+  t.target.close_stdin();
+  EXPECT_TRUE(t.target.wait_for_line("done"));
 }
 
 TEST(ChannelNames, AgentRefusesAnArgumentItCannotParse) {
-  Child target = Child::start({fault_prog("chan_entry"), agent_preload()});
-  pid_t pid = ready_pid(target);
-  ASSERT_GT(pid, 0);
-  int squatter = squat(old_name(pid));
-  ASSERT_GE(squatter, 0) << "@" << old_name(pid) << " is taken";
-  target.write_stdin("connect to whatever\n");
-  auto entry = target.wait_for_line("entry ");
-  ASSERT_TRUE(entry) << target.all_stderr();
-  EXPECT_EQ(*entry, "entry " + std::to_string(agent::kInjectBadArgument));
-  EXPECT_LT(squatter_caller(squatter), 0) << "the agent called the squatter";
-  close(squatter);
-  target.close_stdin();
-  EXPECT_TRUE(target.wait_for_line("done"));
+  EntryTarget t;
+  ASSERT_GE(t.squatter, 0) << "@" << old_name(t.pid) << " is taken";
+  EXPECT_EQ(t.entry("connect to whatever"),
+            "entry " + std::to_string(agent::kInjectBadArgument));
+  EXPECT_LT(squatter_caller(t.squatter), 0) << "the agent called the squatter";
+  t.target.close_stdin();
+  EXPECT_TRUE(t.target.wait_for_line("done"));
 }
 
 TEST(ChannelNames, AgentGreetsTheCliItsArgumentNames) {
-  Child target = Child::start({fault_prog("chan_entry"), agent_preload()});
-  pid_t pid = ready_pid(target);
+  EntryTarget t;
+  Child &target = t.target;
+  const pid_t pid = t.pid;
   ASSERT_GT(pid, 0);
   auto listener = AgentListener::create_for(pid);
   ASSERT_TRUE(listener.ok()) << listener.error();
-  target.write_stdin(listener->entry_argument() + "\n");
-  auto entry = target.wait_for_line("entry ");
-  ASSERT_TRUE(entry) << target.all_stderr();
-  EXPECT_EQ(*entry, "entry 0");
-  auto channel = listener->accept(pid, Deadline(10000ms));
-  ASSERT_TRUE(channel.ok()) << channel.error();
-  auto hello = agent::recv_message(channel->fd(), 10000);
-  ASSERT_TRUE(hello.ok()) << hello.error();
+  EXPECT_EQ(t.entry(listener->entry_argument()), "entry 0");
   agent::HelloMsg h{};
-  ASSERT_TRUE(hello->read(h));
+  auto channel = greeting(*listener, pid, &h);
+  ASSERT_TRUE(channel);
   EXPECT_EQ(h.pid, static_cast<uint32_t>(pid));
   EXPECT_EQ(h.busy, 0u);
   channel->release_fd().reset(); // the CLI goes: the program runs on
@@ -155,12 +173,9 @@ TEST(ChannelNames, CliIgnoresAStrangerOnItsListener) {
   auto report = runtime::inject::inject_agent(pid, options);
   ASSERT_TRUE(report.ok()) << report.error();
   EXPECT_EQ(report->entry_result, agent::kInjectStarted);
-  auto channel = listener->accept(pid, Deadline(10000ms));
-  ASSERT_TRUE(channel.ok()) << channel.error();
-  auto hello = agent::recv_message(channel->fd(), 10000);
-  ASSERT_TRUE(hello.ok()) << hello.error();
   agent::HelloMsg h{};
-  ASSERT_TRUE(hello->read(h));
+  auto channel = greeting(*listener, pid, &h);
+  ASSERT_TRUE(channel);
   EXPECT_EQ(h.busy, 0u) << "the forged Hello was taken for the agent's";
   EXPECT_EQ(h.pid, static_cast<uint32_t>(pid));
   close(stranger);
