@@ -192,9 +192,10 @@ Result<std::unique_ptr<UserspaceTarget>> UserspaceTarget::attach(int pid,
   if (report->entry_result == agent::kInjectBusy)
     return make_error(busy_message(pid));
   if (report->entry_result != agent::kInjectStarted)
-    return make_error("the agent loaded into " + std::to_string(pid) +
-                      " could not connect back to ubtrace (" +
-                      runtime::inject::inject_entry_failure(report->entry_result) + ")");
+    return make_error(
+        "the agent loaded into " + std::to_string(pid) +
+        " could not connect back to ubtrace (" +
+        runtime::inject::inject_entry_failure(report->entry_result) + ")");
   auto channel = listener->accept(pid, runtime::inject::Deadline(10000ms));
   if (!channel)
     return make_error("the agent loaded into " + std::to_string(pid) +

@@ -106,7 +106,8 @@ struct HookEntry {
 
 class Agent {
 public:
-  Agent(OwnedFd sock, bool spawned) : sock_(std::move(sock)), spawned_(spawned) {}
+  Agent(OwnedFd sock, bool spawned)
+      : sock_(std::move(sock)), spawned_(spawned) {}
   bool spawned() const { return spawned_; }
   // The CLI asked to detach or hung up: the session is on its way out.
   bool ending() const { return ending_.load(std::memory_order_acquire); }
@@ -420,8 +421,9 @@ void Agent::handle(const Message &m) {
     }
     // Ours since it arrived; read (mapped) only while still ours.
     OwnedFd fd = OwnedFd::adopt(m.fd);
-    auto r = fd.usable() ? runtime::maps::Region::attach(fd.get())
-                         : Result<runtime::maps::Region>(make_error(kChannelLost));
+    auto r = fd.usable()
+                 ? runtime::maps::Region::attach(fd.get())
+                 : Result<runtime::maps::Region>(make_error(kChannelLost));
     fd.close();
     if (!r) {
       reply(-EINVAL, 0, r.error());

@@ -72,8 +72,9 @@ int attach_channel(const char *argument) {
   bool abstract = a.address[0] == '@';
   if (abstract)
     addr.sun_path[0] = '\0';
-  socklen_t len = static_cast<socklen_t>(offsetof(struct sockaddr_un, sun_path) +
-                                         a.address.size() + (abstract ? 0 : 1));
+  socklen_t len =
+      static_cast<socklen_t>(offsetof(struct sockaddr_un, sun_path) +
+                             a.address.size() + (abstract ? 0 : 1));
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return kInjectNoCli;

@@ -51,7 +51,9 @@ int move_high(int fd) {
 
 // The program may wrap getpid() and fstat() (to count calls, to fake
 // results): the agent's checks go to the kernel.
-pid_t own_pid() { return pid_t(syscall(SYS_getpid)); }
+pid_t own_pid() {
+  return pid_t(syscall(SYS_getpid));
+}
 
 bool identify(int fd, dev_t *dev, ino_t *ino) {
   struct stat st {};
@@ -69,7 +71,9 @@ void on_fork_child() {
 }
 
 pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
-void register_atfork() { pthread_atfork(nullptr, nullptr, on_fork_child); }
+void register_atfork() {
+  pthread_atfork(nullptr, nullptr, on_fork_child);
+}
 
 } // namespace
 
@@ -94,7 +98,9 @@ OwnedFd OwnedFd::adopt(int fd) {
   return out;
 }
 
-OwnedFd::OwnedFd(OwnedFd &&other) noexcept { *this = std::move(other); }
+OwnedFd::OwnedFd(OwnedFd &&other) noexcept {
+  *this = std::move(other);
+}
 
 OwnedFd &OwnedFd::operator=(OwnedFd &&other) noexcept {
   if (this == &other)
@@ -112,7 +118,9 @@ OwnedFd &OwnedFd::operator=(OwnedFd &&other) noexcept {
   return *this;
 }
 
-OwnedFd::~OwnedFd() { forget(); }
+OwnedFd::~OwnedFd() {
+  forget();
+}
 
 void OwnedFd::forget() {
   if (fd_.exchange(-1) >= 0)

@@ -19,7 +19,9 @@ namespace {
 // (the descriptor is not the agent's any more). Null for the CLI's side.
 using Guard = OwnedFd *;
 
-bool still_ours(Guard guard) { return !guard || guard->usable(); }
+bool still_ours(Guard guard) {
+  return !guard || guard->usable();
+}
 
 Result<void> send_core(int sock, const Message &m, Guard guard) {
   MsgHeader h{static_cast<uint32_t>(m.type), static_cast<uint32_t>(m.payload.size())};

@@ -74,8 +74,7 @@ long array_update(const TrustedMap &map, const void *key, const void *value,
 
 long array_for_each(const TrustedMap &map, MapElemCallback callback,
                     void *context) {
-  return for_each(map, header_of(map), CliActor{map.region}, callback,
-                  context);
+  return for_each(map, header_of(map), CliActor{map.region}, callback, context);
 }
 
 } // namespace ubtrace::runtime::maps

@@ -10,7 +10,9 @@ ThreadSlot *slot_table(const TrustedRegion &region) {
 }
 
 // The futex word of the slot's mutex (glibc's pthread_mutex_t: __lock).
-int *owner_word(ThreadSlot &slot) { return &slot.owner.__data.__lock; }
+int *owner_word(ThreadSlot &slot) {
+  return &slot.owner.__data.__lock;
+}
 
 void raise_high_water(TrustedRegion &region, uint32_t slot) {
   auto *header = reinterpret_cast<RegionHeader *>(region.base);

@@ -31,7 +31,9 @@ template <class G, class Actor> struct Op {
 // The CLI stops waiting for an insert lock that timed out once: a holder
 // that never lets go (written over, or stopped) would cost every insert the
 // full timeout.
-inline bool lock_abandoned(const MapHeader &) { return false; }
+inline bool lock_abandoned(const MapHeader &) {
+  return false;
+}
 inline bool lock_abandoned(const TrustedMap &g) {
   return g.lock_given_up.load(std::memory_order_relaxed);
 }
@@ -47,9 +49,8 @@ template <class G, class A> void push_free(const Op<G, A> &op, uint32_t entry) {
   uint32_t head = op.m->free_head.load(std::memory_order_relaxed);
   for (int failures = 0; failures < kMaxCasFailures; ++failures) {
     meta[entry].next_free.store(head, std::memory_order_relaxed);
-    if (op.m->free_head.compare_exchange_weak(head, entry,
-                                              std::memory_order_release,
-                                              std::memory_order_relaxed))
+    if (op.m->free_head.compare_exchange_weak(
+            head, entry, std::memory_order_release, std::memory_order_relaxed))
       return;
   }
   note_anomaly(op.g, Anomaly::GaveUp); // the entry leaks
@@ -250,8 +251,7 @@ long insert(const Op<G, A> &op, const void *key, uint64_t hash,
             const void *value, uint32_t slot, uint64_t flags) {
   if (lock_abandoned(op.g))
     return drop(op.m, -EBUSY);
-  const LockResult locked =
-      lock_map(op.actor, op.m, kInsertLockTimeoutNs);
+  const LockResult locked = lock_map(op.actor, op.m, kInsertLockTimeoutNs);
   switch (locked) {
   case LockResult::Acquired:
     break;
@@ -401,8 +401,8 @@ template <class F> auto on_probe_path(MapHeader *map, F f) {
 }
 template <class F> auto on_cli_side(const TrustedMap &t, F f) {
   const CliActor actor{t.region};
-  return f(Op<TrustedMap, CliActor>{
-      t, reinterpret_cast<MapHeader *>(t.header), actor});
+  return f(Op<TrustedMap, CliActor>{t, reinterpret_cast<MapHeader *>(t.header),
+                                    actor});
 }
 
 } // namespace
@@ -418,8 +418,8 @@ void init_hash_map(MapHeader &map) {
 
 long hash_update(MapHeader *map, const void *key, const void *value,
                  uint64_t flags) {
-  return on_probe_path(map,
-                       [&](const auto &op) { return update(op, key, value, flags); });
+  return on_probe_path(
+      map, [&](const auto &op) { return update(op, key, value, flags); });
 }
 
 bool hash_delete_published(MapHeader *map, uint32_t bucket, uint64_t word) {
@@ -438,8 +438,8 @@ long hash_for_each(MapHeader *map, MapElemCallback callback, void *context) {
 
 long hash_update(const TrustedMap &map, const void *key, const void *value,
                  uint64_t flags) {
-  return on_cli_side(map,
-                     [&](const auto &op) { return update(op, key, value, flags); });
+  return on_cli_side(
+      map, [&](const auto &op) { return update(op, key, value, flags); });
 }
 
 bool hash_delete_published(const TrustedMap &map, uint32_t bucket,

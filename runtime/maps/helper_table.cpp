@@ -48,7 +48,8 @@ uint64_t lookup(uint64_t map, uint64_t key, uint64_t, uint64_t, uint64_t) {
 template <class F>
 uint64_t update(uint64_t map, uint64_t key, uint64_t value, uint64_t flags,
                 uint64_t) {
-  return static_cast<uint64_t>(F::update(ptr(map), ptr(key), ptr(value), flags));
+  return static_cast<uint64_t>(
+      F::update(ptr(map), ptr(key), ptr(value), flags));
 }
 template <class F>
 uint64_t erase(uint64_t map, uint64_t key, uint64_t, uint64_t, uint64_t) {
@@ -108,8 +109,7 @@ std::span<const HelperEntry> cli_map_helpers() {
   return kHelpers<Cli>;
 }
 
-long cli_map_iterate(void *map, ubt_map_elem_callback callback,
-                     void *context) {
+long cli_map_iterate(void *map, ubt_map_elem_callback callback, void *context) {
   return cli::map_iterate(map, callback, context);
 }
 

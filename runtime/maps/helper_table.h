@@ -5,10 +5,10 @@
 // takes ubt_map_iterate as the map's iteration function.
 #pragma once
 
+#include "runtime/maps/helpers.h"
+
 #include <cstdint>
 #include <span>
-
-#include "runtime/maps/helpers.h"
 
 namespace ubtrace::runtime::maps {
 

@@ -20,8 +20,12 @@ MapHeader *header(void *map) {
 // The operations once, for both callers: the probe path (G = the header,
 // ProbeActor) and the CLI (G = its TrustedMap, CliActor). `on(g, m)` picks
 // the hash_*/array_* overload of that caller.
-MapHeader *on(const MapHeader &, MapHeader *m) { return m; }
-const TrustedMap &on(const TrustedMap &g, MapHeader *) { return g; }
+MapHeader *on(const MapHeader &, MapHeader *m) {
+  return m;
+}
+const TrustedMap &on(const TrustedMap &g, MapHeader *) {
+  return g;
+}
 
 // Out of line: inlined, the hash path's registers would be saved on every
 // array lookup too (the scalar `@ = count()` path).

@@ -40,7 +40,9 @@ char *value_at(const G &g, const MapHeader *m, uint32_t entry, uint32_t slot) {
 inline std::atomic<uint64_t> *buckets_of(const MapHeader *map) {
   return buckets_of(*map, map);
 }
-inline EntryMeta *meta_of(const MapHeader *map) { return meta_of(*map, map); }
+inline EntryMeta *meta_of(const MapHeader *map) {
+  return meta_of(*map, map);
+}
 inline char *key_at(const MapHeader *map, uint32_t entry) {
   return key_at(*map, map, entry);
 }

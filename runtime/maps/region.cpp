@@ -391,7 +391,9 @@ void Region::reset() {
   fd_ = -1;
 }
 
-uint64_t Region::region_id() const { return trusted_->region_id; }
+uint64_t Region::region_id() const {
+  return trusted_->region_id;
+}
 
 uint32_t Region::map_count() const {
   return static_cast<uint32_t>(trusted_->maps.size());
@@ -402,9 +404,13 @@ void *Region::map(uint32_t index) const {
   return m ? m->header : nullptr;
 }
 
-void *Region::ring() const { return trusted_->ring()->header; }
+void *Region::ring() const {
+  return trusted_->ring()->header;
+}
 
-uint32_t Region::thread_slots() const { return trusted_->thread_slots; }
+uint32_t Region::thread_slots() const {
+  return trusted_->thread_slots;
+}
 
 uint32_t Region::thread_slots_used() const {
   return trusted_->slots_used(trusted_->thread_slots);

@@ -146,7 +146,8 @@ void publish(RingHeader *ring, std::atomic<uint64_t> *header, uint64_t owner,
   wake_consumer(ring, flags);
 }
 
-template <class G> uint64_t query(const G &g, RingHeader *ring, uint64_t flags) {
+template <class G>
+uint64_t query(const G &g, RingHeader *ring, uint64_t flags) {
   const uint64_t consumer = ring->consumer_pos.load(std::memory_order_acquire);
   const uint64_t producer = ring->producer_pos.load(std::memory_order_acquire);
   switch (flags) {
@@ -243,7 +244,9 @@ long ring_output(const TrustedMap &ring, const void *data, uint64_t size,
                  uint64_t flags) {
   return output(
       data, size, flags, [&] { return ring_reserve(ring, size); },
-      [&](void *record) { ring_commit(ring, record, flags, /*discard=*/false); });
+      [&](void *record) {
+        ring_commit(ring, record, flags, /*discard=*/false);
+      });
 }
 
 uint64_t ring_query(const TrustedMap &ring, uint64_t flags) {

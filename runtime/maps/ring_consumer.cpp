@@ -80,9 +80,8 @@ bool RingConsumer::resolve_busy(uint64_t position, uint64_t state) {
     return false;
   const uint32_t slot = (state >> kRecSlotShift) & 0x3fff;
   const uint32_t generation = (state >> kRecGenShift) & 0x3fff;
-  const bool dead =
-      slot != kRecNoSlot &&
-      !slot_holder_alive_readonly(*ring_->region, slot, generation);
+  const bool dead = slot != kRecNoSlot && !slot_holder_alive_readonly(
+                                              *ring_->region, slot, generation);
   if (!dead && waited < options_.abandon_after_ns)
     return false;
   // The writer's submit fails from now on (it swaps from its busy state).

@@ -36,8 +36,7 @@ bool same_map(const MapHeader &h, const TrustedMap &t, uint64_t region_id) {
          h.max_entries == t.max_entries && h.key_stride == t.key_stride &&
          h.value_stride == t.value_stride && h.slot_count == t.slot_count &&
          h.bucket_mask == t.bucket_mask && h.region_id == region_id &&
-         h.region_offset == t.region_offset &&
-         h.slot_stride == t.slot_stride &&
+         h.region_offset == t.region_offset && h.slot_stride == t.slot_stride &&
          h.buckets_offset == t.buckets_offset &&
          h.meta_offset == t.meta_offset && h.keys_offset == t.keys_offset &&
          h.values_offset == t.values_offset && h.total_size == t.total_size;
@@ -53,8 +52,8 @@ bool same_ring(const RingHeader &h, const TrustedMap &t, uint64_t region_id) {
 bool same_line(const TrustedMap &t, uint64_t region_id) {
   if (t.kind == MapKind::RingBuf)
     return same_ring(
-        *LineCopy<RingHeader>(t.header, offsetof(RingHeader, producer_pos)),
-        t, region_id);
+        *LineCopy<RingHeader>(t.header, offsetof(RingHeader, producer_pos)), t,
+        region_id);
   return same_map(
       *LineCopy<MapHeader>(t.header, offsetof(MapHeader, insert_lock)), t,
       region_id);
@@ -132,8 +131,7 @@ std::vector<std::string> check_headers(TrustedRegion &region) {
   const RegionHeader &h = *line;
   if (h.magic != kRegionMagic || h.version != kFormatVersion ||
       h.header_size != sizeof(RegionHeader) || h.total_size != region.size ||
-      h.region_id != region.region_id ||
-      h.map_count != region.maps.size() ||
+      h.region_id != region.region_id || h.map_count != region.maps.size() ||
       h.thread_slots != region.thread_slots ||
       h.map_table_offset != region.map_table_offset ||
       h.slot_table_offset != region.slot_table_offset ||

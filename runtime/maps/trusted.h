@@ -70,13 +70,13 @@ struct TrustedMap {
 
 // Anomalies: what the region held that its creator never wrote.
 enum class Anomaly : uint32_t {
-  Header = 1u << 0,       // a header's read-only line changed
-  Entry = 1u << 1,        // an entry index out of range (bucket, free list)
-  Ring = 1u << 2,         // a ring position or record header made no sense
-  Counter = 1u << 3,      // a counter ran backwards or beyond belief
-  Slot = 1u << 4,         // the slot table or high-water mark is off
-  LockHolder = 1u << 5,   // an insert lock held by nobody plausible
-  GaveUp = 1u << 6,       // a bounded retry loop ran out
+  Header = 1u << 0,     // a header's read-only line changed
+  Entry = 1u << 1,      // an entry index out of range (bucket, free list)
+  Ring = 1u << 2,       // a ring position or record header made no sense
+  Counter = 1u << 3,    // a counter ran backwards or beyond belief
+  Slot = 1u << 4,       // the slot table or high-water mark is off
+  LockHolder = 1u << 5, // an insert lock held by nobody plausible
+  GaveUp = 1u << 6,     // a bounded retry loop ran out
 };
 
 struct TrustedRegion {

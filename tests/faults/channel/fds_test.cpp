@@ -63,8 +63,8 @@ TEST(ChannelFds, AttachedDaemonThatTakesTheAgentsDescriptor) {
                                fault_prog("libchan_lib.so"), "wait"});
   auto ready = daemon.wait_for_line("ready ");
   ASSERT_TRUE(ready) << daemon.all_stderr();
-  Child cli = Child::start({ubtrace_binary(), "-p",
-                            std::to_string(daemon.pid()), "-e", script()});
+  Child cli = Child::start(
+      {ubtrace_binary(), "-p", std::to_string(daemon.pid()), "-e", script()});
   auto attached = cli.wait_for_line("Attached ", 30s, Child::Stderr);
   ASSERT_TRUE(attached) << cli.all_stderr();
   daemon.write_stdin("go\n");

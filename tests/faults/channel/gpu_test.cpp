@@ -18,7 +18,9 @@
 namespace ubtrace::faults {
 namespace {
 
-std::string standin_dir() { return build_path("tests/gpu/standin"); }
+std::string standin_dir() {
+  return build_path("tests/gpu/standin");
+}
 
 bool have_standin() {
   struct stat st;
@@ -48,7 +50,8 @@ GpuRun run_with_squatter(const std::string &script) {
     std::abort();
   Child cli = Child::start(
       {ubtrace_binary(), "-c", fault_prog("chan_cuda"), "-e", script},
-      {"LD_LIBRARY_PATH=" + standin_dir(), "UBT_STANDIN_DIR=" + std::string(dir)});
+      {"LD_LIBRARY_PATH=" + standin_dir(),
+       "UBT_STANDIN_DIR=" + std::string(dir)});
   auto ready = cli.wait_for_line("ready ");
   EXPECT_TRUE(ready) << cli.all_stderr();
   if (!ready)
@@ -71,8 +74,8 @@ GpuRun run_with_squatter(const std::string &script) {
   return r;
 }
 
-const std::string kCpuProbe = "uprobe:" + fault_prog("chan_cuda") +
-                              ":chan_work { @calls = count(); }";
+const std::string kCpuProbe =
+    "uprobe:" + fault_prog("chan_cuda") + ":chan_work { @calls = count(); }";
 
 TEST(ChannelGpu, ProgramLoadingCudaCodeCallsNobodyWithoutGpuProbes) {
   if (!have_standin())
@@ -89,7 +92,8 @@ TEST(ChannelGpu, ProgramLoadingCudaCodeCallsNobodyWithoutGpuProbes) {
 TEST(ChannelGpu, GpuProbesGoOnlyThroughThePassedChannel) {
   if (!have_standin())
     GTEST_SKIP() << "no CUDA driver stand-in in this build";
-  GpuRun r = run_with_squatter("kernel::* { @kernels = count(); } " + kCpuProbe);
+  GpuRun r =
+      run_with_squatter("kernel::* { @kernels = count(); } " + kCpuProbe);
   // The name is free (the CLI does not listen there), and unused.
   ASSERT_TRUE(r.squatted) << "the GPU channel's name is predictable";
   EXPECT_FALSE(r.squatter_called) << "the agent called a stranger";

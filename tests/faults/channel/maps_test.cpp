@@ -36,9 +36,9 @@ struct TraceRun {
 };
 
 TraceRun trace(const std::string &args) {
-  Child cli = Child::start({ubtrace_binary(), "-c",
-                            fault_prog("chan_scribbler") + " " + args, "-e",
-                            script()});
+  Child cli =
+      Child::start({ubtrace_binary(), "-c",
+                    fault_prog("chan_scribbler") + " " + args, "-e", script()});
   TraceRun r;
   r.status = cli.wait_exit(60s);
   r.out = cli.all_stdout();
@@ -52,8 +52,8 @@ TraceRun trace(const std::string &args) {
 // over. That is its business; the trace must not go down with it.)
 void expect_survived(const TraceRun &r) {
   ASSERT_TRUE(r.status) << "ubtrace hung";
-  EXPECT_TRUE(WIFEXITED(*r.status))
-      << describe_status(*r.status) << "\n" << r.err;
+  EXPECT_TRUE(WIFEXITED(*r.status)) << describe_status(*r.status) << "\n"
+                                    << r.err;
   EXPECT_NE(r.out.find("region "), std::string::npos) << r.out << r.err;
   EXPECT_NE(r.out.find("\n\n"), std::string::npos) << r.out << r.err;
   EXPECT_EQ((r.out + r.err).find("Lost 1844674407370955"), std::string::npos)
@@ -81,16 +81,17 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_pair("crafted", 1),
                       std::make_pair("crafted", 2),
                       std::make_pair("crafted", 3),
-                      std::make_pair("crafted", 4),
-                      std::make_pair("mixed", 1), std::make_pair("mixed", 2)),
+                      std::make_pair("crafted", 4), std::make_pair("mixed", 1),
+                      std::make_pair("mixed", 2)),
     [](const auto &info) {
       return std::string(info.param.first) + std::to_string(info.param.second);
     });
 
 TEST(ScribbledRegionSignal, CliEndsOnSigtermWhileTheTargetWrites) {
-  Child cli = Child::start({ubtrace_binary(), "-c",
-                            fault_prog("chan_scribbler") + " survivable 7 300 forever",
-                            "-e", script()});
+  Child cli =
+      Child::start({ubtrace_binary(), "-c",
+                    fault_prog("chan_scribbler") + " survivable 7 300 forever",
+                    "-e", script()});
   ASSERT_TRUE(cli.wait_for_line("scribbling", 60s)) << cli.all_stderr();
   cli.signal(SIGTERM);
   auto status = cli.wait_exit(30s);

@@ -12,8 +12,8 @@
 
 #include <cstddef>
 #include <cstring>
-#include <optional>
 #include <gtest/gtest.h>
+#include <optional>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>

@@ -128,8 +128,7 @@ TEST(HostileRegion, HeaderGeometryIsNeverReadBack) {
   EXPECT_EQ(*found, 90u);
   EXPECT_EQ(cli::map_delete_elem(f.map, &k), 0);
   std::vector<std::string> changed = check_headers(f.region.trusted());
-  EXPECT_EQ(changed,
-            (std::vector<std::string>{"the region header", "map 0"}));
+  EXPECT_EQ(changed, (std::vector<std::string>{"the region header", "map 0"}));
 }
 
 TEST(HostileRegion, CountersBeyondBeliefAreNotReported) {
@@ -281,18 +280,20 @@ TEST(HostileRegion, CliHoldsNoRobustMutexInTheRegion) {
     if (cli::map_update_elem(r.map(0), &zero, &one, 0) != 0)
       return 2;
     const uint32_t mine = cli_slot(t);
-    auto *slots = reinterpret_cast<ThreadSlot *>(
-        static_cast<char *>(r.base()) + t.slot_table_offset);
+    auto *slots = reinterpret_cast<ThreadSlot *>(static_cast<char *>(r.base()) +
+                                                 t.slot_table_offset);
     if (mine == kNoSlot || slots[mine].owner.__data.__lock != kCliOwner)
       return 3;
     if (pthread_mutex_trylock(&slots[mine].owner) != EBUSY)
       return 4;
     int rc = 0;
     std::thread([&] { // a target thread claims a slot: never the CLI's
-      auto *value = static_cast<uint64_t *>(ubt_bpf_map_lookup_elem(r.map(0), &zero));
+      auto *value =
+          static_cast<uint64_t *>(ubt_bpf_map_lookup_elem(r.map(0), &zero));
       if (!value || value == cli::map_lookup_elem(r.map(0), &zero))
         rc = 5;
-    }).join();
+    })
+        .join();
     return rc;
   });
   EXPECT_EQ(taken, "exited 0");
@@ -303,8 +304,8 @@ TEST(HostileRegion, CliGivesUpOnAnInsertLockNobodyReleases) {
   MapHeader *m = header(r, 0);
   // The lock names slot 2 at its generation, and slot 2's mutex word says
   // held (by "thread 4242"): a holder that looks alive and never lets go.
-  auto *slots = reinterpret_cast<ThreadSlot *>(
-      static_cast<char *>(r.base()) + r.trusted().slot_table_offset);
+  auto *slots = reinterpret_cast<ThreadSlot *>(static_cast<char *>(r.base()) +
+                                               r.trusted().slot_table_offset);
   slots[2].owner.__data.__lock = 4242;
   const uint32_t generation = slots[2].generation.load() & 0x3fff;
   m->insert_lock.store((1u << 30) | 2u | (generation << 14));

@@ -11,8 +11,8 @@ sockaddr_un abstract_address(const std::string &name, socklen_t *len) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path + 1, name.data(), name.size());
-  *len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 +
-                                name.size());
+  *len =
+      static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
   return addr;
 }
 

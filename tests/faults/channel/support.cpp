@@ -16,8 +16,12 @@ std::string build_path(const std::string &relative) {
   return std::string(dir ? dir : "build") + "/" + relative;
 }
 
-std::string ubtrace_binary() { return build_path("ubtrace"); }
-std::string agent_preload() { return build_path("libubtrace_preload.so"); }
+std::string ubtrace_binary() {
+  return build_path("ubtrace");
+}
+std::string agent_preload() {
+  return build_path("libubtrace_preload.so");
+}
 
 std::string fault_prog(const std::string &name) {
   const char *dir = std::getenv("UBT_FAULT_PROGS");

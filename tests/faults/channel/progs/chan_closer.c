@@ -26,7 +26,9 @@
 #include <unistd.h>
 
 volatile unsigned long g_sum;
-__attribute__((noinline)) void chan_work(unsigned long i) { g_sum += i; }
+__attribute__((noinline)) void chan_work(unsigned long i) {
+  g_sum += i;
+}
 
 #define MAX_PAIRS 70000
 static int g_pairs[MAX_PAIRS][2];

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 volatile unsigned long g_sum;
-__attribute__((noinline)) void chan_work(unsigned long i) { g_sum += i; }
+__attribute__((noinline)) void chan_work(unsigned long i) {
+  g_sum += i;
+}
 
 static const char kPtx[] = ".version 7.0\n"
                            ".target sm_90\n"

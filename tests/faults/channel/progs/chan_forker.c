@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 volatile unsigned long g_sum;
-__attribute__((noinline)) void chan_work(unsigned long i) { g_sum += i; }
+__attribute__((noinline)) void chan_work(unsigned long i) {
+  g_sum += i;
+}
 
 static int sockets(void) {
   DIR *d = opendir("/proc/self/fd");

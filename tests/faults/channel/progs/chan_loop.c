@@ -8,7 +8,9 @@
 
 volatile unsigned long g_sum;
 
-__attribute__((noinline)) void chan_work(unsigned long i) { g_sum += i; }
+__attribute__((noinline)) void chan_work(unsigned long i) {
+  g_sum += i;
+}
 
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);

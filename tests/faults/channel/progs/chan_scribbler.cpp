@@ -97,9 +97,16 @@ struct Scribbler {
   }
 
   uint64_t huge() {
-    static const uint64_t kValues[] = {~0ull, 1ull << 63, 0xffffffffull,
-                                       0x7fffffffull, 1ull << 40, 4096,
-                                       0, 1, 8, 0xfffffffffffff000ull};
+    static const uint64_t kValues[] = {~0ull,
+                                       1ull << 63,
+                                       0xffffffffull,
+                                       0x7fffffffull,
+                                       1ull << 40,
+                                       4096,
+                                       0,
+                                       1,
+                                       8,
+                                       0xfffffffffffff000ull};
     return kValues[below(sizeof kValues / sizeof kValues[0])];
   }
 
@@ -177,9 +184,12 @@ struct Scribbler {
       if (!cap || cap > size)
         break;
       uint64_t at = ring + 4096 + (below(cap) & ~7ull);
-      static const uint64_t kStates[] = {0xffffffffull, kRecPad | 0xfff8,
+      static const uint64_t kStates[] = {0xffffffffull,
+                                         kRecPad | 0xfff8,
                                          kRecBusy | (5ull << kRecSlotShift) | 8,
-                                         kRecFree | 12345, kRecPad | 3, 0};
+                                         kRecFree | 12345,
+                                         kRecPad | 3,
+                                         0};
       put<uint64_t>(at, kStates[below(6)]);
       break;
     }
