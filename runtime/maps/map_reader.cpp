@@ -149,8 +149,9 @@ void drop_duplicate_keys(MapSnapshot &snap) {
       continue;
     std::memmove(snap.keys.data() + out * key_size,
                  snap.keys.data() + i * key_size, key_size);
-    std::memmove(snap.values.data() + out * value_bytes,
-                 snap.values.data() + i * value_bytes, value_bytes);
+    if (value_bytes != 0) // no slot in use yet: no values at all
+      std::memmove(snap.values.data() + out * value_bytes,
+                   snap.values.data() + i * value_bytes, value_bytes);
     ++out;
   }
   snap.entries = out;

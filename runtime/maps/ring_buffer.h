@@ -46,12 +46,14 @@ long ring_output(const TrustedMap &ring, const void *data, uint64_t size,
 uint64_t ring_query(const TrustedMap &ring, uint64_t flags);
 
 // Layout shared with the consumer. G: the RingHeader itself, or the CLI's
-// TrustedMap of it (its capacity and data offset).
+// TrustedMap of it (its capacity and data offset). Positions are multiples
+// of 8; one read from a word written over may not be, and must still name
+// a whole word inside the data.
 template <class G>
 std::atomic<uint64_t> *ring_word(const G &g, const RingHeader *ring,
                                  uint64_t position) {
   return at_offset<std::atomic<uint64_t>>(
-      ring, g.data_offset + (position & (g.capacity - 1)));
+      ring, g.data_offset + (position & (g.capacity - 1) & ~uint64_t{7}));
 }
 inline std::atomic<uint64_t> *ring_word(const RingHeader *ring,
                                         uint64_t position) {

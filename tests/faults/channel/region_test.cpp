@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 #include <linux/futex.h>
 #include <string>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
@@ -231,6 +232,49 @@ TEST(HostileRegion, CliRingWritesGiveUpInsteadOfSpinning) {
       ring_word(ring, at)->store(0x1234);
     return cli::ringbuf_output(r.ring(), "x", 1, 0) == -EAGAIN ? 0 : 13;
   });
+  EXPECT_EQ(result, "exited 0");
+}
+
+// A position read from a word written over need not be a multiple of 8:
+// the words it names must still be whole words inside the ring's data. (The
+// region's own ring ends where the region does: a guard page after it turns
+// a word that spills over into a fault.)
+TEST(HostileRegion, UnalignedRingPositionsStayInsideTheData) {
+  const RegionOptions options{.thread_slots = 8, .ring_bytes = 4096};
+  const uint64_t size = make({}, options).size();
+  // Mappings go top-down into the highest gap that fits: free all but the
+  // top page of a reservation, and the region lands right under that page.
+  char *area = static_cast<char *>(mmap(nullptr, size + 8192, PROT_NONE,
+                                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(area, MAP_FAILED);
+  char *guard = area + size + 4096;
+  munmap(area, size + 4096);
+  Region r = make({}, options);
+  char *end = static_cast<char *>(r.base()) + r.size();
+  auto *ring = static_cast<RingHeader *>(r.ring());
+  ASSERT_EQ(reinterpret_cast<char *>(ring) + 4096 + 4096, end);
+  if (end != guard) {
+    munmap(guard, 4096);
+    GTEST_SKIP() << "the region is not right under the guard page";
+  }
+  std::string result = in_child_within(20, [&] {
+    const char *data = reinterpret_cast<const char *>(ring) + 4096;
+    for (uint64_t position : {4095ull, 4093ull, (1ull << 40) + 4095}) {
+      ring->consumer_pos.store(position & ~7ull);
+      ring->producer_pos.store(position);
+      for (uint64_t at = 0; at < 4096; at += 8) // free, as for a real lap
+        ring_word(ring, at)->store(ring_free_word((position & ~4095ull) + at));
+      auto *record = static_cast<char *>(cli::ringbuf_reserve(r.ring(), 8, 0));
+      if (!record)
+        continue; // lost (and counted): fine too
+      if (reinterpret_cast<uintptr_t>(record) % 8 != 0 || record - 16 < data ||
+          record + 8 > data + 4096)
+        return 10;
+      cli::ringbuf_discard(record, 0);
+    }
+    return 0;
+  });
+  munmap(guard, 4096);
   EXPECT_EQ(result, "exited 0");
 }
 
