@@ -140,39 +140,28 @@ Result<std::vector<uint8_t>> GpuBackend::request(const agent::Message &m,
                                                  const NoticeFn &notice) {
   if (sock_ < 0)
     return make_error("the agent is not connected on the GPU channel");
-  if (auto sent = agent::send_message(sock_, m); !sent) {
+  auto r = agent::request_reply(sock_, m, options_.request_timeout_ms,
+                                [&](agent::Message &&n) { take(n, notice); });
+  if (!r) {
     gone_ = true;
     disconnect();
-    return std::move(sent).take_error();
+    return make_error("GPU channel: " + r.error());
   }
-  for (;;) {
-    auto r = agent::recv_message(sock_, options_.request_timeout_ms);
-    if (!r) {
-      gone_ = true;
-      disconnect();
-      return make_error("GPU channel: " + r.error());
-    }
-    if (r->type == agent::MsgType::GpuNotice) {
-      if (notice)
-        notice(std::string(r->payload.begin(), r->payload.end()));
-      continue;
-    }
-    if (r->type == agent::MsgType::GpuKernels) {
-      learn_kernels(r->payload);
-      continue;
-    }
-    if (r->type != agent::MsgType::Reply)
-      continue;
-    agent::ReplyMsg reply{};
-    if (!r->read(reply))
-      return make_error("GPU channel: malformed reply");
-    std::vector<uint8_t> rest(r->payload.begin() + sizeof reply,
-                              r->payload.end());
-    if (reply.status != 0)
-      return make_error(rest.empty() ? "the agent refused a GPU request"
-                                     : std::string(rest.begin(), rest.end()));
-    return rest;
-  }
+  agent::ReplyMsg reply{};
+  r->read(reply);
+  std::vector<uint8_t> rest(r->payload.begin() + sizeof reply,
+                            r->payload.end());
+  if (reply.status != 0)
+    return make_error(rest.empty() ? "the agent refused a GPU request"
+                                   : std::string(rest.begin(), rest.end()));
+  return rest;
+}
+
+void GpuBackend::take(const agent::Message &m, const NoticeFn &notice) {
+  if (m.type == agent::MsgType::GpuNotice && notice)
+    notice(std::string(m.payload.begin(), m.payload.end()));
+  if (m.type == agent::MsgType::GpuKernels)
+    learn_kernels(m.payload);
 }
 
 Result<void> GpuBackend::service(const NoticeFn &notice) {
@@ -202,8 +191,9 @@ Result<void> GpuBackend::service(const NoticeFn &notice) {
         return make_error("the agent refused the GPU probes: " + r.error());
     }
   }
-  // Notices the agent sent on its own.
-  while (sock_ >= 0) {
+  // Notices the agent sent on its own (a bounded number per call: the
+  // traced process could send them without end).
+  for (int handled = 0; sock_ >= 0 && handled < 256; ++handled) {
     auto m = agent::recv_message(sock_, 0);
     if (!m) {
       if (m.error() == agent::kChannelClosed) {
@@ -212,10 +202,7 @@ Result<void> GpuBackend::service(const NoticeFn &notice) {
       }
       break;
     }
-    if (m->type == agent::MsgType::GpuNotice && notice)
-      notice(std::string(m->payload.begin(), m->payload.end()));
-    if (m->type == agent::MsgType::GpuKernels)
-      learn_kernels(m->payload);
+    take(*m, notice);
   }
   return {};
 }

@@ -96,6 +96,8 @@ private:
   GpuBackend() = default;
   Result<std::vector<uint8_t>> request(const agent::Message &m,
                                        const NoticeFn &notice);
+  // A message the agent sent on its own: a notice, or kernel names.
+  void take(const agent::Message &m, const NoticeFn &notice);
   void disconnect();
 
   GpuProgram program_;

@@ -353,33 +353,27 @@ Result<void> UserspaceTarget::Impl::load_native(const runtime::Bundle &bundle,
     return make_error("JIT: " + object.error());
 
   // The agent's helper addresses.
-  std::string err;
-  auto sent = agent::send_message(sock, agent::Message{agent::MsgType::Symbols, {}, -1});
-  if (!sent)
-    return std::move(sent).take_error();
+  auto r = agent::request_reply(
+      sock, agent::Message{agent::MsgType::Symbols, {}, -1}, 10000,
+      [this](agent::Message &&n) {
+        if (notices.size() < agent::kMaxQueuedNotices)
+          notices.push_back(std::move(n));
+      });
+  if (!r)
+    return make_error("agent channel: " + r.error());
   jit::SymbolTable symbols;
-  for (;;) {
-    auto r = agent::recv_message(sock, 10000);
-    if (!r)
-      return make_error("agent channel: " + r.error());
-    if (r->type != agent::MsgType::Reply) {
-      notices.push_back(std::move(*r));
-      continue;
-    }
-    size_t at = sizeof(agent::ReplyMsg);
-    const auto &p = r->payload;
-    while (at + 4 <= p.size()) {
-      uint32_t len;
-      std::memcpy(&len, p.data() + at, 4);
-      if (at + 4 + len + 8 > p.size())
-        break;
-      std::string name(reinterpret_cast<const char *>(p.data() + at + 4), len);
-      uint64_t addr;
-      std::memcpy(&addr, p.data() + at + 4 + len, 8);
-      symbols[name] = addr;
-      at += 4 + len + 8;
-    }
-    break;
+  size_t at = sizeof(agent::ReplyMsg);
+  const auto &p = r->payload;
+  while (at + 4 <= p.size()) {
+    uint32_t len;
+    std::memcpy(&len, p.data() + at, 4);
+    if (len > p.size() - at - 4 || p.size() - at - 4 - len < 8)
+      break;
+    std::string name(reinterpret_cast<const char *>(p.data() + at + 4), len);
+    uint64_t addr;
+    std::memcpy(&addr, p.data() + at + 4 + len, 8);
+    symbols[name] = addr;
+    at += 4 + len + 8;
   }
 
   agent::AllocCodeMsg a{object->image_size, object->alignment};
@@ -547,7 +541,9 @@ Result<size_t> UserspaceTarget::service() {
   if (im.detached || im.sock < 0)
     return size_t(0);
   size_t before = im.hooked;
-  for (;;) {
+  // Bounded: the traced process can write anything on the agent's channel,
+  // as fast as it likes; the session loop must get back to its signals.
+  for (int handled = 0; handled < 256; ++handled) {
     agent::Message m;
     if (!im.notices.empty()) {
       m = std::move(im.notices.front());

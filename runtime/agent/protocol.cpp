@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -12,6 +13,37 @@ namespace ubtrace::agent {
 
 // Messages are small (programs are the largest, a few tens of KB).
 static constexpr size_t kMaxMessage = 16u << 20;
+
+namespace {
+
+// A timeout that spans several receives; < 0: none.
+class Deadline {
+public:
+  explicit Deadline(int timeout_ms) : forever_(timeout_ms < 0) {
+    clock_gettime(CLOCK_MONOTONIC, &at_);
+    at_.tv_sec += timeout_ms / 1000;
+    at_.tv_nsec += long(timeout_ms % 1000) * 1000000;
+    if (at_.tv_nsec >= 1000000000) {
+      at_.tv_sec++;
+      at_.tv_nsec -= 1000000000;
+    }
+  }
+  int remaining_ms() const {
+    if (forever_)
+      return -1;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t ms = (int64_t(at_.tv_sec) - now.tv_sec) * 1000 +
+                 (at_.tv_nsec - now.tv_nsec) / 1000000;
+    return ms < 0 ? 0 : int(ms);
+  }
+
+private:
+  bool forever_;
+  struct timespec at_ {};
+};
+
+} // namespace
 
 namespace {
 
@@ -126,6 +158,12 @@ Result<Message> recv_core(int sock, int timeout_ms, Guard guard) {
   Message m;
   m.type = static_cast<MsgType>(h.type);
   m.payload.assign(buf.begin() + sizeof h, buf.end());
+  // The CLI's side (no guard) takes no descriptor: the agent sends none,
+  // and a traced process forging messages must not fill the CLI's table.
+  if (!guard) {
+    close_received(msg);
+    return m;
+  }
   for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
         c->cmsg_len == CMSG_LEN(sizeof(int)) && m.fd < 0)
@@ -151,27 +189,41 @@ Result<Message> recv_message(OwnedFd &sock, int timeout_ms) {
   return recv_core(sock.get(), timeout_ms, &sock);
 }
 
-Result<ReplyMsg> request(int sock, const Message &m, std::string *error_text,
-                         int timeout_ms, std::vector<Message> *notices) {
+Result<Message> request_reply(int sock, const Message &m, int timeout_ms,
+                              const NoticeSink &on_notice) {
   auto sent = send_message(sock, m);
   if (!sent)
     return std::move(sent).take_error();
+  // The timeout is for the whole exchange: notices arriving without end (a
+  // traced process can write anything on its side) do not stretch it.
+  const Deadline deadline(timeout_ms);
   for (;;) {
-    auto r = recv_message(sock, timeout_ms);
+    auto r = recv_message(sock, deadline.remaining_ms());
     if (!r)
       return std::move(r).take_error();
-    if (r->type != MsgType::Reply) {
-      if (notices)
-        notices->push_back(std::move(*r));
-      continue;
+    if (r->type == MsgType::Reply) {
+      if (r->payload.size() < sizeof(ReplyMsg))
+        return make_error("malformed reply from the agent");
+      return std::move(*r);
     }
-    ReplyMsg reply{};
-    if (!r->read(reply))
-      return make_error("malformed reply from the agent");
-    if (reply.status != 0 && error_text)
-      error_text->assign(r->payload.begin() + sizeof reply, r->payload.end());
-    return reply;
+    if (on_notice)
+      on_notice(std::move(*r));
   }
+}
+
+Result<ReplyMsg> request(int sock, const Message &m, std::string *error_text,
+                         int timeout_ms, std::vector<Message> *notices) {
+  auto r = request_reply(sock, m, timeout_ms, [notices](Message &&n) {
+    if (notices && notices->size() < kMaxQueuedNotices)
+      notices->push_back(std::move(n));
+  });
+  if (!r)
+    return std::move(r).take_error();
+  ReplyMsg reply{};
+  r->read(reply);
+  if (reply.status != 0 && error_text)
+    error_text->assign(r->payload.begin() + sizeof reply, r->payload.end());
+  return reply;
 }
 
 namespace {

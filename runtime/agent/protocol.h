@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -221,9 +222,12 @@ struct Message {
 // Sends one message (and its fd when >= 0). Retries on EINTR.
 Result<void> send_message(int sock, const Message &m);
 // Receives one message; `timeout_ms` < 0 waits forever. A closed channel is
-// the error kChannelClosed, a timeout kChannelTimedOut.
+// the error kChannelClosed, a timeout kChannelTimedOut. This is the CLI's
+// side: a descriptor that comes with a message is closed (the agent sends
+// none).
 Result<Message> recv_message(int sock, int timeout_ms = -1);
 inline constexpr const char *kChannelClosed = "channel closed";
+inline constexpr size_t kMaxQueuedNotices = 4096;
 inline constexpr const char *kChannelTimedOut =
     "timed out waiting on the agent channel";
 inline constexpr const char *kChannelLost =
@@ -236,10 +240,17 @@ inline constexpr const char *kChannelLost =
 Result<void> send_message(OwnedFd &sock, const Message &m);
 Result<Message> recv_message(OwnedFd &sock, int timeout_ms = -1);
 
-// A request and its reply, from the CLI's side. Notices that arrive while
-// it waits (Library) are appended to `notices` when given.
+// A request and its reply, from the CLI's side, within `timeout_ms` in all.
+// Notices that arrive while it waits (Library) are appended to `notices`
+// when given, up to kMaxQueuedNotices (more is a misbehaving peer: dropped).
 Result<ReplyMsg> request(int sock, const Message &m, std::string *error_text,
                          int timeout_ms = 10000,
                          std::vector<Message> *notices = nullptr);
+// The same, with the whole Reply message (its payload after the ReplyMsg:
+// a request's data); each other message that comes first goes to
+// `on_notice` (dropped if null).
+using NoticeSink = std::function<void(Message &&)>;
+Result<Message> request_reply(int sock, const Message &m, int timeout_ms,
+                              const NoticeSink &on_notice);
 
 } // namespace ubtrace::agent

@@ -6,6 +6,8 @@
 // quiet and the CLI says so; nobody hangs or crashes.
 #include "tests/faults/channel/support.h"
 
+#include <csignal>
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -98,6 +100,43 @@ TEST(ChannelFds, ForkedChildHoldsNoAgentDescriptor) {
   EXPECT_NE(out.find("child sockets 0\n"), std::string::npos) << out << err;
   // The parent's agent keeps its channel.
   EXPECT_NE(out.find("parent sockets 1\n"), std::string::npos) << out << err;
+}
+
+} // namespace
+} // namespace ubtrace::faults
+
+namespace ubtrace::faults {
+namespace {
+
+size_t open_descriptors(pid_t pid) {
+  DIR *d = opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
+  size_t n = 0;
+  while (d && readdir(d))
+    ++n;
+  if (d)
+    closedir(d);
+  return n;
+}
+
+// The traced process writes on the agent's channel itself: forged notices
+// for libraries that do not exist, replies nobody asked for, descriptors
+// attached, without end. The CLI takes a bounded number per round of its
+// loop (so it still ends on SIGTERM) and closes every descriptor that comes.
+TEST(ChannelFds, TargetFloodingTheChannelDoesNotTakeTheCli) {
+  Child cli = Child::start(
+      {ubtrace_binary(), "-c", fault_prog("chan_flooder"), "-e",
+       "uprobe:" + fault_prog("chan_flooder") +
+           ":chan_work { @ = count(); } "
+           "uprobe:" +
+           fault_prog("libchan_lib.so") + ":chan_lib_fn { @lib = 1; }"});
+  ASSERT_TRUE(cli.wait_for_line("flooding ", 60s)) << cli.all_stderr();
+  // Thousands of descriptors were sent; the CLI kept none.
+  EXPECT_LT(open_descriptors(cli.pid()), 100u);
+  cli.signal(SIGTERM);
+  auto status = cli.wait_exit(30s);
+  ASSERT_TRUE(status) << "ubtrace did not end on SIGTERM";
+  EXPECT_TRUE(WIFEXITED(*status)) << describe_status(*status);
+  EXPECT_NE(cli.all_stdout().find("@: "), std::string::npos);
 }
 
 } // namespace
