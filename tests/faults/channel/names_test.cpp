@@ -227,3 +227,29 @@ TEST(ChannelNames, SpawnedAgentTakesOnlyItsChannel) {
 
 } // namespace
 } // namespace ubtrace::faults
+
+namespace ubtrace::faults {
+namespace {
+
+// The session learns that the agent hung up through the channel (defect
+// 12's -p ending, and an agent that went quiet): once its end is closed and
+// every message it sent was read, not before.
+TEST(ChannelEnd, HangupIsSeenOnceEveryMessageIsRead) {
+  int pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), 0);
+  runtime::inject::AgentChannel channel{runtime::inject::UniqueFd(pair[0])};
+  EXPECT_FALSE(channel.closed());
+  agent::HelloMsg h{agent::kProtocolVersion, 1, 0, 0};
+  ASSERT_TRUE(
+      agent::send_message(pair[1], agent::Message::of(agent::MsgType::Hello, h)));
+  close(pair[1]);
+  EXPECT_FALSE(channel.closed()) << "a message is still waiting";
+  ASSERT_TRUE(agent::recv_message(channel.fd(), 1000).ok());
+  EXPECT_TRUE(channel.closed());
+  auto next = agent::recv_message(channel.fd(), 1000);
+  ASSERT_FALSE(next.ok());
+  EXPECT_EQ(next.error(), agent::kChannelClosed);
+}
+
+} // namespace
+} // namespace ubtrace::faults
