@@ -1,5 +1,7 @@
 #include "runtime/inject/safe_point.h"
 
+#include "runtime/inject/hex.h"
+
 #include <array>
 #include <cstddef>
 #include <cstdio>
@@ -17,13 +19,6 @@ constexpr uint64_t kSignalFrameScan = 32 * 1024;
 // and in the mcontext r8..r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip.
 constexpr uint64_t kMcontext = 8 + 8 + 8 + 24;
 constexpr uint64_t kSavedRip = kMcontext + 16 * 8;
-
-std::string hex(uint64_t value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx",
-                static_cast<unsigned long long>(value));
-  return text;
-}
 
 // A live signal frame above rsp whose handler interrupted glibc code.
 std::optional<uint64_t> interrupted_glibc_rip(uint64_t rsp,

@@ -1,5 +1,6 @@
 #include "runtime/inject/target_glibc.h"
 
+#include "runtime/inject/hex.h"
 #include "runtime/inject/sys_error.h"
 #include "runtime/inject/unique_fd.h"
 
@@ -22,13 +23,6 @@ std::string_view basename_of(std::string_view path) {
 
 bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
-}
-
-std::string hex(uint64_t value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx",
-                static_cast<unsigned long long>(value));
-  return text;
 }
 
 // Opens `region`'s file as the target sees it.
