@@ -19,10 +19,14 @@
 //     libc's. Nobody runs those bytes; nothing is mapped executable.
 //  3. Choose a thread (thread_choice.h): seize one at a time (PTRACE_SEIZE
 //     + PTRACE_INTERRUPT; the others run on), keep it if it holds no glibc
-//     lock (safe_point.h), is not in a restartable sequence, and its own
-//     stack has room for the bootstrap frame below its red zone
-//     (thread_stack.h); else let it go and try the next, with growing,
-//     jittered pauses, until safe_point_timeout.
+//     lock (safe_point.h: running its own code, blocked in a lock-free
+//     system call wrapper, or parked in one of glibc's waits for the
+//     program's objects, pthread_cond_wait, pthread_join, sem_wait,
+//     pthread_mutex_lock..., found by unwinding it with libc's CFI), is
+//     not in a restartable sequence, and its own stack has room for the
+//     bootstrap frame below its red zone (thread_stack.h); else let it go
+//     and try the next, with growing, jittered pauses, until
+//     safe_point_timeout. An idle thread pool is thus injectable.
 //  4. Write the bootstrap frame (bootstrap_frame.h) on that thread's stack
 //     below its red zone: the stub's job (the region to map, at an address
 //     chosen in a free gap, region_placement.h; the loader block to copy
@@ -123,8 +127,8 @@
 // @system-service). No uninjection (dlclose).
 //
 // Units: target_glibc.h (symbols, code ranges), ptrace_thread.h (seize,
-// stop, signals), thread_choice.h, safe_point.h, rseq_check.h and
-// thread_stack.h (which thread), code_cave.h, region_placement.h,
+// stop, signals), thread_choice.h, safe_point.h (with glibc_unwind.h and
+// call_site.h), rseq_check.h and thread_stack.h (which thread), code_cave.h, region_placement.h,
 // bootstrap_frame.h, bootstrap_layout.h, loader_block.h and bootstrap.S
 // (the code and data of the target's side), borrowed_thread.h (the
 // commit), inject_steps.h (the test hook), attach_errors.h (messages).

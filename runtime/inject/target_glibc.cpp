@@ -136,6 +136,7 @@ Result<TargetGlibc> TargetGlibc::locate(pid_t pid) {
       }
       object.symbols =
           std::make_shared<const ElfDynamicSymbols>(std::move(symbols).value());
+      object.file = std::make_shared<const UniqueFd>(std::move(*fd));
     }
     if (object.part == GlibcPart::Libc)
       result.objects_.insert(result.objects_.begin(), std::move(object));
@@ -188,6 +189,14 @@ std::vector<std::string_view>
 TargetGlibc::libc_names_at(uint64_t address) const {
   const GlibcObject &object = libc();
   return object.symbols->names_at(address - object.bias);
+}
+
+std::vector<std::string_view> TargetGlibc::names_at(uint64_t address) const {
+  for (const GlibcObject &object : objects_)
+    for (auto [start, end] : object.text)
+      if (address >= start && address < end && object.symbols)
+        return object.symbols->names_at(address - object.bias);
+  return {};
 }
 
 std::string TargetGlibc::describe(uint64_t address) const {

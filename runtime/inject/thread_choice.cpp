@@ -102,6 +102,7 @@ Result<ChosenThread> choose_thread(pid_t pid, const TargetGlibc &glibc,
                                    LoaderThread mode,
                                    const BootstrapInput &job) {
   Deadline deadline(options.safe_point_timeout);
+  const SafePoints safe_points(glibc);
   std::minstd_rand jitter(static_cast<unsigned>(::getpid() ^ pid));
   std::string last_reason;
   int stops = 0;
@@ -143,7 +144,7 @@ Result<ChosenThread> choose_thread(pid_t pid, const TargetGlibc &glibc,
       }
       SafePoint where =
           options.require_safe_point
-              ? classify_stop(borrowed->saved_registers(), glibc, memory)
+              ? safe_points.classify(borrowed->saved_registers(), memory)
               : SafePoint{true, "not checked"};
       auto prepared = prepare(*borrowed, where, memory, mode, job);
       if (prepared) {

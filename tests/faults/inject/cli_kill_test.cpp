@@ -10,6 +10,7 @@
 #include <csignal>
 #include <gtest/gtest.h>
 #include <random>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 
@@ -82,6 +83,43 @@ TEST(CliKilledDuringAttach, TargetRunsOnAndCanBeTracedAfterwards) {
   auto [last, ok] = target->finish();
   EXPECT_EQ(last, "ok");
   EXPECT_TRUE(ok);
+}
+
+// Defect 21 through the CLI: every thread of the idle pool is parked in a
+// glibc wait, `ubtrace -p` attaches all the same, and its probe sees every
+// thread's work() once they are woken.
+TEST(CliAttach, IdlePoolWhoseThreadsAreAllParked) {
+  auto pool = TestProcess::start({fault_prog("idle_pool"), "5"});
+  ASSERT_TRUE(pool.wait_for_line("ready "));
+  pid_t pid = pool.pid();
+  ASSERT_TRUE(wait_until([&] {
+    for (pid_t tid : thread_ids(pid))
+      if (blocked_syscall(pid, tid) != SYS_futex)
+        return false;
+    return true;
+  }));
+  // stderr too: "Attached N probes" says when to wake the pool.
+  auto cli = TestProcess::start(
+      {UBT_CLI, "-p", std::to_string(pid), "-e",
+       "uprobe:" + fault_prog("idle_pool") + ":work { @[arg0] = count(); }"},
+      {}, {{1, 2}});
+  ASSERT_TRUE(cli.wait_for_line("Attached", 30s));
+  pool.signal(SIGUSR1);
+  auto done = pool.wait_for_line("done", 30s);
+  ASSERT_TRUE(done.has_value());
+  EXPECT_NE(done->find("timed=ok"), std::string::npos) << *done;
+  EXPECT_EQ(pool.wait_exit(30s), 0);
+  // The target is gone: the CLI prints its map and ends.
+  auto lines = cli.read_remaining(30s);
+  EXPECT_EQ(cli.wait_exit(30s), 0);
+  std::string out;
+  for (const std::string &line : lines)
+    out += line + "\n";
+  for (int role = 0; role < 10; ++role)
+    EXPECT_NE(out.find("@[" + std::to_string(role) + "]: 1\n"),
+              std::string::npos)
+        << "role " << role << " in\n"
+        << out;
 }
 
 } // namespace

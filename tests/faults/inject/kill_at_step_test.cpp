@@ -36,10 +36,11 @@ TEST_P(KillAtEveryStep, TargetRunsOnUnharmed) {
   pid_t pid = target->process.pid();
   const size_t own_threads = target->threads.size();
   // The threads the injector can borrow: in the Interrupted mode not the
-  // sleeper, whose sleeps resume through restart_syscall.
-  std::vector<std::string> roles = {"main", "crunch"};
+  // sleeper and the timed waiter, whose waits resume through
+  // restart_syscall.
+  std::vector<std::string> roles = {"main", "crunch", "waiter"};
   if (!GetParam().interrupted)
-    roles.push_back("sleeper");
+    roles.insert(roles.end(), {"sleeper", "timed"});
   int runs = 0;
   for (const std::string &role : roles) {
     for (int step = 1; step <= kInjectSteps; ++step) {

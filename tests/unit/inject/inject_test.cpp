@@ -306,11 +306,7 @@ TEST_P(InjectModes, MissingEntryPointIsNamed) {
 INSTANTIATE_TEST_SUITE_P(Loader, InjectModes,
                          ::testing::Values(LoaderThread::New,
                                            LoaderThread::Interrupted),
-                         [](const auto &info) {
-                           return info.param == LoaderThread::New
-                                      ? std::string("NewThread")
-                                      : std::string("InterruptedThread");
-                         });
+                         test::LoaderName());
 
 TEST(Inject, AgentConnectsBackThroughTheListener) {
   // The real agent's way: no entry point; its constructor connects to

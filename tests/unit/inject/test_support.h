@@ -3,6 +3,8 @@
 // conditions with a deadline.
 #pragma once
 
+#include "runtime/inject/injector.h"
+
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -14,6 +16,16 @@
 namespace ubtrace::test {
 
 using namespace std::chrono_literals;
+
+// The test-name suffix of a loader mode, for INSTANTIATE_TEST_SUITE_P:
+// "NewThread", "InterruptedThread".
+struct LoaderName {
+  template <class Info> std::string operator()(const Info &info) const {
+    return info.param == runtime::inject::LoaderThread::New
+               ? "NewThread"
+               : "InterruptedThread";
+  }
+};
 
 std::string prog_path(const std::string &name);
 std::string test_agent_path();
