@@ -1,0 +1,88 @@
+// The borrowed thread comes back exactly (defect 1's class: the state a
+// thread had must be its state again): not borrowed inside a restartable
+// sequence (the kernel would forget the section when rip moves, and the
+// section would run on unaborted once rip is back), and with its own
+// errno although dlopen or pthread_create ran on it.
+#include "runtime/inject/injector.h"
+#include "tests/faults/inject/fault_support.h"
+
+#include <gtest/gtest.h>
+
+namespace ubtrace::test {
+namespace {
+
+using namespace runtime::inject;
+
+struct OneThread {
+  TestProcess process;
+  pid_t tid = 0;
+};
+
+std::optional<OneThread> start_one(const std::string &prog) {
+  OneThread one{TestProcess::start({fault_prog(prog)}), 0};
+  auto ready = one.process.wait_for_line("ready tid=");
+  if (!ready)
+    return std::nullopt;
+  one.tid = static_cast<pid_t>(std::stoi(ready->substr(10)));
+  return one;
+}
+
+TEST(BorrowedThread, NeverInsideARestartableSequence) {
+  auto spin = start_one("rseq_spin");
+  ASSERT_TRUE(spin.has_value());
+  InjectOptions options;
+  options.agent_path = test_agent_path();
+  options.only_thread = spin->tid;
+  options.safe_point_timeout = 300ms;
+  for (LoaderThread mode : {LoaderThread::New, LoaderThread::Interrupted}) {
+    options.loader = mode;
+    auto report = inject_agent(spin->process.pid(), options);
+    ASSERT_FALSE(report.ok()) << "borrowed at " << report->safe_point;
+    EXPECT_NE(report.error().find("inside a restartable sequence"),
+              std::string::npos)
+        << report.error();
+  }
+  // Another thread serves.
+  options.only_thread = 0;
+  auto report = inject_agent(spin->process.pid(), options);
+  ASSERT_TRUE(report.ok()) << report.error();
+  EXPECT_NE(report->borrowed_tid, spin->tid);
+  spin->process.write_stdin("q\n");
+  auto line = spin->process.wait_for_line("aborts=");
+  ASSERT_TRUE(line.has_value());
+  // Every stop aborted the section, and none let it run on broken.
+  EXPECT_EQ(line->find("aborts=0 "), std::string::npos) << *line;
+  EXPECT_NE(line->find("broken=0"), std::string::npos) << *line;
+  EXPECT_EQ(spin->process.wait_exit(), 0);
+}
+
+class KeepsErrno : public ::testing::TestWithParam<LoaderThread> {};
+
+TEST_P(KeepsErrno, AcrossTheCallsMadeOnIt) {
+  auto keeper = start_one("errno_keeper");
+  ASSERT_TRUE(keeper.has_value());
+  InjectOptions options;
+  options.agent_path = test_agent_path();
+  options.only_thread = keeper->tid;
+  options.loader = GetParam();
+  // The first dlopen of the agent, and later ones of a library that is
+  // not there (dlopen fails with errno set).
+  auto report = inject_agent(keeper->process.pid(), options);
+  ASSERT_TRUE(report.ok()) << report.error();
+  EXPECT_EQ(report->borrowed_tid, keeper->tid);
+  options.agent_path = other_library_path();
+  options.entry_symbol = "no_such_entry";
+  for (int i = 0; i < 3; ++i)
+    EXPECT_FALSE(inject_agent(keeper->process.pid(), options).ok());
+  keeper->process.write_stdin("q\n");
+  EXPECT_EQ(keeper->process.read_line(), "errno kept");
+  EXPECT_EQ(keeper->process.wait_exit(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Inject, KeepsErrno,
+                         ::testing::Values(LoaderThread::New,
+                                           LoaderThread::Interrupted),
+                         LoaderName());
+
+} // namespace
+} // namespace ubtrace::test
