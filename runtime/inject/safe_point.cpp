@@ -69,7 +69,14 @@ bool is_lock_free_libc_function(std::string_view name) {
       "msgsnd",       "semop",        "semtimedop",
       "syscall",      "open",         "open64",
       "openat",       "openat64",     "close",
-      "fsync",        "fdatasync",
+      "fsync",        "fdatasync",    "creat",
+      "creat64",      "flock",        "fcntl",
+      "fcntl64",      "lockf",        "lockf64",
+      "ioctl",        "mq_receive",   "mq_timedreceive",
+      "mq_send",      "mq_timedsend", "splice",
+      "tee",          "vmsplice",     "sendfile",
+      "sendfile64",   "msync",        "sync",
+      "syncfs",       "getrandom",
   };
   for (std::string_view entry : kLockFree)
     if (entry == name)

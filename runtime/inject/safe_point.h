@@ -16,8 +16,13 @@
 //   safe   - rip is inside one of a few exported libc functions that hold
 //            no lock at any point: blocking system call wrappers such as
 //            read, nanosleep/clock_nanosleep, poll, epoll_wait, accept,
-//            waitpid, pause (a program blocked in I/O or a sleep is
-//            injectable);
+//            waitpid, pause, flock, fcntl/lockf, mq_receive, splice (a
+//            program blocked in I/O, a file lock or a sleep is
+//            injectable). A thread there may be in such a call made by
+//            glibc's own code holding a FILE's lock (fgets reading, fflush
+//            writing): pthread_create takes no FILE lock, so this matters
+//            only to the Interrupted mode, whose agent constructor must
+//            then not use that FILE;
 //   safe   - the thread is parked in one of glibc's waits for a program's
 //            object: blocked in the futex system call (orig_rax is
 //            futex), inside pthread_cond_wait/timedwait/clockwait,

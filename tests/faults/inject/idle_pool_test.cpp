@@ -146,6 +146,41 @@ TEST_P(IdlePoolInjection, EveryParkedThreadCanBeBorrowed) {
   EXPECT_NE(done->find("timed=ok"), std::string::npos) << *done;
 }
 
+// A sibling: threads blocked in system call wrappers that hold no glibc
+// lock (flock, lockf, fcntl F_SETLKW, mq_timedreceive, splice, sigwait)
+// are safe points too, and each call still succeeds once released.
+TEST(BlockingWrappers, AreSafePointsAndTheirCallsStillSucceed) {
+  auto process = TestProcess::start({fault_prog("blocking_wrappers")});
+  auto ready = process.wait_for_line("ready ");
+  ASSERT_TRUE(ready.has_value());
+  std::map<std::string, pid_t> threads;
+  std::istringstream in(ready->substr(6));
+  for (std::string word; in >> word;)
+    if (size_t eq = word.find('='); eq != std::string::npos)
+      threads[word.substr(0, eq)] =
+          static_cast<pid_t>(std::stoi(word.substr(eq + 1)));
+  ASSERT_EQ(threads.size(), 6u);
+  pid_t pid = process.pid();
+  ASSERT_TRUE(wait_until([&] {
+    for (auto [name, tid] : threads)
+      if (blocked_syscall(pid, tid).value_or(-1) < 0)
+        return false;
+    return true;
+  }));
+  InjectOptions options;
+  options.agent_path = test_agent_path();
+  for (auto [name, tid] : threads) {
+    options.only_thread = tid;
+    auto report = inject_agent(pid, options);
+    ASSERT_TRUE(report.ok()) << name << ": " << report.error();
+    EXPECT_EQ(report->safe_point.rfind("blocked in libc.so.6:", 0), 0u)
+        << name << ": " << report->safe_point;
+  }
+  process.write_stdin("go\n");
+  EXPECT_EQ(process.wait_for_line("done"), "done 6");
+  EXPECT_EQ(process.wait_exit(), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Inject, IdlePoolInjection,
                          ::testing::Values(LoaderThread::New,
                                            LoaderThread::Interrupted),
