@@ -71,4 +71,11 @@ void reached(InjectStep step) {
   ::kill(::getpid(), hook.pause ? SIGSTOP : SIGKILL);
 }
 
+std::optional<uint64_t> test_region_address() {
+  const char *text = std::getenv("UBTRACE_TEST_INJECT_REGION");
+  if (!text || !*text)
+    return std::nullopt;
+  return std::strtoull(text, nullptr, 16);
+}
+
 } // namespace ubtrace::runtime::inject

@@ -11,6 +11,8 @@
 // nothing.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace ubtrace::runtime::inject {
@@ -34,5 +36,10 @@ std::string_view inject_step_name(InjectStep step);
 
 // Called by the injector after each step.
 void reached(InjectStep step);
+
+// UBTRACE_TEST_INJECT_REGION=<hex address>: where the first attempt maps
+// its region (a test maps something there first, to see the stub find the
+// address taken and the injector try elsewhere).
+std::optional<uint64_t> test_region_address();
 
 } // namespace ubtrace::runtime::inject

@@ -231,13 +231,28 @@ private:
     int32_t error = 0;
   };
 
+  // What the stub says on its job (on the borrowed thread's stack, which
+  // the thread overwrites once it runs on: only with our cookie).
   std::optional<JobState> job_state() const {
     JobState state;
-    if (!memory_.read(job_ + UBT_JOB_STATUS, &state.status, 8) ||
-        !memory_.read(job_ + UBT_JOB_COOKIE, &state.cookie, 8) ||
-        state.cookie != cookie_)
+    auto cookie = memory_.read_value<uint64_t>(job_ + UBT_JOB_COOKIE);
+    auto status = memory_.read_value<uint32_t>(job_ + UBT_JOB_STATUS);
+    auto error = memory_.read_value<int32_t>(job_ + UBT_JOB_ERROR);
+    if (!cookie || !status || !error || *cookie != cookie_)
       return std::nullopt;
-    return state;
+    return JobState{*cookie, *status, *error};
+  }
+
+  // The block's state, if the region holds our block (the address may
+  // hold the program's memory if it mapped there first).
+  std::optional<uint32_t> block_state() const {
+    auto cookie = memory_.read_value<uint64_t>(region_ + UBT_LB_COOKIE);
+    if (!cookie || *cookie != cookie_)
+      return std::nullopt;
+    auto state = memory_.read_value<uint32_t>(region_ + UBT_LB_STATE);
+    if (!state)
+      return std::nullopt;
+    return *state;
   }
 
   // Polls the region's block until the load's outcome is there, then acks.
@@ -246,7 +261,7 @@ private:
     Deadline deadline(options_.load_timeout);
     bool region_seen = false;
     for (int round = 0;; ++round) {
-      auto state = memory_.read_value<uint32_t>(region_ + UBT_LB_STATE);
+      auto state = block_state();
       if (state) {
         if (!region_seen) {
           region_seen = true;
@@ -254,8 +269,11 @@ private:
         }
         if (*state == UBT_LB_STATE_LOADED || *state == UBT_LB_STATE_FAILED) {
           LoaderBlock block{};
-          if (auto ok = memory_.read(region_, &block, sizeof block); !ok)
-            return std::move(ok).take_error();
+          if (auto ok = memory_.read(region_, &block, sizeof block);
+              !ok || block.cookie != cookie_)
+            return make_error("process " + std::to_string(pid_) +
+                              " lost the injector's memory during injection "
+                              "(it called execve or unmapped it)");
           reached(InjectStep::ResultSeen);
           uint32_t ack = 1;
           (void)memory_.write(region_ + UBT_LB_ACK, &ack, sizeof ack);
@@ -422,14 +440,18 @@ Result<InjectionReport> inject(pid_t pid, const InjectOptions &options) {
     if (!cave)
       return make_error("cannot inject into process " + std::to_string(pid) +
                         ": " + cave.error());
-    auto region = place_region(*maps, UBT_REGION_SIZE, random);
+    auto region = attempt == 0 && test_region_address()
+                      ? Result<uint64_t>(*test_region_address())
+                      : place_region(*maps, UBT_REGION_SIZE, random);
     if (!region)
       return make_error("cannot inject into process " + std::to_string(pid) +
                         ": " + region.error());
 
+    LoaderBlock fixed = fixed_block(*functions, *region, mode, pid);
+    fixed.cookie = random();
     auto job = bootstrap_job(
-        *cave, *region, fixed_block(*functions, *region, mode, pid),
-        {*agent, options.entry_symbol, options.entry_argument}, random());
+        *cave, *region, fixed,
+        {*agent, options.entry_symbol, options.entry_argument}, fixed.cookie);
     if (!job)
       return std::move(job).take_error();
 

@@ -41,7 +41,8 @@ struct LoaderBlock {
   uint32_t stub_state;   // out: UBT_STUB_*
   int32_t create_result; // out: pthread_create's
   uint32_t path_offset, entry_name_offset, entry_arg_offset, name_offset;
-  char pad[UBT_LB_ERROR - UBT_LB_NAME_OFFSET - 4];
+  uint64_t cookie; // in: the injector's, also on the stub's job
+  char pad[UBT_LB_ERROR - UBT_LB_COOKIE - 8];
   char error[UBT_LB_ERROR_MAX]; // out: dlerror()'s text
 };
 
@@ -78,6 +79,7 @@ static_assert(offsetof(LoaderBlock, entry_name_offset) ==
 static_assert(offsetof(LoaderBlock, entry_arg_offset) ==
               UBT_LB_ENTRY_ARG_OFFSET);
 static_assert(offsetof(LoaderBlock, name_offset) == UBT_LB_NAME_OFFSET);
+static_assert(offsetof(LoaderBlock, cookie) == UBT_LB_COOKIE);
 static_assert(offsetof(LoaderBlock, error) == UBT_LB_ERROR);
 static_assert(sizeof(LoaderBlock) == UBT_LB_STRINGS);
 

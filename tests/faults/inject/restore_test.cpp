@@ -7,6 +7,7 @@
 #include "tests/faults/inject/fault_support.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 namespace ubtrace::test {
 namespace {
@@ -77,6 +78,28 @@ TEST_P(KeepsErrno, AcrossTheCallsMadeOnIt) {
   keeper->process.write_stdin("q\n");
   EXPECT_EQ(keeper->process.read_line(), "errno kept");
   EXPECT_EQ(keeper->process.wait_exit(), 0);
+}
+
+// The region's address, chosen from the free address space, may be taken
+// by the program before the stub maps it: the stub finds it taken
+// (MAP_FIXED_NOREPLACE) and maps nothing, the injector tries elsewhere,
+// and it never reads the program's memory there as its block, or writes
+// into it.
+TEST(Region, AddressTakenByTheProgramIsLeftAlone) {
+  const std::string taken = "7e0000000000";
+  auto squatter = TestProcess::start({fault_prog("squatter"), taken});
+  ASSERT_EQ(squatter.read_line(), "ready");
+  auto injector =
+      Injector::start({fault_prog("inject_tool"),
+                       std::to_string(squatter.pid()), test_agent_path()},
+                      {"UBTRACE_TEST_INJECT_REGION=" + taken}, false);
+  auto status = injector.wait();
+  std::string out = injector.output();
+  EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << out;
+  EXPECT_EQ(out.rfind("ok ", 0), 0u) << out;
+  squatter.write_stdin("q\n");
+  EXPECT_EQ(squatter.read_line(), "intact");
+  EXPECT_EQ(squatter.wait_exit(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Inject, KeepsErrno,
