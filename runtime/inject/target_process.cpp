@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fstream>
+#include <iterator>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -135,6 +136,16 @@ bool interrupt_fails_call(long nr) {
   default:
     return false;
   }
+}
+
+char thread_state(pid_t pid, pid_t tid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" +
+                   std::to_string(tid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2]
+                                                               : '\0';
 }
 
 pid_t own_pid_seen_by(pid_t pid) {

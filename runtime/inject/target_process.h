@@ -30,6 +30,8 @@ std::optional<long> blocked_call(pid_t pid, pid_t tid);
 // Whether that call fails with EINTR when the thread is merely stopped by
 // a tracer (epoll_wait & co.): such threads are stopped last.
 bool interrupt_fails_call(long syscall_number);
+// The state letter of thread `tid` ('R', 'S', 'D', ...), 0 if unknown.
+char thread_state(pid_t pid, pid_t tid);
 
 // This process's pid as process `pid` sees it: getpid() when both are in
 // the same pid namespace, 0 when it cannot see us.

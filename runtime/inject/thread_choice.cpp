@@ -85,11 +85,17 @@ std::vector<pid_t> candidates(pid_t pid, const InjectOptions &options) {
                    tids.end()
                ? std::vector<pid_t>{}
                : std::vector<pid_t>{options.only_thread};
-  std::vector<pid_t> first, last;
+  std::vector<pid_t> first, later, last;
   for (pid_t tid : tids) {
     auto call = blocked_call(pid, tid);
-    (call && interrupt_fails_call(*call) ? last : first).push_back(tid);
+    if (thread_state(pid, tid) == 'D')
+      last.push_back(tid); // may not stop for a long time
+    else if (call && interrupt_fails_call(*call))
+      later.push_back(tid);
+    else
+      first.push_back(tid);
   }
+  first.insert(first.end(), later.begin(), later.end());
   first.insert(first.end(), last.begin(), last.end());
   return first;
 }
@@ -126,8 +132,10 @@ Result<ChosenThread> choose_thread(pid_t pid, const TargetGlibc &glibc,
         return std::move(seized).take_error();
       }
       reached(InjectStep::Seized);
-      if (auto stopped = seized->interrupt(Deadline(milliseconds(2000)));
-          !stopped) {
+      // A thread stops at once unless it sleeps uninterruptibly (those
+      // come last) or the machine is very busy: the whole budget.
+      Deadline stop_by(milliseconds(std::max(2000, deadline.remaining_ms())));
+      if (auto stopped = seized->interrupt(stop_by); !stopped) {
         if (process_gone(pid))
           return exited_error(pid);
         if (!thread_exists(pid, tid))
