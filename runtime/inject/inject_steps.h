@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string_view>
 
 namespace ubtrace::runtime::inject {
@@ -33,6 +34,10 @@ enum class InjectStep : int {
 constexpr int kInjectSteps = 11;
 
 std::string_view inject_step_name(InjectStep step);
+// For test parameters.
+inline void PrintTo(InjectStep step, std::ostream *out) {
+  *out << inject_step_name(step);
+}
 
 // Called by the injector after each step.
 void reached(InjectStep step);

@@ -8,6 +8,7 @@
 // paused right after the commit) has the effect the kernel gives it for a
 // thread that was merely stopped there: the same outcome line as a plain
 // PTRACE_INTERRUPT stop with the signal sent meanwhile (the oracle).
+#include "runtime/inject/inject_steps.h"
 #include "runtime/inject/ptrace_thread.h"
 #include "tests/faults/inject/fault_support.h"
 
@@ -22,6 +23,8 @@ namespace ubtrace::test {
 namespace {
 
 using runtime::inject::Deadline;
+using runtime::inject::inject_step_name;
+using runtime::inject::InjectStep;
 using runtime::inject::PtraceThread;
 
 struct Call {
@@ -109,11 +112,24 @@ std::vector<std::string> tool_argv(pid_t pid, pid_t tid, bool interrupted) {
 
 // Ends the call the way it ends (if it needs help) and returns its line.
 std::optional<std::string> outcome(Blocked &blocked, const Call &call) {
-  if (call.wake)
-    blocked.process.write_stdin("wake\n");
-  if (call.signal)
-    ::kill(blocked.process.pid(), SIGUSR1);
-  auto line = blocked.process.wait_for_line(call.name);
+  // The call may have ended already (EINTR); if not, it is woken once it
+  // is back in its wait (woken before, a futex wait would see the word
+  // changed and fail with EAGAIN: a race of the test, not the program's).
+  std::optional<std::string> line;
+  auto end = std::chrono::steady_clock::now() + 30s;
+  while (!line && std::chrono::steady_clock::now() < end) {
+    if (back_in_call(blocked)) {
+      if (call.wake)
+        blocked.process.write_stdin("wake\n");
+      if (call.signal)
+        ::kill(blocked.process.pid(), SIGUSR1);
+      line = blocked.process.wait_for_line(call.name);
+      break;
+    }
+    if (auto next = blocked.process.read_line(5ms))
+      if (next->rfind(call.name, 0) == 0)
+        line = next;
+  }
   blocked.process.write_stdin("quit\n");
   EXPECT_EQ(blocked.process.wait_exit(), 0);
   return line;
@@ -183,21 +199,24 @@ std::optional<std::string> oracle(const Call &call, bool sa_restart) {
 }
 
 class SignalWhileHeld
-    : public ::testing::TestWithParam<std::tuple<Call, bool>> {};
+    : public ::testing::TestWithParam<std::tuple<Call, bool, InjectStep>> {};
 
 TEST_P(SignalWhileHeld, HasTheEffectItHasOnAStoppedThread) {
-  auto [call, sa_restart] = GetParam();
+  auto [call, sa_restart, step] = GetParam();
   auto expected = oracle(call, sa_restart);
   ASSERT_TRUE(expected.has_value());
 
   auto blocked = start_blocked(call, sa_restart);
   ASSERT_TRUE(blocked.has_value());
-  // Paused right after the commit: the thread holds the stub's registers
-  // and waits for its tracer, which is stopped; then the signal, then the
-  // tracer dies and the stub runs on its own.
-  auto injector =
-      Injector::start(tool_argv(blocked->process.pid(), blocked->tid, false),
-                      {"UBTRACE_TEST_INJECT_STOP=7:pause"}, false);
+  // The injector paused right after `step`, holding the thread: seized
+  // only (the signal then finds it in a signal-delivery-stop), stopped,
+  // stopped at its call's entry (for a call that restarts), or committed
+  // (the stub's registers). Then the signal, then the injector dies, and
+  // the thread goes on without it.
+  auto injector = Injector::start(
+      tool_argv(blocked->process.pid(), blocked->tid, false),
+      {"UBTRACE_TEST_INJECT_STOP=" + std::to_string(int(step)) + ":pause"},
+      false);
   ASSERT_TRUE(injector.wait_stopped()) << injector.output();
   ::kill(blocked->process.pid(), SIGUSR1);
   injector.kill();
@@ -212,6 +231,15 @@ std::string call_name(const Call &call) {
   return call.name;
 }
 
+// "after_committed": test names take letters, digits and '_' only.
+std::string step_label(InjectStep step) {
+  std::string name = "after_" + std::string(inject_step_name(step));
+  for (char &c : name)
+    if (c == '-')
+      c = '_';
+  return name;
+}
+
 INSTANTIATE_TEST_SUITE_P(Inject, BlockedCall,
                          ::testing::Combine(::testing::ValuesIn(kCalls),
                                             ::testing::Bool()),
@@ -221,14 +249,18 @@ INSTANTIATE_TEST_SUITE_P(Inject, BlockedCall,
                                                            : "_NewThread");
                          });
 
-INSTANTIATE_TEST_SUITE_P(Inject, SignalWhileHeld,
-                         ::testing::Combine(::testing::ValuesIn(kCalls),
-                                            ::testing::Bool()),
-                         [](const auto &info) {
-                           return call_name(std::get<0>(info.param)) +
-                                  (std::get<1>(info.param) ? "_SaRestart"
-                                                           : "_NoSaRestart");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Inject, SignalWhileHeld,
+    ::testing::Combine(::testing::ValuesIn(kCalls), ::testing::Bool(),
+                       ::testing::Values(InjectStep::Seized,
+                                         InjectStep::Stopped,
+                                         InjectStep::Chosen,
+                                         InjectStep::Committed)),
+    [](const auto &info) {
+      return call_name(std::get<0>(info.param)) +
+             (std::get<1>(info.param) ? "_SaRestart_" : "_NoSaRestart_") +
+             step_label(std::get<2>(info.param));
+    });
 
 } // namespace
 } // namespace ubtrace::test
