@@ -1,7 +1,8 @@
 /* A thread that lives in a restartable sequence's critical section
  * (rseq_spin_loop.S), for the test that the injector never borrows such a
  * thread: changing its rip makes the kernel forget the section, and
- * putting rip back would let it run on unaborted. Prints "ready tid=T";
+ * putting rip back would let it run on unaborted. Prints "ready tid=T
+ * start=S end=E" (the section's [S, E), hex);
  * on "q" from stdin it stops the spinner and prints "aborts=N broken=B";
  * exits 0 unless the section was broken. */
 #define _GNU_SOURCE
@@ -35,9 +36,11 @@ int main(void) {
   }
   pthread_t thread;
   pthread_create(&thread, NULL, spinner, NULL);
-  while (!g_tid)
+  while (!g_tid || !g_cs.abort_ip)
     usleep(1000);
-  printf("ready tid=%d\n", g_tid);
+  printf("ready tid=%d start=%llx end=%llx\n", g_tid,
+         (unsigned long long)g_cs.start_ip,
+         (unsigned long long)(g_cs.start_ip + g_cs.post_commit_offset));
   char line[8];
   while (read(0, line, sizeof line) > 0 && line[0] != 'q')
     ;
