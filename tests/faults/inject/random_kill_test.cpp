@@ -1,6 +1,6 @@
 // Defect 1: injectors SIGKILLed at random moments, spread over their whole
 // run (half of them from the moment a thread is chosen on, so that the
-// commit and what follows get their share), 1500 times against one
+// commit and what follows get their share), 2500 times against one
 // long-lived steady target, which must run on unharmed and end with all
 // its self-checks intact. Where the kills landed (the last step each
 // injector reported) is printed. With an injector that reports no steps
@@ -50,7 +50,7 @@ Timing calibrate(pid_t pid, const std::vector<std::string> &argv) {
 }
 
 TEST(InjectRandomKills, TargetRunsOnUnharmed) {
-  constexpr int kCycles = 1500;
+  constexpr int kCycles = 2500;
   auto target = start_steady_target();
   ASSERT_TRUE(target.has_value());
   pid_t pid = target->process.pid();
