@@ -148,22 +148,16 @@ struct UserspaceTarget::Impl {
   // A request whose reply carries data: the reply's payload after its
   // ReplyMsg. Notices that come first are kept for service().
   Result<std::vector<uint8_t>> call_for_payload(const agent::Message &m) {
-    auto sent = agent::send_message(sock, m);
-    if (!sent)
-      return std::move(sent).take_error();
-    for (;;) {
-      auto r = agent::recv_message(sock, 10000);
-      if (!r)
-        return make_error("agent channel: " + r.error());
-      if (r->type != agent::MsgType::Reply) {
-        notices.push_back(std::move(*r));
-        continue;
-      }
-      agent::ReplyMsg reply{};
-      if (!r->read(reply) || reply.status != 0)
-        return make_error("the agent refused a request");
-      return std::vector<uint8_t>(r->payload.begin() + sizeof reply, r->payload.end());
-    }
+    auto r = agent::request_reply(sock, m, 10000, [this](agent::Message &&n) {
+      if (notices.size() < agent::kMaxQueuedNotices)
+        notices.push_back(std::move(n));
+    });
+    if (!r)
+      return make_error("agent channel: " + r.error());
+    agent::ReplyMsg reply{};
+    if (!r->read(reply) || reply.status != 0)
+      return make_error("the agent refused a request");
+    return std::vector<uint8_t>(r->payload.begin() + sizeof reply, r->payload.end());
   }
 
   void refresh_counters() {
@@ -260,15 +254,17 @@ Result<std::unique_ptr<UserspaceTarget>> UserspaceTarget::attach(int pid,
   // The library may be loaded already (an earlier ubtrace traced this
   // process): the entry starts a session either way.
   io.entry_symbol = agent::kInjectEntry;
+  io.entry_argument = listener->entry_argument();
   auto report = runtime::inject::inject_agent(pid, io);
   if (!report)
     return std::move(report).take_error();
-  if (report->entry_result == 1)
+  if (report->entry_result == agent::kInjectBusy)
     return make_error(busy_message(pid));
-  if (report->entry_result != 0)
-    return make_error("the agent loaded into " + std::to_string(pid) +
-                      " could not connect back to ubtrace (code " +
-                      std::to_string(report->entry_result) + ")");
+  if (report->entry_result != agent::kInjectStarted)
+    return make_error(
+        "the agent loaded into " + std::to_string(pid) +
+        " could not connect back to ubtrace (" +
+        runtime::inject::inject_entry_failure(report->entry_result) + ")");
   auto channel = listener->accept(pid, runtime::inject::Deadline(10000ms));
   if (!channel)
     return make_error("the agent loaded into " + std::to_string(pid) +
@@ -617,7 +613,9 @@ Result<size_t> UserspaceTarget::service() {
   if (im.detached || im.sock < 0)
     return size_t(0);
   size_t before = im.hooked;
-  for (;;) {
+  // Bounded: the traced process can write anything on the agent's channel,
+  // as fast as it likes; the session loop must get back to its signals.
+  for (int handled = 0; handled < 256; ++handled) {
     agent::Message m;
     if (!im.notices.empty()) {
       m = std::move(im.notices.front());
@@ -784,6 +782,13 @@ bool UserspaceTarget::libraries_changed() {
 }
 
 const std::string &UserspaceTarget::jit_error() const { return impl_->jit_error; }
+
+Result<void> UserspaceTarget::pass_gpu_channel(int fd) {
+  auto r = impl_->call(agent::Message{agent::MsgType::GpuChannel, {}, fd});
+  if (!r)
+    return make_error("cannot hand the GPU channel to the agent: " + r.error());
+  return {};
+}
 
 Result<void> UserspaceTarget::go() {
   if (!impl_->waiting)

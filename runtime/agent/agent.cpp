@@ -39,6 +39,7 @@
 #include "runtime/agent/protocol.h"
 #include "runtime/helpers/all_helpers.h"
 #include "runtime/agent/agent_thread.h"
+#include "runtime/agent/cli_link.h"
 #include "runtime/hook/hook.h"
 #include "runtime/hook/memory_map.h"
 #include "runtime/hook/thread_pool.h"
@@ -141,26 +142,25 @@ uint64_t object_bias_of(uint64_t addr) {
 
 class Agent {
 public:
-  Agent(int sock, bool spawned) : sock_(sock), spawned_(spawned) {}
+  Agent(OwnedFd sock, bool spawned)
+      : sock_(std::move(sock)), spawned_(spawned) {}
   bool spawned() const { return spawned_; }
   // The CLI asked to detach or hung up: the session is on its way out.
   bool ending() const { return ending_.load(std::memory_order_acquire); }
 
   bool hello(bool waiting);
+  void close_channel() { sock_.close(); }
   void serve();     // the channel thread's loop
   void wait_go();   // the constructor of a spawned target waits here
   void handle(const Message &m);
 
   runtime::maps::Region *region() const { return region_.get(); } // GPU
 
-  // In a child the process forked (its only thread): the session is the
-  // parent's. The child lets go of the channel (a child that holds it
-  // would keep the CLI from seeing the parent's end, and could write into
-  // the parent's conversation) and never waits for the CLI.
-  void leave_in_forked_child() { (void)raw_syscall(SYS_close, sock_); }
+  // The channel's number, for notices sent without libc (raw_notice.h).
+  int channel_fd() const { return sock_.get(); }
 
 private:
-  int sock_;
+  OwnedFd sock_; // the program may take the number: owned_fd.h
   bool spawned_;
   std::atomic<bool> ending_{false};
   std::unique_ptr<runtime::maps::Region> region_;
@@ -175,7 +175,7 @@ private:
   pthread_mutex_t send_lock_ = PTHREAD_MUTEX_INITIALIZER;
   bool watching_ = false;
   bool watching_unloads_ = false;
-  int procfs_ = -1; // the CLI's /proc (Procfs), for reading our mappings
+  OwnedFd procfs_; // the CLI's /proc (Procfs), for reading our mappings
   struct CodeBlock {
     uint64_t at, size;  // what the CLI may write: aligned address, bytes
     void *map;          // the mapping holding it
@@ -218,14 +218,12 @@ private:
 };
 
 Agent *g_agent = nullptr;
+void set_gpu_channel(OwnedFd fd); // below
 
-// In a forked child (pthread_atfork; vfork children run nothing of ours
-// before their exec). Its notices are not sent (raw_notice.h: only the
-// process that armed the channel sends), so it never waits for a CLI.
-void on_fork_child() {
-  if (g_agent)
-    g_agent->leave_in_forked_child();
-}
+// A forked child lets go of the channel (owned_fd.h) and sends no notice
+// (raw_notice.h: only the process that armed the channel does), so it
+// never waits for a CLI; vfork children run nothing of ours before their
+// exec.
 
 // Library loads and unloads told to the CLI, waited on (raw_notice.h).
 TicketedNotices g_loads, g_unloads;
@@ -278,7 +276,7 @@ bool Agent::hello(bool waiting) {
 }
 
 // A CLI that came while another one traces the process: told so, hung up.
-void send_busy(int sock) {
+void send_busy(OwnedFd &sock) {
   HelloMsg h{kProtocolVersion, static_cast<uint32_t>(getpid()), 0, 1};
   (void)send_message(sock, Message::of(MsgType::Hello, h));
 }
@@ -419,11 +417,8 @@ void Agent::release_memory() {
   nprograms_ = 0;
   region_.reset();
   // No hook is installed or removed any more: the CLI's /proc goes.
-  if (procfs_ >= 0) {
-    runtime::hook::MemoryMap::use_procfs(-1);
-    close(procfs_);
-    procfs_ = -1;
-  }
+  runtime::hook::MemoryMap::use_procfs(-1);
+  procfs_.close();
 }
 
 Result<uint64_t> Agent::add_program(const Message &m) {
@@ -534,8 +529,12 @@ void Agent::handle(const Message &m) {
       reply(-EINVAL, 0, "no fd with the region message");
       return;
     }
-    auto r = runtime::maps::Region::attach(m.fd);
-    close(m.fd);
+    // Ours since it arrived; read (mapped) only while still ours.
+    OwnedFd fd = OwnedFd::adopt(m.fd);
+    auto r = fd.usable()
+                 ? runtime::maps::Region::attach(fd.get())
+                 : Result<runtime::maps::Region>(make_error(kChannelLost));
+    fd.close();
     if (!r) {
       reply(-EINVAL, 0, r.error());
       return;
@@ -640,6 +639,14 @@ void Agent::handle(const Message &m) {
     reply(0);
     return;
   }
+  case MsgType::GpuChannel:
+    if (m.fd < 0) {
+      reply(-EINVAL, 0, "no fd with the GPU channel message");
+      return;
+    }
+    set_gpu_channel(OwnedFd::adopt(m.fd));
+    reply(0);
+    return;
   case MsgType::Go:
     // Reply first: a program that exits right away would take the reply
     // with it.
@@ -672,24 +679,19 @@ void Agent::handle(const Message &m) {
     return;
   }
   case MsgType::Procfs: {
-    // Kept for the session, at a high number; a descriptor that is not
-    // procfs is refused.
+    // Kept for the session (owned_fd.h); a descriptor that is not procfs is
+    // refused.
     struct statfs fs {};
-    int kept = m.fd >= 0 && fstatfs(m.fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC
-                   ? fcntl(m.fd, F_DUPFD_CLOEXEC, 512)
-                   : -1;
-    if (kept < 0 && m.fd >= 0 && fs.f_type == PROC_SUPER_MAGIC) // a low fd limit
-      kept = fcntl(m.fd, F_DUPFD_CLOEXEC, 3);
-    if (m.fd >= 0)
-      close(m.fd);
-    if (kept < 0) {
+    bool procfs = m.fd >= 0 && fstatfs(m.fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
+    OwnedFd fd = OwnedFd::adopt(m.fd);
+    if (!procfs || !fd.valid()) {
+      fd.close();
       reply(-EINVAL, 0, "no procfs descriptor");
       return;
     }
-    runtime::hook::MemoryMap::use_procfs(kept);
-    if (procfs_ >= 0)
-      close(procfs_);
-    procfs_ = kept;
+    runtime::hook::MemoryMap::use_procfs(fd.get());
+    procfs_.close();
+    procfs_ = std::move(fd);
     reply(0);
     return;
   }
@@ -729,23 +731,53 @@ void Agent::handle(const Message &m) {
 }
 
 void Agent::serve() {
+  // Wakes up now and then even with nothing to read: a program that closed
+  // the channel's descriptor (close_range at its start, say) is noticed
+  // within a second and the agent goes quiet, instead of holding the hooks
+  // of a session nobody can reach. The receive checks the descriptor is
+  // still ours around each system call.
+  constexpr int kOwnershipCheckMs = 1000;
   for (;;) {
-    auto m = recv_message(sock_);
+    auto m = recv_message(sock_, kOwnershipCheckMs);
+    if (!m && m.error() == kChannelTimedOut)
+      continue;
     if (!m)
-      break; // the CLI is gone
+      break; // the CLI is gone, or the channel is not ours any more
+    // Only Region, GpuChannel and Procfs carry a descriptor; any other is
+    // closed, being ours.
+    if (m->fd >= 0 && m->type != MsgType::Region &&
+        m->type != MsgType::GpuChannel && m->type != MsgType::Procfs) {
+      OwnedFd::adopt(m->fd).close();
+      m->fd = -1;
+    }
     handle(*m);
   }
-  // The CLI died or closed the channel: the target runs on, untraced.
+  // The CLI died or closed the channel, or the program took the channel's
+  // descriptor: the target runs on, untraced. A descriptor that is not ours
+  // any more is left alone (close() checks).
   disarm_exit_report();
   disarm_raw_notices();
   ending_.store(true, std::memory_order_release);
   detach_all();
   release_waiter();
-  close(sock_);
+  sock_.close();
+  set_gpu_channel(OwnedFd()); // one the GPU runtime did not take: unused
 }
 
 // One session at a time: the agent of the CLI tracing the process now.
 pthread_mutex_t g_session_lock = PTHREAD_MUTEX_INITIALIZER;
+
+// The GPU channel the CLI passed (GpuChannel), until the GPU runtime takes
+// it at the process's first CUDA code load (runtime/agent/gpu).
+pthread_mutex_t g_gpu_channel_lock = PTHREAD_MUTEX_INITIALIZER;
+OwnedFd g_gpu_channel;
+
+void set_gpu_channel(OwnedFd fd) {
+  pthread_mutex_lock(&g_gpu_channel_lock);
+  g_gpu_channel.close();
+  g_gpu_channel = std::move(fd);
+  pthread_mutex_unlock(&g_gpu_channel_lock);
+}
 
 void *serve_thread(void *arg) {
   auto *agent = static_cast<Agent *>(arg);
@@ -762,42 +794,9 @@ void *serve_thread(void *arg) {
   return nullptr;
 }
 
-// The channel of a spawned target: the fd the CLI left in the environment.
-int spawned_channel() {
-  const char *env = getenv(kFdEnv);
-  if (!env)
-    return -1;
-  int fd = atoi(env);
-  // Children and exec'd programs must not reuse the channel.
-  unsetenv(kFdEnv);
-  int flags = fcntl(fd, F_GETFD);
-  if (flags < 0)
-    return -1;
-  fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
-  return fd;
-}
-
-// The channel of an injected agent: the CLI listens on an abstract socket
-// named after this process.
-int attach_channel() {
-  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return -1;
-  struct sockaddr_un addr {};
-  addr.sun_family = AF_UNIX;
-  std::string name = std::string(kSocketPrefix) + std::to_string(getpid());
-  std::memcpy(addr.sun_path + 1, name.data(), name.size()); // abstract
-  socklen_t len = offsetof(struct sockaddr_un, sun_path) + 1 + name.size();
-  if (connect(fd, reinterpret_cast<struct sockaddr *>(&addr), len) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // 0: a session started on `sock`; 1: another one runs (the CLI is told);
 // -1: it could not start.
-int start_session(int sock, bool spawned) {
+int start_session(OwnedFd sock, bool spawned) {
   pthread_mutex_lock(&g_session_lock);
   // A session on its way out (its CLI just ended; removing the hooks takes
   // milliseconds, more on a loaded machine) is waited for, up to 3 s: a
@@ -811,31 +810,30 @@ int start_session(int sock, bool spawned) {
   if (g_agent) {
     pthread_mutex_unlock(&g_session_lock);
     send_busy(sock);
-    close(sock);
+    sock.close();
     return 1;
   }
-  auto *agent = new Agent(sock, spawned);
+  // A forked child must not keep (or write to) the channel of its parent.
+  forget_owned_fds_after_fork();
+  auto *agent = new Agent(std::move(sock), spawned);
   if (!agent->hello(spawned)) {
     pthread_mutex_unlock(&g_session_lock);
-    close(sock);
+    agent->close_channel();
     delete agent;
     return -1;
   }
   g_agent = agent;
   reset_tickets(g_loads);
   reset_tickets(g_unloads);
-  arm_raw_notices(sock);
+  arm_raw_notices(agent->channel_fd());
   start_session_counters();
   arm_exit_report();
-  static bool fork_handler = false;
-  if (!fork_handler)
-    fork_handler = pthread_atfork(nullptr, nullptr, on_fork_child) == 0;
   if (!start_agent_thread(serve_thread, agent)) {
     disarm_exit_report();
     disarm_raw_notices();
     g_agent = nullptr;
     pthread_mutex_unlock(&g_session_lock);
-    close(sock);
+    agent->close_channel();
     delete agent;
     return -1;
   }
@@ -852,6 +850,12 @@ int start_session(int sock, bool spawned) {
 runtime::maps::Region *agent_region() {
   return g_agent ? g_agent->region() : nullptr;
 }
+OwnedFd agent_take_gpu_channel() {
+  pthread_mutex_lock(&g_gpu_channel_lock);
+  OwnedFd fd = std::move(g_gpu_channel);
+  pthread_mutex_unlock(&g_gpu_channel_lock);
+  return fd;
+}
 } // namespace ubtrace::agent
 
 // Called by libubtrace_preload.so's constructor. That library depends on
@@ -864,17 +868,21 @@ extern "C" __attribute__((visibility("default"))) void ubtrace_agent_start() {
   int sock = ubtrace::agent::spawned_channel();
   if (sock < 0)
     return; // not spawned by ubtrace (injected, or exec'd by a traced program)
-  (void)ubtrace::agent::start_session(sock, true);
+  (void)ubtrace::agent::start_session(ubtrace::agent::OwnedFd::adopt(sock),
+                                      true);
 }
 
 // The injector's entry (runtime/inject InjectOptions::entry_symbol): connect
-// to the CLI that injected us. Returns start_session's result, or -2 when
-// there is no CLI to connect to.
-extern "C" __attribute__((visibility("default"))) int ubtrace_agent_inject(const char *) {
-  int sock = ubtrace::agent::attach_channel();
+// to the CLI that injected us, named by `argument` (protocol.h's
+// AttachArgument). Returns start_session's result, or the kInject* code of
+// why no session started.
+extern "C" __attribute__((visibility("default"))) int
+ubtrace_agent_inject(const char *argument) {
+  int sock = ubtrace::agent::attach_channel(argument);
   if (sock < 0)
-    return -2;
-  return ubtrace::agent::start_session(sock, false);
+    return sock;
+  return ubtrace::agent::start_session(ubtrace::agent::OwnedFd::adopt(sock),
+                                       false);
 }
 
 // Called by libubtrace_preload.so's sigaction() and signal() for SIGTRAP and

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <linux/futex.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -19,10 +20,24 @@ namespace {
 std::atomic<int> g_sock{-1};
 std::atomic<int> g_senders{0};
 std::atomic<long> g_pid{0};
+// What the channel is: written before g_sock publishes it.
+dev_t g_dev = 0;
+ino_t g_ino = 0;
+
+bool still_the_channel(int sock) {
+  struct stat st;
+  return raw_syscall(SYS_fstat, sock, reinterpret_cast<long>(&st)) == 0 &&
+         st.st_dev == g_dev && st.st_ino == g_ino;
+}
 
 } // namespace
 
 void arm_raw_notices(int sock) {
+  struct stat st {};
+  if (sock < 0 || fstat(sock, &st) != 0)
+    return;
+  g_dev = st.st_dev;
+  g_ino = st.st_ino;
   g_pid.store(getpid(), std::memory_order_seq_cst);
   g_sock.store(sock, std::memory_order_seq_cst);
 }
@@ -41,7 +56,7 @@ bool send_raw_notice(MsgType type, const uint8_t *payload, size_t size) {
   bool sent = false;
   g_senders.fetch_add(1, std::memory_order_seq_cst);
   int sock = g_sock.load(std::memory_order_seq_cst);
-  if (sock >= 0) {
+  if (sock >= 0 && still_the_channel(sock)) {
     uint8_t message[sizeof(MsgHeader) + kRawNoticeMax];
     MsgHeader h{static_cast<uint32_t>(type), static_cast<uint32_t>(size)};
     copy_without_libc(message, &h, sizeof h);

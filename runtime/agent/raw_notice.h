@@ -9,7 +9,10 @@
 // in before it loads the descriptor, and disarm waits for the count to
 // drop, so a closing channel's descriptor number (soon the program's own)
 // is never written to. Only the process that armed the channel sends (a
-// forked child's copy does not).
+// forked child's copy does not), and only while the number is still the
+// channel (a raw fstat checks its device and inode against those recorded
+// when armed, as owned_fd.h checks its descriptors: the program may have
+// closed it and reused the number).
 #pragma once
 
 #include "runtime/agent/protocol.h"
