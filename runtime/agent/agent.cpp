@@ -29,6 +29,9 @@
 #include "runtime/agent/program_wire.h"
 #include "runtime/agent/protocol.h"
 #include "runtime/helpers/all_helpers.h"
+#include "runtime/helpers/libcalls.h"
+#include "runtime/helpers/process_facts.h"
+#include "runtime/helpers/safe_copy.h"
 #include "runtime/agent/agent_thread.h"
 #include "runtime/hook/hook.h"
 #include "runtime/hook/trap_handler.h"
@@ -445,9 +448,10 @@ void Agent::handle(const Message &m) {
         add(jit::helper_symbol(static_cast<int32_t>(id)),
             reinterpret_cast<const void *>(by_id[id]));
     add(jit::kMapIterateSymbol, reinterpret_cast<const void *>(&ubt_map_iterate));
-    add("memset", reinterpret_cast<const void *>(&memset));
-    add("memcpy", reinterpret_cast<const void *>(&memcpy));
-    add("memmove", reinterpret_cast<const void *>(&memmove));
+    // Not libc's: the program may have those hooked (helpers/libcalls.h).
+    add("memset", reinterpret_cast<const void *>(&ubt_libcall_memset));
+    add("memcpy", reinterpret_cast<const void *>(&ubt_libcall_memcpy));
+    add("memmove", reinterpret_cast<const void *>(&ubt_libcall_memmove));
     (void)send(out);
     return;
   }
@@ -646,9 +650,19 @@ int attach_channel() {
   return fd;
 }
 
+// What hooks, helpers and fault-safe reads need before the first hit, set
+// up off the probe path (so that a first hit takes no lock: runtime/hook/
+// thread_state.h, runtime/helpers/process_facts.h, safe_copy.h).
+void prepare_probe_path() {
+  (void)runtime::hook::prepare_hooks();
+  runtime::helpers::prepare_process_facts();
+  runtime::helpers::arm_safe_copy();
+}
+
 // 0: a session started on `sock`; 1: another one runs (the CLI is told);
 // -1: it could not start.
 int start_session(int sock, bool spawned) {
+  prepare_probe_path();
   pthread_mutex_lock(&g_session_lock);
   // A session on its way out (its CLI just ended; removing the hooks takes
   // milliseconds, more on a loaded machine) is waited for, up to 3 s: a
@@ -718,12 +732,28 @@ extern "C" __attribute__((visibility("default"))) int ubtrace_agent_inject(const
   return ubtrace::agent::start_session(sock, false);
 }
 
-// Called by libubtrace_preload.so's sigaction() and signal() for SIGTRAP and
-// SIGILL: once the hooks' trap handlers are in, the program's handler is
-// chained behind them instead of replacing them (runtime/hook/trap_handler.h).
+// Called by libubtrace_preload.so's sigaction() and signal() for SIGTRAP,
+// SIGILL, SIGSEGV and SIGBUS: once the hooks' trap handlers and the
+// fault-safe reads' handlers are in, the program's handler is chained behind
+// them instead of replacing them (runtime/helpers/signal_chain.h).
 // 1: done here; 0: the caller asks the kernel.
 extern "C" __attribute__((visibility("default"))) int
 ubtrace_filter_sigaction(int sig, const struct sigaction *act,
                          struct sigaction *old) {
+  if (sig == SIGSEGV || sig == SIGBUS)
+    return ubtrace::runtime::helpers::filter_fault_sigaction(sig, act, old);
   return ubtrace::runtime::hook::filter_trap_sigaction(sig, act, old) ? 1 : 0;
+}
+
+// The preload interposes sigaction() (LD_PRELOAD, -c): no need to ask the
+// kernel whether our handlers are still in (runtime/helpers/safe_copy.h).
+extern "C" __attribute__((visibility("default"))) void
+ubtrace_signals_interposed() {
+  ubtrace::runtime::helpers::set_signals_interposed();
+}
+
+// The program is about to install a seccomp filter (the preload saw
+// prctl(PR_SET_SECCOMP) or syscall(SYS_seccomp)).
+extern "C" __attribute__((visibility("default"))) void ubtrace_sandboxed() {
+  ubtrace::runtime::helpers::set_sandboxed();
 }

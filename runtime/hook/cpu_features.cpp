@@ -19,6 +19,7 @@ CpuFeatures detect() {
   CpuFeatures f;
   unsigned a, b, c, d;
   __cpuid(1, a, b, c, d);
+  f.cmpxchg16b = (c & (1u << 13)) != 0;
   bool xsave = (c & (1u << 26)) && (c & (1u << 27)); // XSAVE and OSXSAVE
   if (xsave) {
     uint32_t lo, hi;

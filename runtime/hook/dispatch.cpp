@@ -73,6 +73,22 @@ inline void call(ThreadState *ts, const HandlerBinding *b, PtRegs *regs,
   b->fn(regs, b->user);
 }
 
+// An entry of a function that returns twice (setjmp, vfork, getcontext):
+// its return stub is saved (in a jmp_buf, a ucontext, the vfork child's
+// registers) and may be returned to again as long as its caller's frame
+// lives, so the entry stays at its index ("pinned") on every return, until
+// a return through an outer frame pops it.
+inline bool pinned(const ShadowEntry &e) {
+  return e.site && __atomic_load_n(&e.site->returns_twice, __ATOMIC_RELAXED);
+}
+
+// Entries at the top that are dead for a call whose return address is at
+// `slot`: frames below it (returned, or jumped over by longjmp) and frames
+// at the same place, except pinned ones (a setjmp whose caller lives).
+inline bool dead_for(const ShadowEntry &e, uint64_t slot) {
+  return e.slot < slot || (e.slot == slot && !pinned(e));
+}
+
 // Pushes the shadow entry; returns the return stub the function must return
 // to, 0 when the shadow stack is full. rsp points at the return address (the
 // site is a function entry). The caller puts the stub in place (the entry
@@ -80,13 +96,24 @@ inline void call(ThreadState *ts, const HandlerBinding *b, PtRegs *regs,
 inline uint64_t arm_return(ThreadState *ts, PtRegs *regs, SiteBindings *site,
                            bool save_vectors) {
   uint64_t slot = regs->rsp;
+  uint64_t return_address = *reinterpret_cast<uint64_t *>(slot);
   uint32_t k = ts->depth;
+  if (__atomic_load_n(&site->returns_twice, __ATOMIC_RELAXED)) {
+    // The same call again (setjmp in a loop: same frame, caller and site)
+    // names the same continuation: reuse its entry rather than pile up.
+    // Only above the live frames of outer callers.
+    for (uint32_t j = k; j > 0 && ts->shadow[j - 1].slot <= slot; --j) {
+      const ShadowEntry &e = ts->shadow[j - 1];
+      if (e.slot == slot && e.return_address == return_address &&
+          e.site == site)
+        return return_stub(j - 1, save_vectors);
+    }
+  }
   if (k == kShadowDepth) {
-    // Full: entries at or below this frame's slot are dead (longjmp'ed or
-    // thrown over without a return through us). Done only when full so a
+    // Full: drop the dead entries at the top. Done only when full so a
     // signal handler on an alternate stack higher up cannot drop live ones
     // in the common case.
-    while (k > 0 && ts->shadow[k - 1].slot <= slot)
+    while (k > 0 && dead_for(ts->shadow[k - 1], slot))
       --k;
     ts->depth = k;
     if (k == kShadowDepth) {
@@ -94,13 +121,28 @@ inline uint64_t arm_return(ThreadState *ts, PtRegs *regs, SiteBindings *site,
       return 0;
     }
   }
-  uint64_t *ret = reinterpret_cast<uint64_t *>(slot);
   ShadowEntry &e = ts->shadow[k];
   e.slot = slot;
-  e.return_address = *ret;
+  e.return_address = return_address;
   e.site = site;
   ts->depth = k + 1;
   return return_stub(k, save_vectors);
+}
+
+// Where the entry of stub k leaves the shadow stack after its function
+// returned to `slot` + 8: below k for an ordinary function (entries above
+// it are dead: jumped over); for a pinned one, above k and the pinned
+// entries right above it at the same slot (_setjmp tail-calls
+// __sigsetjmp: both saved continuations stay valid).
+inline uint32_t depth_after_return(const ThreadState *ts, uint32_t k,
+                                   uint64_t slot) {
+  if (!pinned(ts->shadow[k]))
+    return k;
+  uint32_t top = k + 1;
+  while (top < ts->depth && ts->shadow[top].slot == slot &&
+         pinned(ts->shadow[top]))
+    ++top;
+  return top;
 }
 
 } // namespace
@@ -125,6 +167,7 @@ extern "C" uint64_t ubt_hook_dispatch_entry(PtRegs *regs, SiteBindings *site,
   if (const HandlerBinding *r = load_binding(site->ret))
     stub = arm_return(ts, regs, site, r->save_vectors);
   leave(ts);
+  release_if_transient(ts);
   return stub;
 }
 
@@ -136,24 +179,19 @@ extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,
           "state\n");
   uint64_t slot = regs->rsp - 8;
   uint32_t k = static_cast<uint32_t>(index);
-  if (k >= ts->depth || ts->shadow[k].slot != slot) {
-    // Not where the stub says: look for the slot from the top.
-    k = ts->depth;
-    while (k > 0 && ts->shadow[k - 1].slot != slot)
-      --k;
-    if (k == 0)
-      fatal("ubtrace: return hook lost the return address of a frame "
-            "(stack switched by swapcontext?)\n");
-    --k;
-  }
+  // The stub names its entry. Its slot must be where the return came from:
+  // anything else is not the frame that entry was made for (a longjmp to
+  // a frame that has returned, a stack switched by swapcontext), and
+  // guessing another entry from the slot would resume the wrong caller.
+  // A dropped entry whose record is intact (k at or above depth) is still
+  // the right one.
+  if (k >= kShadowDepth || ts->shadow[k].slot != slot)
+    fatal("ubtrace: return hook lost the return address of a frame "
+          "(stack switched by swapcontext?)\n");
   uint64_t return_address = ts->shadow[k].return_address;
   SiteBindings *site = ts->shadow[k].site;
-  // Pops k and anything above it (stale after a longjmp); a function that
-  // returns twice keeps k on its first return (0): the vfork child, whose
-  // parent returns through the same entry, or setjmp before its longjmp.
-  bool again = regs->rax == 0 &&
-               __atomic_load_n(&site->returns_twice, __ATOMIC_RELAXED);
-  ts->depth = again ? k + 1 : k;
+  if (k < ts->depth)
+    ts->depth = depth_after_return(ts, k, slot);
   regs->rip = return_address;
   if (ts->seq & 1) {
     bump(ts->nested_skips);
@@ -162,6 +200,7 @@ extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,
   enter(ts);
   call(ts, load_binding(site->ret), regs, vectors_saved);
   leave(ts);
+  release_if_transient(ts);
   return return_address;
 }
 

@@ -122,6 +122,13 @@ struct Patchability {
 Result<Patchability> check_patchable(uint64_t address,
                                      FunctionBounds function = {});
 
+// Sets up what the probe path needs before any hook fires, off the probe
+// path: the thread-state pool, its thread-exit key (created early, so that
+// its index stays below 32 where pthread_setspecific never allocates) and
+// fork handler, the trap handlers. Install does it too; the agent calls it
+// at its start. Idempotent.
+Result<void> prepare_hooks();
+
 // Return hooks need the function's entry address (the return address must
 // be at rsp).
 Result<HookId> install_hook(uint64_t address, HookKind kind, Handler handler,
@@ -155,6 +162,13 @@ struct HookStats {
   uint64_t refused_claims = 0;  // threads with no state: pool full
   uint32_t threads_seen = 0;
   uint64_t code_bytes = 0; // trampoline memory mapped
+  // Patches written (in or out) in one atomic store, and with the
+  // int3-first protocol (code_patcher.h).
+  uint64_t atomic_patches = 0;
+  uint64_t int3_patches = 0;
+  // Uninstalls that left a non-atomic patch in place, unbound, because a
+  // thread blocked SIGTRAP (trap_safety.h).
+  uint64_t patches_left_in = 0;
   // Traps taken (trap_handler.h): hits of int3-path sites, threads that ran
   // into a Jump site while it was being patched, threads that resumed at a
   // former instruction start inside a patch, traps retried because the

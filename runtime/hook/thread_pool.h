@@ -13,6 +13,9 @@ struct ThreadPool {
   std::atomic<uint64_t> used[kMaxThreads / 64] = {};
   std::atomic<uint32_t> high_water{0}; // 1 + highest index ever claimed
   std::atomic<uint64_t> refused{0};    // claims that found the pool full
+  // Exited threads whose state stayed claimed: a hooked frame above the
+  // exit destructor had not returned (see thread_state.h).
+  std::atomic<uint64_t> kept_at_exit{0};
   // Counters of threads that have exited.
   std::atomic<uint64_t> exited_nested_skips{0};
   std::atomic<uint64_t> exited_shadow_overflows{0};
@@ -22,7 +25,9 @@ struct ThreadPool {
 
 extern ThreadPool g_thread_pool;
 
-// Maps the pool and creates the thread-exit key. Installer, once.
+// Maps the pool, creates the thread-exit key and registers the fork
+// handler. Off the probe path (the agent's start, or the first install);
+// idempotent.
 bool init_thread_pool();
 
 // Sum of the counters over live and exited threads.
@@ -32,6 +37,7 @@ struct ThreadCounters {
   uint64_t vector_skips = 0;
   uint64_t unwound_entries = 0;
   uint64_t refused_claims = 0;
+  uint64_t kept_at_exit = 0;
   uint32_t threads_seen = 0; // high-water mark of claimed states
 };
 ThreadCounters thread_counters();
