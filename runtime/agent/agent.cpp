@@ -35,6 +35,7 @@
 #include "runtime/agent/agent_thread.h"
 #include "runtime/hook/hook.h"
 #include "runtime/hook/trap_handler.h"
+#include "runtime/hook/trap_safety.h"
 #include "runtime/jit/remote_symbols.h"
 #include "runtime/maps/helpers.h"
 #include "runtime/maps/region.h"
@@ -353,18 +354,41 @@ namespace {
 // Functions that return twice, the first time with 0: their return hooks
 // keep the shadow entry for the second return (runtime/hook/hook.h). Found
 // by the dynamic symbol at exactly the hooked address (libc exports them).
-bool returns_twice(uint64_t address) {
+// Whether the dynamic symbol at exactly `address` is one of `names`.
+template <size_t N>
+bool named(uint64_t address, const char *const (&names)[N]) {
   Dl_info info{};
   if (!dladdr(reinterpret_cast<void *>(address), &info) || !info.dli_sname ||
       reinterpret_cast<uint64_t>(info.dli_saddr) != address)
     return false;
-  static const char *const kNames[] = {
-      "vfork",     "__vfork",    "setjmp",     "_setjmp", "__setjmp",
-      "sigsetjmp", "__sigsetjmp", "getcontext", "savectx", "__libc_vfork"};
-  for (const char *name : kNames)
+  for (const char *name : names)
     if (std::strcmp(info.dli_sname, name) == 0)
       return true;
   return false;
+}
+
+bool returns_twice(uint64_t address) {
+  static const char *const kNames[] = {
+      "vfork",     "__vfork",    "setjmp",     "_setjmp", "__setjmp",
+      "sigsetjmp", "__sigsetjmp", "getcontext", "savectx", "__libc_vfork"};
+  return named(address, kNames);
+}
+
+// Functions that act on their caller's address (__builtin_return_address:
+// dlsym(RTLD_NEXT, ...) looks past the calling object; dlopen searches the
+// caller's RUNPATH and $ORIGIN): a return probe would make them see the
+// return stub instead, and the program would find another symbol or no
+// library. Their return probes are refused.
+const char *inspects_its_caller(uint64_t address) {
+  static const char *const kNames[] = {
+      "dlsym",   "dlvsym",   "dlopen",   "dlmopen",  "___dlsym",
+      "___dlvsym", "___dlopen", "___dlmopen", "__libc_dlopen_mode",
+      "__libc_dlsym", "__libc_dlvsym"};
+  Dl_info info{};
+  if (!named(address, kNames) ||
+      !dladdr(reinterpret_cast<void *>(address), &info))
+    return nullptr;
+  return info.dli_sname;
 }
 
 } // namespace
@@ -391,6 +415,12 @@ Result<void> Agent::add_hook(const HookMsg &h) {
     entry->owned.push_back(std::move(site));
     return {};
   }
+  if (kind == HookKind::Return)
+    if (const char *name = inspects_its_caller(h.address))
+      return make_error("cannot hook the return of " + std::string(name) +
+                        runtime::hook::kUnsafeSiteMarker.data() +
+                        "it acts on its caller's return address, which a "
+                        "return probe replaces");
   auto e = std::make_unique<HookEntry>();
   e->address = h.address;
   e->kind = kind;

@@ -189,8 +189,11 @@ __attribute__((visibility("default"))) long syscall(long number, ...) {
   return real ? real(number, a[0], a[1], a[2], a[3], a[4], a[5]) : -1;
 }
 
-/* After the agent's initialisers (it is this library's dependency). */
-__attribute__((constructor)) static void ubt_signals_init(void) {
+/* After the agent's initialisers (it is this library's dependency), and
+ * before preload.c's constructor starts the agent (a lower priority runs
+ * first): these dlsym calls must come before any hook, or a probe on dlsym
+ * would count them as the program's. */
+__attribute__((constructor(101))) static void ubt_signals_init(void) {
   ubt_real_sigaction = (ubt_sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
   ubt_real_signal = (ubt_signal_fn)dlsym(RTLD_NEXT, "signal");
   ubt_real_sigprocmask = (ubt_mask_fn)dlsym(RTLD_NEXT, "sigprocmask");

@@ -22,10 +22,10 @@ namespace {
   __builtin_trap(); // <stdlib.h> (abort) cannot be included here
 }
 
-// claim_thread_state calls into libc (pthread_setspecific), which may use
-// vector registers: keep the traced code's vector state around it. Runs
-// once per thread.
-ThreadState *claim_keeping_vector_state() {
+// Runs f, which calls code built with vector registers allowed (libc's
+// pthread_setspecific at a claim; fault-safe reads of other stacks), with
+// the traced code's vector state kept around it. Rare paths only.
+template <class F> auto keeping_vector_state(F f) {
   const CpuFeatures &cpu = cpu_features();
   alignas(64) uint8_t area[4096 + 64];
   bool xsave = cpu.save_insn != VectorSaveInsn::Fxsave &&
@@ -42,12 +42,17 @@ ThreadState *claim_keeping_vector_state() {
   } else {
     __asm__ volatile("fxsave64 (%0)" ::"r"(area) : "memory");
   }
-  ThreadState *ts = claim_thread_state();
+  auto result = f();
   if (xsave)
     __asm__ volatile("xrstor64 (%0)" ::"r"(area), "a"(lo), "d"(hi) : "memory");
   else
     __asm__ volatile("fxrstor64 (%0)" ::"r"(area) : "memory");
-  return ts;
+  return result;
+}
+
+// Once per thread.
+ThreadState *claim_keeping_vector_state() {
+  return keeping_vector_state([] { return claim_thread_state(); });
 }
 
 inline void enter(ThreadState *ts) {
@@ -83,10 +88,32 @@ inline bool pinned(const ShadowEntry &e) {
 }
 
 // Entries at the top that are dead for a call whose return address is at
-// `slot`: frames below it (returned, or jumped over by longjmp) and frames
-// at the same place, except pinned ones (a setjmp whose caller lives).
-inline bool dead_for(const ShadowEntry &e, uint64_t slot) {
-  return e.slot < slot || (e.slot == slot && !pinned(e));
+// `slot`: tombstones, frames below it (returned, or jumped over by
+// longjmp) and frames at the same place, except pinned ones (a setjmp
+// whose caller lives) and frames of another stack that still return
+// through their stub (a coroutine's, see below).
+inline bool dead_for(ThreadState *ts, uint32_t k, uint64_t slot) {
+  const ShadowEntry &e = ts->shadow[k];
+  if (is_tombstone(e))
+    return true;
+  if (!(e.slot < slot || (e.slot == slot && !pinned(e))))
+    return false;
+  return !keeping_vector_state([&] { return entry_is_live(ts, k); });
+}
+
+inline void fill(ShadowEntry &e, uint64_t slot, uint64_t return_address,
+                 SiteBindings *site) {
+  e.slot = slot;
+  e.return_address = return_address;
+  e.site = site;
+}
+
+// Drops tombstones at the top.
+inline void shrink(ThreadState *ts) {
+  uint32_t k = ts->depth;
+  while (k > 0 && is_tombstone(ts->shadow[k - 1]))
+    --k;
+  ts->depth = k;
 }
 
 // Pushes the shadow entry; returns the return stub the function must return
@@ -113,36 +140,56 @@ inline uint64_t arm_return(ThreadState *ts, PtRegs *regs, SiteBindings *site,
     // Full: drop the dead entries at the top. Done only when full so a
     // signal handler on an alternate stack higher up cannot drop live ones
     // in the common case.
-    while (k > 0 && dead_for(ts->shadow[k - 1], slot))
+    while (k > 0 && dead_for(ts, k - 1, slot))
       --k;
     ts->depth = k;
     if (k == kShadowDepth) {
-      bump(ts->shadow_overflows);
-      return 0;
+      // Still full: coroutines interleave live frames with tombstones.
+      // The lowest tombstone takes the entry (any index works: the stub
+      // names it).
+      uint32_t hole = 0;
+      while (hole < kShadowDepth && !is_tombstone(ts->shadow[hole]))
+        ++hole;
+      if (hole == kShadowDepth) {
+        bump(ts->shadow_overflows);
+        return 0;
+      }
+      fill(ts->shadow[hole], slot, return_address, site);
+      return return_stub(hole, save_vectors);
     }
   }
-  ShadowEntry &e = ts->shadow[k];
-  e.slot = slot;
-  e.return_address = return_address;
-  e.site = site;
+  fill(ts->shadow[k], slot, return_address, site);
   ts->depth = k + 1;
   return return_stub(k, save_vectors);
 }
 
-// Where the entry of stub k leaves the shadow stack after its function
-// returned to `slot` + 8: below k for an ordinary function (entries above
-// it are dead: jumped over); for a pinned one, above k and the pinned
-// entries right above it at the same slot (_setjmp tail-calls
-// __sigsetjmp: both saved continuations stay valid).
-inline uint32_t depth_after_return(const ThreadState *ts, uint32_t k,
-                                   uint64_t slot) {
-  if (!pinned(ts->shadow[k]))
-    return k;
-  uint32_t top = k + 1;
-  while (top < ts->depth && ts->shadow[top].slot == slot &&
-         pinned(ts->shadow[top]))
-    ++top;
-  return top;
+// What the return through stub k leaves of the shadow stack, its function
+// having returned to `slot` + 8.
+//  * An ordinary function: entries above k are frames it called that never
+//    returned (jumped over by longjmp): popped with it. Except frames of
+//    another stack that still return through their stub: a coroutine
+//    (makecontext/swapcontext) switched away from inside them, and they
+//    return later; then k becomes a tombstone and nothing moves (indices
+//    are what the stubs name).
+//  * A pinned one (setjmp): stays, with the pinned entries right above it
+//    at the same slot (_setjmp tail-calls __sigsetjmp: both saved
+//    continuations stay valid); what longjmp jumped over goes.
+inline void pop_after_return(ThreadState *ts, uint32_t k, uint64_t slot) {
+  if (pinned(ts->shadow[k])) {
+    uint32_t top = k + 1;
+    while (top < ts->depth && ts->shadow[top].slot == slot &&
+           pinned(ts->shadow[top]))
+      ++top;
+    ts->depth = top;
+    return;
+  }
+  if (k + 1 < ts->depth &&
+      keeping_vector_state([&] { return live_entry_above(ts, k); })) {
+    make_tombstone(ts->shadow[k]);
+    return;
+  }
+  ts->depth = k;
+  shrink(ts);
 }
 
 } // namespace
@@ -191,7 +238,7 @@ extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,
   uint64_t return_address = ts->shadow[k].return_address;
   SiteBindings *site = ts->shadow[k].site;
   if (k < ts->depth)
-    ts->depth = depth_after_return(ts, k, slot);
+    pop_after_return(ts, k, slot);
   regs->rip = return_address;
   if (ts->seq & 1) {
     bump(ts->nested_skips);

@@ -1,5 +1,6 @@
 #include "runtime/hook/thread_state.h"
 
+#include "runtime/helpers/safe_copy.h"
 #include "runtime/hook/cpu_sync.h"
 #include "runtime/hook/return_stubs.h"
 #include "runtime/hook/thread_pool.h"
@@ -152,6 +153,32 @@ ThreadState *claim_thread_state() {
   }
   pool.refused.fetch_add(1, std::memory_order_relaxed);
   return nullptr;
+}
+
+namespace {
+bool live_by_read(const helpers::SafeReader &reader, const ShadowEntry &e,
+                  uint32_t k) {
+  if (is_tombstone(e))
+    return false;
+  uint64_t at = 0;
+  if (reader.copy(&at, reinterpret_cast<const void *>(e.slot), sizeof at) !=
+      sizeof at)
+    return false;
+  return at == return_stub(k, true) || at == return_stub(k, false);
+}
+} // namespace
+
+bool entry_is_live(const ThreadState *ts, uint32_t k) {
+  const helpers::SafeReader reader;
+  return live_by_read(reader, ts->shadow[k], k);
+}
+
+bool live_entry_above(const ThreadState *ts, uint32_t k) {
+  const helpers::SafeReader reader;
+  for (uint32_t j = k + 1; j < ts->depth && j < kShadowDepth; ++j)
+    if (live_by_read(reader, ts->shadow[j], j))
+      return true;
+  return false;
 }
 
 void release_transient_state(ThreadState *ts) {

@@ -68,6 +68,21 @@ struct alignas(64) ThreadState {
 
 inline constexpr uint32_t kShadowOffset = offsetof(ThreadState, shadow);
 
+// An entry whose frame returned while entries above it live on (another
+// stack's: a coroutine's). Its index stays taken until they pop.
+inline bool is_tombstone(const ShadowEntry &e) { return e.slot == 0; }
+inline void make_tombstone(ShadowEntry &e) {
+  e.slot = 0;
+  e.site = nullptr;
+}
+
+// Whether the frame of entry k still returns through its stub: its return
+// address slot holds the stub that names k (read fault-safely: a
+// coroutine's stack may be gone). Entries above k: whether any is so.
+// Built with vector registers allowed: the dispatcher wraps the calls.
+bool entry_is_live(const ThreadState *ts, uint32_t k);
+bool live_entry_above(const ThreadState *ts, uint32_t k);
+
 // initial-exec: a dlopen'ed agent would otherwise pay __tls_get_addr on
 // every hit. One pointer fits glibc's static TLS surplus.
 extern __thread ThreadState *t_thread_state
