@@ -1,10 +1,14 @@
 // Every way a process forks, from code that probes hook: fork(), _Fork(),
 // vfork(), posix_spawn(), system(). Each child calls child_work() and
-// exits; the parent reaps it and checks its status.
+// exits; the parent reaps it and checks its status. argv[1] rounds; with
+// argv[2] = "threads" each round runs on a new thread, whose first probe
+// hit is then inside the fork.
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,10 +30,9 @@ static int reap(pid_t pid, const char *how) {
   return 0;
 }
 
-int main(int argc, char **argv) {
-  int rounds = argc > 1 ? atoi(argv[1]) : 3;
+static int round_of_forks(void) {
   int bad = 0;
-  for (int r = 0; r < rounds; r++) {
+  {
     pid_t p = fork();
     if (p == 0)
       _exit(child_work(7));
@@ -51,6 +54,29 @@ int main(int argc, char **argv) {
       printf("system: child failed (%d)\n", s);
       bad++;
     }
+  }
+  return bad;
+}
+
+static void *round_thread(void *arg) {
+  *(int *)arg = round_of_forks();
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  int rounds = argc > 1 ? atoi(argv[1]) : 3;
+  int threads = argc > 2 && !strcmp(argv[2], "threads");
+  int bad = 0;
+  for (int r = 0; r < rounds; r++) {
+    if (!threads) {
+      bad += round_of_forks();
+      continue;
+    }
+    pthread_t t;
+    int result = 1;
+    pthread_create(&t, NULL, round_thread, &result);
+    pthread_join(t, NULL);
+    bad += result;
   }
   printf("forked %d rounds, %d failed\n", rounds, bad);
   return bad != 0;
