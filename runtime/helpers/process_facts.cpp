@@ -28,7 +28,6 @@ long g_tid_offset = -1;   // in glibc's struct pthread
 long g_rseq_offset = 0;   // from the thread pointer; valid if g_rseq
 bool g_rseq = false;
 uint64_t g_cgroup_id = 0;
-bool g_cgroup_known = false;
 char g_process_comm[16] = {};
 
 std::atomic<uint64_t> g_sandbox_skips{0};
@@ -148,7 +147,6 @@ void prepare_process_facts() {
   read_vdso();
   read_descriptor_offsets();
   g_cgroup_id = read_cgroup_id();
-  g_cgroup_known = true;
   probe_safe::raw_syscall(SYS_prctl, PR_GET_NAME,
                           reinterpret_cast<long>(g_process_comm));
   g_process_comm[15] = 0;
@@ -209,13 +207,7 @@ uint32_t current_pid() {
   return t_ids.pid;
 }
 
-uint64_t current_cgroup_id() {
-  if (!g_cgroup_known) { // the CLI's interpreter: no preparation
-    g_cgroup_id = read_cgroup_id();
-    g_cgroup_known = true;
-  }
-  return g_cgroup_id;
-}
+uint64_t current_cgroup_id() { return g_cgroup_id; }
 
 void current_comm(char out[16]) {
   if (!sandboxed()) {

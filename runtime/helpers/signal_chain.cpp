@@ -39,8 +39,9 @@ constexpr unsigned long kOurFlags = SA_SIGINFO | SA_NODEFER | SA_RESTART |
                                     SA_ONSTACK;
 
 // Records of the program's handlers: from a static pool (publishing runs in
-// signal handlers and on the probe path), never reused (a handler may be
-// reading an old one; programs set these a few times).
+// signal handlers and on the probe path), reused only after kRecords later
+// changes (a handler may still be reading an old one; programs set these a
+// few times).
 constexpr int kRecords = 256;
 struct sigaction g_records[kRecords];
 std::atomic<int> g_next_record{0};
@@ -56,8 +57,7 @@ uint64_t low_word(const sigset_t &set) {
 
 void publish(ChainedSignal &s, const struct sigaction &action) {
   int i = g_next_record.fetch_add(1, std::memory_order_relaxed);
-  struct sigaction *record =
-      i < kRecords ? &g_records[i] : new struct sigaction;
+  struct sigaction *record = &g_records[static_cast<unsigned>(i) % kRecords];
   probe_safe::copy_bytes(record, &action, sizeof action);
   s.previous.store(record, std::memory_order_release);
 }

@@ -65,4 +65,6 @@ const CpuFeatures &cpu_features() {
   return g_features;
 }
 
+const CpuFeatures &detected_cpu_features() { return g_features; }
+
 } // namespace ubtrace::runtime::hook

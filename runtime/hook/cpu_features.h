@@ -41,4 +41,8 @@ struct CpuFeatures {
 // Read once; cheap afterwards.
 const CpuFeatures &cpu_features();
 
+// The same, for the probe path: no detection (a system call through libc)
+// there; every install has detected them before a hook can fire.
+const CpuFeatures &detected_cpu_features();
+
 } // namespace ubtrace::runtime::hook

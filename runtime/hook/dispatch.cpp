@@ -26,7 +26,7 @@ namespace {
 // pthread_setspecific at a claim; fault-safe reads of other stacks), with
 // the traced code's vector state kept around it. Rare paths only.
 template <class F> auto keeping_vector_state(F f) {
-  const CpuFeatures &cpu = cpu_features();
+  const CpuFeatures &cpu = detected_cpu_features();
   alignas(64) uint8_t area[4096 + 64];
   bool xsave = cpu.save_insn != VectorSaveInsn::Fxsave &&
                cpu.save_area_size <= sizeof area;

@@ -430,6 +430,7 @@ HookStats hook_stats() {
   s.vector_skips = c.vector_skips;
   s.unwound_entries = c.unwound_entries;
   s.refused_claims = c.refused_claims;
+  s.kept_at_exit = c.kept_at_exit;
   s.threads_seen = c.threads_seen;
   s.code_bytes = code_memory_mapped_bytes();
   PatchCounts patches = patch_counts();

@@ -1,6 +1,7 @@
 #include "runtime/maps/map_lock.h"
 
 #include "runtime/maps/thread_slot.h"
+#include "runtime/probe_safe.h"
 
 #include <climits>
 #include <ctime>
@@ -28,7 +29,8 @@ uint32_t my_holder_word(const MapHeader *map) {
 
 uint64_t now_ns() {
   timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  probe_safe::raw_syscall(SYS_clock_gettime, CLOCK_MONOTONIC,
+                          reinterpret_cast<long>(&ts));
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull +
          static_cast<uint64_t>(ts.tv_nsec);
 }
@@ -42,7 +44,8 @@ void nap(std::atomic<uint32_t> &word, uint32_t expected, uint64_t ns) {
   timespec ts{static_cast<time_t>(ns / 1'000'000'000ull),
               static_cast<long>(ns % 1'000'000'000ull)};
   // Not FUTEX_PRIVATE: holders in other processes wake this.
-  syscall(SYS_futex, &word, FUTEX_WAIT, expected, &ts, nullptr, 0);
+  probe_safe::raw_syscall(SYS_futex, reinterpret_cast<long>(&word), FUTEX_WAIT,
+                          expected, reinterpret_cast<long>(&ts));
 }
 
 } // namespace
@@ -106,8 +109,9 @@ LockResult lock_map(MapHeader *map, uint64_t timeout_ns) {
 
 void unlock_map(MapHeader *map) {
   if (map->insert_lock.exchange(0, std::memory_order_release) & kWaiters)
-    syscall(SYS_futex, &map->insert_lock, FUTEX_WAKE, INT_MAX, nullptr, nullptr,
-            0);
+    probe_safe::raw_syscall(SYS_futex,
+                            reinterpret_cast<long>(&map->insert_lock),
+                            FUTEX_WAKE, INT_MAX);
 }
 
 } // namespace ubtrace::runtime::maps

@@ -1,6 +1,7 @@
 #include "runtime/maps/ring_buffer.h"
 
 #include "runtime/maps/thread_slot.h"
+#include "runtime/probe_safe.h"
 
 #include <cerrno>
 #include <climits>
@@ -83,7 +84,8 @@ void wake_consumer(RingHeader *ring, uint64_t flags) {
       !(waiting && ring->consumer_waiting.exchange(0) != 0))
     return;
   ring->wake_seq.fetch_add(1, std::memory_order_seq_cst);
-  syscall(SYS_futex, &ring->wake_seq, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+  probe_safe::raw_syscall(SYS_futex, reinterpret_cast<long>(&ring->wake_seq),
+                          FUTEX_WAKE, INT_MAX);
 }
 
 } // namespace
@@ -157,7 +159,7 @@ long ring_output(RingHeader *ring, const void *data, uint64_t size,
   void *record = ring_reserve(ring, size);
   if (record == nullptr)
     return -EAGAIN;
-  std::memcpy(record, data, size);
+  probe_safe::copy_bytes(record, data, size);
   ring_commit(record, flags, /*discard=*/false);
   return 0;
 }

@@ -3,9 +3,11 @@
 #include "runtime/hook/hook.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <thread>
 #include <vector>
 
@@ -50,6 +52,68 @@ TEST(ThreadExit, ReturnHookOnMemsetSurvivesThreadExits) {
   run_exiting_threads(25);
   EXPECT_GE(g_returns.load() - before, 100);
   EXPECT_EQ(current_shadow_depth(), 0u);
+  ASSERT_TRUE(uninstall_hook(*id).ok());
+}
+
+// A function the program's own thread-exit code calls: a destructor of a
+// key created after the agent's, so it runs after the agent released the
+// thread's hook state.
+__attribute__((noinline)) long exit_work(long x) {
+  __asm__ volatile("" ::: "memory");
+  return x + 1;
+}
+long (*volatile g_exit_work)(long) = exit_work;
+
+void late_destructor(void *value) {
+  g_exit_work(reinterpret_cast<long>(value));
+}
+
+TEST(ThreadExit, HitsAfterTheStateWasReleasedRecycleTheirStates) {
+  ASSERT_TRUE(prepare_hooks().ok()); // the agent's key comes first
+  pthread_key_t late;
+  ASSERT_EQ(pthread_key_create(&late, late_destructor), 0);
+  Result<HookId> in = install_entry_hook(reinterpret_cast<uint64_t>(exit_work),
+                                         count_return, nullptr);
+  Result<HookId> out = install_return_hook(
+      reinterpret_cast<uint64_t>(exit_work), count_return, nullptr);
+  ASSERT_TRUE(in.ok() && out.ok());
+  long before = g_returns.load();
+  HookStats start = hook_stats();
+  constexpr int kThreads = 600;
+  for (int i = 0; i < kThreads; ++i)
+    std::thread([&] {
+      g_exit_work(1); // a state before the exit
+      pthread_setspecific(late, reinterpret_cast<void *>(1));
+    }).join();
+  HookStats end = hook_stats();
+  // Every hit counted: two per thread before the exit, two in it.
+  EXPECT_EQ(g_returns.load() - before, 4 * kThreads);
+  // The states went back to the pool: the threads ran one after another, so
+  // a handful of them were ever in use, none kept, none refused.
+  EXPECT_LT(end.threads_seen, 32u);
+  EXPECT_EQ(end.kept_at_exit, start.kept_at_exit);
+  EXPECT_EQ(end.refused_claims, start.refused_claims);
+  ASSERT_TRUE(uninstall_hook(*out).ok());
+  ASSERT_TRUE(uninstall_hook(*in).ok());
+  pthread_key_delete(late);
+}
+
+// After the key destructors, glibc's thread exit frees the thread's malloc
+// cache: a hook on free fires there, past the point where a state claimed
+// with pthread_setspecific would ever be released.
+TEST(ThreadExit, HitsAfterTheDestructorsDoNotLeakStates) {
+  ASSERT_TRUE(prepare_hooks().ok());
+  Result<HookId> id = install_entry_hook(resolved("free"), count_return, nullptr);
+  ASSERT_TRUE(id.ok()) << id.error();
+  HookStats start = hook_stats();
+  for (int i = 0; i < 600; ++i)
+    std::thread([] {
+      void *volatile p = malloc(64); // fills this thread's tcache on free
+      free(p);
+    }).join();
+  HookStats end = hook_stats();
+  EXPECT_LT(end.threads_seen, 32u);
+  EXPECT_EQ(end.refused_claims, start.refused_claims);
   ASSERT_TRUE(uninstall_hook(*id).ok());
 }
 
