@@ -1,6 +1,7 @@
 #include "runtime/helpers/process_facts.h"
 
 #include "runtime/helpers/safe_copy.h"
+#include "runtime/helpers/thread_identity.h"
 #include "runtime/probe_safe.h"
 
 #include <atomic>
@@ -24,7 +25,6 @@ using Getcpu = long (*)(unsigned *, unsigned *, void *);
 // Set once by prepare_process_facts (before the agent installs a hook).
 ClockGettime g_vdso_clock = nullptr;
 Getcpu g_vdso_getcpu = nullptr;
-long g_tid_offset = -1;   // in glibc's struct pthread
 long g_rseq_offset = 0;   // from the thread pointer; valid if g_rseq
 bool g_rseq = false;
 uint64_t g_cgroup_id = 0;
@@ -44,12 +44,6 @@ uint64_t thread_pointer() {
   uint64_t tp;
   __asm__("mov %%fs:0, %0" : "=r"(tp));
   return tp;
-}
-
-uint64_t thread_self() { // glibc's THREAD_SELF (tcbhead_t.self)
-  uint64_t self;
-  __asm__("mov %%fs:0x10, %0" : "=r"(self));
-  return self;
 }
 
 // The vDSO's functions, from its dynamic symbol table.
@@ -100,16 +94,8 @@ void read_vdso() {
   }
 }
 
-// glibc publishes the offset of the thread id in its thread descriptor for
-// libthread_db: {bits, count, offset}.
-void read_descriptor_offsets() {
-  const auto *tid_field =
-      static_cast<const uint32_t *>(dlsym(RTLD_DEFAULT, "_thread_db_pthread_tid"));
-  long tid = probe_safe::raw_syscall(SYS_gettid);
-  if (tid_field && tid_field[0] == 32 &&
-      *reinterpret_cast<const int32_t *>(thread_self() + tid_field[2]) == tid)
-    g_tid_offset = tid_field[2];
-  // glibc 2.35+ registers rseq for every thread; cpu_id is its second word.
+// glibc 2.35+ registers rseq for every thread; cpu_id is its second word.
+void read_rseq() {
   const auto *offset = static_cast<const ptrdiff_t *>(dlsym(RTLD_DEFAULT, "__rseq_offset"));
   const auto *size = static_cast<const unsigned *>(dlsym(RTLD_DEFAULT, "__rseq_size"));
   if (offset && size && *size >= 8) {
@@ -145,7 +131,8 @@ void prepare_process_facts() {
   if (done.exchange(true))
     return;
   read_vdso();
-  read_descriptor_offsets();
+  read_rseq();
+  prepare_thread_identity();
   g_cgroup_id = read_cgroup_id();
   probe_safe::raw_syscall(SYS_prctl, PR_GET_NAME,
                           reinterpret_cast<long>(g_process_comm));
@@ -187,9 +174,8 @@ uint32_t current_numa_node() {
 }
 
 uint32_t current_tid() {
-  if (g_tid_offset >= 0) {
-    int32_t tid =
-        *reinterpret_cast<const volatile int32_t *>(thread_self() + g_tid_offset);
+  if (const volatile int32_t *word = thread_id_word()) {
+    int32_t tid = *word;
     if (tid > 0)
       return static_cast<uint32_t>(tid);
   }

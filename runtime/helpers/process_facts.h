@@ -1,8 +1,8 @@
 // What helpers ask about the running thread and process at a probe hit,
 // without libc and, where the answer is in memory, without a system call:
 // the clock and the cpu from the vDSO (or glibc's rseq area), the thread id
-// from glibc's thread descriptor (its offset is what glibc publishes for
-// debuggers, _thread_db_pthread_tid), the process id cached per thread and
+// from glibc's thread descriptor (thread_identity.h), the process id cached
+// per thread and
 // re-read when that thread id changes (a fork child). The rest are raw
 // system calls of the set every glibc program makes (getuid, getgid), or
 // calls a seccomp filter may forbid (prctl for the thread name, kill):

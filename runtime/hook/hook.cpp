@@ -431,6 +431,7 @@ HookStats hook_stats() {
   s.unwound_entries = c.unwound_entries;
   s.refused_claims = c.refused_claims;
   s.kept_at_exit = c.kept_at_exit;
+  s.reaped = c.reaped;
   s.threads_seen = c.threads_seen;
   s.code_bytes = code_memory_mapped_bytes();
   PatchCounts patches = patch_counts();

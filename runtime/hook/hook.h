@@ -161,6 +161,7 @@ struct HookStats {
   uint64_t unwound_entries = 0; // shadow entries popped by unwinding
   uint64_t refused_claims = 0;  // threads with no state: pool full
   uint64_t kept_at_exit = 0;    // states kept for a frame still returning
+  uint64_t reaped = 0;          // states of gone threads taken back
   uint32_t threads_seen = 0;
   uint64_t code_bytes = 0; // trampoline memory mapped
   // Patches written (in or out) in one atomic store, and with the

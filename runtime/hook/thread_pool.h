@@ -16,6 +16,8 @@ struct ThreadPool {
   // Exited threads whose state stayed claimed: a hooked frame above the
   // exit destructor had not returned (see thread_state.h).
   std::atomic<uint64_t> kept_at_exit{0};
+  // States of threads found gone by a claim that found the pool full.
+  std::atomic<uint64_t> reaped{0};
   // Counters of threads that have exited.
   std::atomic<uint64_t> exited_nested_skips{0};
   std::atomic<uint64_t> exited_shadow_overflows{0};
@@ -38,6 +40,7 @@ struct ThreadCounters {
   uint64_t unwound_entries = 0;
   uint64_t refused_claims = 0;
   uint64_t kept_at_exit = 0;
+  uint64_t reaped = 0;
   uint32_t threads_seen = 0; // high-water mark of claimed states
 };
 ThreadCounters thread_counters();

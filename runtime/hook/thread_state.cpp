@@ -1,6 +1,7 @@
 #include "runtime/hook/thread_state.h"
 
 #include "runtime/helpers/safe_copy.h"
+#include "runtime/helpers/thread_identity.h"
 #include "runtime/hook/cpu_sync.h"
 #include "runtime/hook/return_stubs.h"
 #include "runtime/hook/thread_pool.h"
@@ -98,6 +99,10 @@ void on_fork_child() {
     if (ts != t_thread_state)
       free_state(ts);
   }
+  // The child's thread has an id of its own now.
+  if (ThreadState *ts = t_thread_state)
+    if (const volatile int32_t *word = helpers::thread_id_word())
+      ts->owner_tid = *word;
 }
 
 } // namespace
@@ -113,6 +118,7 @@ bool init_thread_pool() {
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
     return false;
+  helpers::prepare_thread_identity();
   if (pthread_key_create(&g_exit_key, release_at_exit) == 0)
     g_key_usable = g_exit_key < kKeysWithoutAllocation;
   pthread_atfork(nullptr, nullptr, on_fork_child);
@@ -120,10 +126,42 @@ bool init_thread_pool() {
   return true;
 }
 
-ThreadState *claim_thread_state() {
+// Frees the states whose owner is gone (see thread_state.h). Only when the
+// pool is full: a scan of the pool, one fault-safe read per state.
+uint32_t reap_gone_owners() {
   ThreadPool &pool = g_thread_pool;
-  if (!pool.states)
-    return nullptr;
+  const helpers::SafeReader reader;
+  uint32_t freed = 0;
+  uint32_t n = pool.high_water.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!(pool.used[i / 64].load(std::memory_order_acquire) &
+          (uint64_t{1} << (i % 64))))
+      continue;
+    ThreadState *ts = &pool.states[i];
+    uint64_t word = __atomic_load_n(&ts->owner_word, __ATOMIC_ACQUIRE);
+    if (!word || ts == t_thread_state ||
+        (__atomic_load_n(&ts->seq, __ATOMIC_ACQUIRE) & 1))
+      continue;
+    int32_t now = 0;
+    if (reader.copy(&now, reinterpret_cast<const void *>(word), sizeof now) ==
+            sizeof now &&
+        now == ts->owner_tid)
+      continue; // alive (or its id reused by a thread in its descriptor)
+    // Gone: it runs nothing any more. One reaper wins.
+    if (!__atomic_compare_exchange_n(&ts->owner_word, &word, uint64_t{0},
+                                     false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
+      continue;
+    fold_counters(*ts);
+    free_state(ts);
+    ++freed;
+  }
+  pool.reaped.fetch_add(freed, std::memory_order_relaxed);
+  return freed;
+}
+
+ThreadState *take_free_state() {
+  ThreadPool &pool = g_thread_pool;
   for (uint32_t w = 0; w < kMaxThreads / 64; ++w) {
     uint64_t bits = pool.used[w].load(std::memory_order_relaxed);
     while (bits != ~uint64_t{0}) {
@@ -136,6 +174,10 @@ ThreadState *claim_thread_state() {
       ts->index = index;
       ts->depth = 0;
       ts->transient = t_thread_exiting || !g_key_usable;
+      const volatile int32_t *word = helpers::thread_id_word();
+      ts->owner_tid = word ? *word : 0;
+      __atomic_store_n(&ts->owner_word, reinterpret_cast<uint64_t>(word),
+                       __ATOMIC_RELEASE);
       uint32_t hw = pool.high_water.load(std::memory_order_relaxed);
       while (hw < index + 1 &&
              !pool.high_water.compare_exchange_weak(hw, index + 1))
@@ -151,6 +193,18 @@ ThreadState *claim_thread_state() {
       return ts;
     }
   }
+  return nullptr;
+}
+
+ThreadState *claim_thread_state() {
+  ThreadPool &pool = g_thread_pool;
+  if (!pool.states)
+    return nullptr;
+  if (ThreadState *ts = take_free_state())
+    return ts;
+  if (reap_gone_owners() > 0)
+    if (ThreadState *ts = take_free_state())
+      return ts;
   pool.refused.fetch_add(1, std::memory_order_relaxed);
   return nullptr;
 }
@@ -195,6 +249,7 @@ ThreadCounters thread_counters() {
   c.unwound_entries = pool.exited_unwound_entries.load();
   c.refused_claims = pool.refused.load();
   c.kept_at_exit = pool.kept_at_exit.load();
+  c.reaped = pool.reaped.load();
   c.threads_seen = pool.high_water.load();
   if (!pool.states)
     return c;

@@ -62,7 +62,14 @@ struct alignas(64) ThreadState {
   uint64_t unwound_entries;  // dropped by an exception unwinding through
   // Released as soon as no return is armed (see above), not at thread exit.
   uint32_t transient;
-  uint32_t reserved;
+  // The owner: its id and the word of glibc's thread descriptor that holds
+  // it until the thread is gone (helpers/thread_identity.h). A claim that
+  // finds the pool full reaps the states whose owner is gone: a state kept
+  // at exit for a frame that never returns (a return probe on the thread's
+  // start routine), a thread that ended without its destructors (a raw exit
+  // system call).
+  int32_t owner_tid;
+  uint64_t owner_word;
   ShadowEntry shadow[kShadowDepth];
 };
 

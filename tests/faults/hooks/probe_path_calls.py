@@ -41,7 +41,7 @@ ALLOWED = [
     (r"::fatal\(", "write@plt"),
     # A key below 32: stores in the thread descriptor, no lock, no
     # allocation (thread_state.h); a hook on it is a nested skip.
-    (r"claim_thread_state\(|claim_thread_slot\(", "pthread_setspecific@plt"),
+    (r"take_free_state\(|claim_thread_state\(|claim_thread_slot\(", "pthread_setspecific@plt"),
     # The thread slot's robust mutex: trylock on an uncontended or dead
     # owner's mutex, and its release at thread exit, make no system call
     # and take no other lock (thread_slot.h).

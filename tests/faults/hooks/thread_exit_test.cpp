@@ -1,6 +1,7 @@
 // Threads that exit while hooks are bound on the functions the agent's own
 // teardown would call: the thread-state teardown must run no hooked code.
 #include "runtime/hook/hook.h"
+#include "runtime/hook/thread_state.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -8,6 +9,8 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <thread>
 #include <vector>
 
@@ -114,6 +117,43 @@ TEST(ThreadExit, HitsAfterTheDestructorsDoNotLeakStates) {
   HookStats end = hook_stats();
   EXPECT_LT(end.threads_seen, 32u);
   EXPECT_EQ(end.refused_claims, start.refused_claims);
+  ASSERT_TRUE(uninstall_hook(*id).ok());
+}
+
+// A thread that ends with a raw exit system call from inside a
+// return-hooked function: no destructor runs, its state would stay taken.
+// More of them than the pool holds: claims reap the states of threads that
+// are gone.
+__attribute__((noinline)) long raw_exit_from_here(long) {
+  syscall(SYS_exit, 0);
+  __builtin_unreachable();
+}
+long (*volatile g_raw_exit)(long) = raw_exit_from_here;
+
+void *exit_without_destructors(void *) {
+  g_raw_exit(0);
+  return nullptr;
+}
+
+TEST(ThreadExit, StatesOfThreadsGoneWithoutDestructorsAreReaped) {
+  ASSERT_TRUE(prepare_hooks().ok());
+  Result<HookId> id = install_return_hook(
+      reinterpret_cast<uint64_t>(raw_exit_from_here), count_return, nullptr);
+  ASSERT_TRUE(id.ok()) << id.error();
+  HookStats start = hook_stats();
+  const int threads = static_cast<int>(kMaxThreads) + 500;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 64 * 1024);
+  for (int i = 0; i < threads; ++i) {
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, &attr, exit_without_destructors, nullptr), 0);
+    pthread_join(t, nullptr); // the kernel clears the thread id: join returns
+  }
+  pthread_attr_destroy(&attr);
+  HookStats end = hook_stats();
+  EXPECT_EQ(end.refused_claims, start.refused_claims);
+  EXPECT_GE(end.reaped - start.reaped, 500u);
   ASSERT_TRUE(uninstall_hook(*id).ok());
 }
 
