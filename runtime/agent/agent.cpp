@@ -33,6 +33,7 @@
 #include "runtime/helpers/process_facts.h"
 #include "runtime/helpers/safe_copy.h"
 #include "runtime/agent/agent_thread.h"
+#include "runtime/agent/got_interpose.h"
 #include "runtime/hook/hook.h"
 #include "runtime/hook/trap_handler.h"
 #include "runtime/hook/trap_safety.h"
@@ -685,6 +686,12 @@ int attach_channel() {
 // thread_state.h, runtime/helpers/process_facts.h, safe_copy.h).
 void prepare_probe_path() {
   (void)runtime::hook::prepare_hooks();
+  // Traps need SIGTRAP kept out of the program's masks: the preload does
+  // that, interposed by LD_PRELOAD (-c) or through the program's GOT (-p)
+  // (runtime/hook/trap_safety.h, got_interpose.h).
+  bool guarded = runtime::helpers::signals_interposed() ||
+                 interpose_loaded_objects();
+  runtime::hook::set_trap_guard(guarded, true);
   runtime::helpers::prepare_process_facts();
   runtime::helpers::arm_safe_copy();
 }
@@ -780,6 +787,14 @@ ubtrace_filter_sigaction(int sig, const struct sigaction *act,
 extern "C" __attribute__((visibility("default"))) void
 ubtrace_signals_interposed() {
   ubtrace::runtime::helpers::set_signals_interposed();
+}
+
+// The preload was dlopened (-p): its interposers, for the program's GOT
+// (runtime/agent/got_interpose.h).
+extern "C" __attribute__((visibility("default"))) void
+ubtrace_offer_interposers(const ubtrace::agent::Interposer *table,
+                          size_t count) {
+  ubtrace::agent::offer_interposers(table, count);
 }
 
 // The program is about to install a seccomp filter (the preload saw

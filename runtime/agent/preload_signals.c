@@ -21,6 +21,9 @@
  * themselves: runtime/helpers/safe_copy.h.) What remains is in
  * runtime/hook/hook.h.
  *
+ * With -p (dlopened, nothing interposed) the agent points the program's
+ * GOT entries for these at them instead (runtime/agent/got_interpose.h).
+ *
  * Sandboxes. prctl(PR_SET_SECCOMP) and syscall(SYS_seccomp) tell the agent
  * first that hit-time system calls may be forbidden from now on
  * (runtime/helpers/safe_copy.h). */
@@ -37,6 +40,12 @@ extern int ubtrace_filter_sigaction(int sig, const struct sigaction *act,
                                     struct sigaction *old);
 extern void ubtrace_signals_interposed(void);
 extern void ubtrace_sandboxed(void);
+struct ubt_interposer {
+  const char *name;
+  void *fn;
+};
+extern void ubtrace_offer_interposers(const struct ubt_interposer *table,
+                                      size_t count);
 
 typedef int (*ubt_sigaction_fn)(int, const struct sigaction *,
                                 struct sigaction *);
@@ -189,6 +198,24 @@ __attribute__((visibility("default"))) long syscall(long number, ...) {
   return real ? real(number, a[0], a[1], a[2], a[3], a[4], a[5]) : -1;
 }
 
+/* This library's own definitions: taking the address of the exported name
+ * would give the first definition in lookup order, libc's when dlopened. */
+#define UBT_OWN(name)                                                          \
+  extern __typeof(name) ubt_own_##name                                         \
+      __attribute__((alias(#name), visibility("hidden")))
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+UBT_OWN(sigaction);
+UBT_OWN(signal);
+UBT_OWN(sigprocmask);
+UBT_OWN(pthread_sigmask);
+UBT_OWN(sigblock);
+UBT_OWN(sigsetmask);
+UBT_OWN(sighold);
+UBT_OWN(prctl);
+UBT_OWN(syscall);
+#pragma GCC diagnostic pop
+
 /* After the agent's initialisers (it is this library's dependency), and
  * before preload.c's constructor starts the agent (a lower priority runs
  * first): these dlsym calls must come before any hook, or a probe on dlsym
@@ -208,6 +235,22 @@ __attribute__((constructor(101))) static void ubt_signals_init(void) {
   Dl_info global, self;
   if (dladdr(dlsym(RTLD_DEFAULT, "sigaction"), &global) &&
       dladdr((void *)ubt_signals_init, &self) &&
-      global.dli_fbase == self.dli_fbase)
+      global.dli_fbase == self.dli_fbase) {
     ubtrace_signals_interposed();
+    return;
+  }
+  /* Dlopened: the agent points the program's GOT entries here instead
+   * (runtime/agent/got_interpose.h). */
+  static const struct ubt_interposer table[] = {
+      {"sigaction", (void *)ubt_own_sigaction},
+      {"signal", (void *)ubt_own_signal},
+      {"sigprocmask", (void *)ubt_own_sigprocmask},
+      {"pthread_sigmask", (void *)ubt_own_pthread_sigmask},
+      {"sigblock", (void *)ubt_own_sigblock},
+      {"sigsetmask", (void *)ubt_own_sigsetmask},
+      {"sighold", (void *)ubt_own_sighold},
+      {"prctl", (void *)ubt_own_prctl},
+      {"syscall", (void *)ubt_own_syscall},
+  };
+  ubtrace_offer_interposers(table, sizeof table / sizeof *table);
 }

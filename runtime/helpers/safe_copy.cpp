@@ -166,6 +166,10 @@ void set_sandboxed() { g_sandboxed.store(true, std::memory_order_release); }
 
 bool sandboxed() { return g_sandboxed.load(std::memory_order_acquire); }
 
+bool signals_interposed() {
+  return g_interposed.load(std::memory_order_acquire);
+}
+
 SafeReader::SafeReader() {
   bool unblock = false;
   Mode mode = choose_mode(unblock);

@@ -45,6 +45,7 @@ bool arm_safe_copy();
 
 // The preload interposes sigaction(): ours stays first without asking.
 void set_signals_interposed();
+bool signals_interposed();
 // The program installs (or has) a seccomp filter: no fallback to
 // process_vm_readv from now on.
 void set_sandboxed();

@@ -24,6 +24,8 @@ namespace {
 std::mutex g_lock;
 std::map<uint64_t, Site *> g_sites; // by requested address; never erased
 bool g_initialized = false;
+bool g_masks_guarded = false;
+bool g_guard_required = false;
 uint64_t g_patches_left_in = 0;
 
 std::string hex(uint64_t v) {
@@ -249,6 +251,14 @@ bool needs_traps(const Site &site) {
 Result<void> traps_allowed(const Site &site, uint64_t address) {
   if (site.attached || !needs_traps(site))
     return {};
+  const char *why = site.plan.mode == PatchMode::Trap
+                        ? "this site would be an int3"
+                        : "patching this site takes a transient int3";
+  if (g_guard_required && !g_masks_guarded)
+    return make_error("cannot hook " + hex(address) +
+                      std::string(kUnsafeSiteMarker) + why +
+                      ", and without ubtrace's preload (-p) any thread may "
+                      "block SIGTRAP, which makes it fatal for that thread");
   TrapBlocker blocker = find_trap_blocker();
   if (!blocker.tid)
     return {};
@@ -263,6 +273,12 @@ Result<void> traps_allowed(const Site &site, uint64_t address) {
 }
 
 } // namespace
+
+void set_trap_guard(bool masks_guarded, bool guard_required) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  g_masks_guarded = masks_guarded;
+  g_guard_required = guard_required;
+}
 
 Result<void> prepare_hooks() {
   if (!init_thread_pool())

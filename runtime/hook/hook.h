@@ -152,6 +152,12 @@ Result<Patchability> check_patchable(uint64_t address,
 // at its start. Idempotent.
 Result<void> prepare_hooks();
 
+// Whether int3 sites and non-atomic patches may go in (trap_safety.h): by
+// default when no thread blocks SIGTRAP at install. A caller that knows
+// nothing keeps SIGTRAP out of the masks the program sets later (the agent
+// without its preload: -p) requires that guard; then they are refused.
+void set_trap_guard(bool masks_guarded, bool guard_required);
+
 // Return hooks need the function's entry address (the return address must
 // be at rsp).
 Result<HookId> install_hook(uint64_t address, HookKind kind, Handler handler,

@@ -2,7 +2,9 @@
 // signalfd and sigwait servers do) and call functions that probes hook:
 // jump_site (a jump patch), trap_site (too short for a jump: an int3 site),
 // both in a loop, argv[1] threads x argv[2] calls each. The main thread
-// creates them with every signal blocked too (so they start blocked); they
+// creates them with every signal blocked too (so they start blocked), or,
+// with argv[3] = "late", blocks nothing and they block every signal only
+// once they are let go (after a tracer attached); they
 // start calling once main lets them (after a line on stdin when
 // UBT_WAIT_STDIN is set: a tracer attaching with -p), and main prints the
 // sum the program computed itself.
@@ -25,12 +27,17 @@ static pthread_barrier_t start;
 static long (*volatile jump_fn)(long) = jump_site;
 static long (*volatile trap_fn)(long) = trap_site;
 
+static int late;
+
 static void *worker(void *arg) {
   long n = (long)arg, sum = 0;
   sigset_t all;
   sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, NULL);
+  if (!late)
+    pthread_sigmask(SIG_SETMASK, &all, NULL);
   pthread_barrier_wait(&start);
+  if (late)
+    pthread_sigmask(SIG_SETMASK, &all, NULL);
   for (long i = 0; i < n; i++)
     sum += jump_fn(i) - trap_fn(i);
   return (void *)sum;
@@ -39,9 +46,11 @@ static void *worker(void *arg) {
 int main(int argc, char **argv) {
   int threads = argc > 1 ? atoi(argv[1]) : 4;
   long each = argc > 2 ? atol(argv[2]) : 100000;
+  late = argc > 3 && argv[3][0] == 'l';
   sigset_t all, old;
   sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
+  if (!late)
+    pthread_sigmask(SIG_SETMASK, &all, &old);
   pthread_t t[64];
   if (threads > 64)
     threads = 64;
