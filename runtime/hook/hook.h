@@ -64,11 +64,15 @@
 // mode) and non-atomic patches are installed only while no thread blocks
 // SIGTRAP (read from /proc just before; refused otherwise, with the
 // reason); a non-atomic patch is left in, unbound, rather than removed
-// with an int3 while one does; the -c preload keeps SIGTRAP and SIGILL out
-// of every mask the program sets through libc. What remains: a thread that
-// blocks SIGTRAP or SIGILL by a way the preload does not see (a raw
-// rt_sigprocmask system call, any mask with -p, which has no preload, a
-// signal handler running during sigsuspend/ppoll/pselect with such a mask)
+// with an int3 while one does; the preload keeps SIGTRAP and SIGILL out of
+// every mask the program sets through libc (LD_PRELOAD with -c; with -p
+// the agent points the GOT entries of the objects loaded at the attach at
+// it, runtime/agent/got_interpose.h), and without it they are refused.
+// What remains: a thread that blocks SIGTRAP or SIGILL by a way the
+// preload does not see (a raw rt_sigprocmask system call, a pointer to
+// pthread_sigmask taken before a -p attach, an object dlopened after it,
+// glibc's own internal masks, a signal handler running during
+// sigsuspend/ppoll/pselect with such a mask)
 //  * dies at an int3 site, or at a non-atomic patch going in, if it blocked
 //    after the install checked;
 //  * dies if it was between the first instructions of a function (within
