@@ -375,16 +375,19 @@ bool returns_twice(uint64_t address) {
   return named(address, kNames);
 }
 
-// Functions that act on their caller's address (__builtin_return_address:
-// dlsym(RTLD_NEXT, ...) looks past the calling object; dlopen searches the
-// caller's RUNPATH and $ORIGIN): a return probe would make them see the
-// return stub instead, and the program would find another symbol or no
-// library. Their return probes are refused.
+// Functions that act on their caller's address (__builtin_return_address):
+// dlsym(RTLD_NEXT, ...) looks past the calling object. A return probe would
+// make it see the return stub instead (glibc takes an unknown caller for
+// the main program), and an interposing library would find its own
+// definition again. Their return probes are refused. (dlopen also reads
+// it, for the caller's RUNPATH and $ORIGIN: under a return probe a library
+// that dlopens through its own RUNPATH gets the program's. Kernel
+// uretprobes do the same; dlopen's return probes, which tools rely on,
+// stay allowed.)
 const char *inspects_its_caller(uint64_t address) {
-  static const char *const kNames[] = {
-      "dlsym",   "dlvsym",   "dlopen",   "dlmopen",  "___dlsym",
-      "___dlvsym", "___dlopen", "___dlmopen", "__libc_dlopen_mode",
-      "__libc_dlsym", "__libc_dlvsym"};
+  static const char *const kNames[] = {"dlsym", "dlvsym", "___dlsym",
+                                       "___dlvsym", "__libc_dlsym",
+                                       "__libc_dlvsym"};
   Dl_info info{};
   if (!named(address, kNames) ||
       !dladdr(reinterpret_cast<void *>(address), &info))

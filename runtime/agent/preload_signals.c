@@ -125,22 +125,24 @@ __attribute__((visibility("default"))) sighandler_t signal(int sig,
   return real ? real(sig, fn) : SIG_ERR;
 }
 
-__attribute__((visibility("default"))) int
-sigprocmask(int how, const sigset_t *set, sigset_t *old) {
+static int ubt_set_mask(ubt_mask_fn real, int how, const sigset_t *set,
+                        sigset_t *old) {
   sigset_t copy;
   if (how != SIG_UNBLOCK)
     set = ubt_strip(set, &copy);
-  UBT_REAL(ubt_mask_fn, sigprocmask);
   return real ? real(how, set, old) : -1;
 }
 
 __attribute__((visibility("default"))) int
+sigprocmask(int how, const sigset_t *set, sigset_t *old) {
+  UBT_REAL(ubt_mask_fn, sigprocmask);
+  return ubt_set_mask(real, how, set, old);
+}
+
+__attribute__((visibility("default"))) int
 pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
-  sigset_t copy;
-  if (how != SIG_UNBLOCK)
-    set = ubt_strip(set, &copy);
   UBT_REAL(ubt_mask_fn, pthread_sigmask);
-  return real ? real(how, set, old) : -1;
+  return ubt_set_mask(real, how, set, old);
 }
 
 __attribute__((visibility("default"))) int sigblock(int mask) {

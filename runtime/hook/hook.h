@@ -42,9 +42,10 @@
 // loop reuses it, and a return through an outer frame pops it. Not
 // supported: a function that returns twice installed without the option
 // (its second return aborts the process with a message, where the kernel
-// kills it with SIGILL), CET user shadow stacks (install refuses). Callers
-// refuse return hooks on functions that read their return address
-// (dlsym(RTLD_NEXT), dlopen): they would see the stub.
+// kills it with SIGILL), CET user shadow stacks (install refuses). A
+// function that reads its return address sees the stub: the agent refuses
+// return hooks on dlsym (RTLD_NEXT); dlopen's (its caller's RUNPATH) stay,
+// as with kernel uretprobes.
 //
 // Patching live code (code_patcher.h). A Jump patch within one aligned
 // 16-byte block goes in and out with one atomic store (most function

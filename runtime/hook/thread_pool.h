@@ -27,6 +27,12 @@ struct ThreadPool {
 
 extern ThreadPool g_thread_pool;
 
+// Whether state i of the pool is claimed.
+inline bool in_use(const ThreadPool &pool, uint32_t i,
+                   std::memory_order order = std::memory_order_acquire) {
+  return pool.used[i / 64].load(order) & (uint64_t{1} << (i % 64));
+}
+
 // Maps the pool, creates the thread-exit key and registers the fork
 // handler. Off the probe path (the agent's start, or the first install);
 // idempotent.

@@ -92,8 +92,7 @@ void on_fork_child() {
   ThreadPool &pool = g_thread_pool;
   uint32_t n = pool.high_water.load(std::memory_order_relaxed);
   for (uint32_t i = 0; i < n; ++i) {
-    if (!(pool.used[i / 64].load(std::memory_order_relaxed) &
-          (uint64_t{1} << (i % 64))))
+    if (!in_use(pool, i, std::memory_order_relaxed))
       continue;
     ThreadState *ts = &pool.states[i];
     if (ts != t_thread_state)
@@ -134,8 +133,7 @@ uint32_t reap_gone_owners() {
   uint32_t freed = 0;
   uint32_t n = pool.high_water.load(std::memory_order_acquire);
   for (uint32_t i = 0; i < n; ++i) {
-    if (!(pool.used[i / 64].load(std::memory_order_acquire) &
-          (uint64_t{1} << (i % 64))))
+    if (!in_use(pool, i))
       continue;
     ThreadState *ts = &pool.states[i];
     uint64_t word = __atomic_load_n(&ts->owner_word, __ATOMIC_ACQUIRE);
@@ -254,7 +252,7 @@ ThreadCounters thread_counters() {
   if (!pool.states)
     return c;
   for (uint32_t i = 0; i < c.threads_seen; ++i) {
-    if (!(pool.used[i / 64].load() & (uint64_t{1} << (i % 64))))
+    if (!in_use(pool, i))
       continue;
     const ThreadState &ts = pool.states[i];
     c.nested_skips += load_relaxed(ts.nested_skips);
