@@ -192,15 +192,45 @@ long drop(MapHeader *map, long error) {
   return error;
 }
 
+// A waiter for the insert lock whose key another thread inserted meanwhile
+// needs the lock no more: thousands of threads whose first hit makes the
+// same few keys (the first update of a per-thread map) then leave instead
+// of taking the lock one after another, which on a busy machine outlasted
+// the timeout and dropped their updates.
+struct InsertWait {
+  const MapHeader *map;
+  const void *key;
+  uint64_t hash;
+};
+
+bool key_appeared(void *context) {
+  const auto *wait = static_cast<const InsertWait *>(context);
+  return bool(hash_find(wait->map, wait->key, wait->hash));
+}
+
+long update_existing(MapHeader *map, const Found &found, uint32_t slot,
+                     const void *value, uint64_t flags) {
+  if (flags == kBpfNoExist)
+    return -EEXIST;
+  store_existing(map, found.entry, slot, value);
+  return 0;
+}
+
 long insert(MapHeader *map, const void *key, uint64_t hash, const void *value,
             uint32_t slot, uint64_t flags) {
-  const LockResult locked = lock_map(map, kInsertLockTimeoutNs);
+  InsertWait wait{map, key, hash};
+  const LockResult locked =
+      lock_map(map, kInsertLockTimeoutNs, key_appeared, &wait);
   switch (locked) {
   case LockResult::Acquired:
     break;
   case LockResult::OwnerDied:
     recover(map);
     break;
+  case LockResult::Abandoned:
+    if (const Found found = hash_find(map, key, hash))
+      return update_existing(map, found, slot, value, flags);
+    return drop(map, -EBUSY); // deleted again meanwhile: cannot happen here
   case LockResult::TimedOut:
     map->lock_timeouts.fetch_add(1, std::memory_order_relaxed);
     return drop(map, -EBUSY);
@@ -276,13 +306,8 @@ long hash_update(MapHeader *map, const void *key, const void *value,
       return drop(map, -E2BIG);
   }
   const uint64_t hash = hash_key(key, map->key_size);
-  const Found found = hash_find(map, key, hash);
-  if (found) {
-    if (flags == kBpfNoExist)
-      return -EEXIST;
-    store_existing(map, found.entry, slot, value);
-    return 0;
-  }
+  if (const Found found = hash_find(map, key, hash))
+    return update_existing(map, found, slot, value, flags);
   if (flags == kBpfExist)
     return -ENOENT;
   return insert(map, key, hash, value, slot, flags);

@@ -59,7 +59,8 @@ LockResult try_lock_map(MapHeader *map) {
   return LockResult::Acquired;
 }
 
-LockResult lock_map(MapHeader *map, uint64_t timeout_ns) {
+LockResult lock_map(MapHeader *map, uint64_t timeout_ns, LockAbandon abandon,
+                    void *context) {
   const uint32_t me = my_holder_word(map);
   if (me == 0)
     return LockResult::Failed;
@@ -104,6 +105,8 @@ LockResult lock_map(MapHeader *map, uint64_t timeout_ns) {
       continue;
     const uint64_t left = deadline - now;
     nap(word, held | kWaiters, left < kNapNs ? left : kNapNs);
+    if (abandon && abandon(context))
+      return LockResult::Abandoned;
   }
 }
 

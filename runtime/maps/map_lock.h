@@ -22,6 +22,7 @@ enum class LockResult {
   TimedOut,
   Failed, // not obtainable: re-entered by its holder (a probe in a signal
           // handler that interrupted it), or the caller has no thread slot
+  Abandoned, // the caller's reason to wait went away (see lock_map)
 };
 
 inline bool acquired(LockResult result) {
@@ -29,8 +30,12 @@ inline bool acquired(LockResult result) {
 }
 
 // Spins, then sleeps on the word (futex, shared between processes) in short
-// naps, checking that the holder still lives, up to timeout_ns.
-LockResult lock_map(MapHeader *map, uint64_t timeout_ns);
+// naps, checking that the holder still lives, up to timeout_ns. After each
+// nap (every unlock wakes the sleepers) `abandon`, if given, may say the
+// lock is not needed any more.
+using LockAbandon = bool (*)(void *context);
+LockResult lock_map(MapHeader *map, uint64_t timeout_ns,
+                    LockAbandon abandon = nullptr, void *context = nullptr);
 LockResult try_lock_map(MapHeader *map); // never waits
 void unlock_map(MapHeader *map);
 
