@@ -264,7 +264,11 @@ llvm::Value *IRGen::sum_slots(MapGen &mg, llvm::Value *key) {
                              {mg.gv, k, cbb.CreateTrunc(cb->getArg(0), b_.getInt32Ty())});
     auto *has = llvm::BasicBlock::Create(*llctx_, "has", cb);
     auto *out = llvm::BasicBlock::Create(*llctx_, "out", cb);
-    cbb.CreateCondBr(cbb.CreateIsNull(p), out, has);
+    // No value at this slot: none at any later one either (slots are taken
+    // lowest first, and an absent key is absent from all of them), so the
+    // loop stops instead of visiting every slot the region reserves.
+    auto *none = llvm::BasicBlock::Create(*llctx_, "none", cb);
+    cbb.CreateCondBr(cbb.CreateIsNull(p), none, has);
     cbb.SetInsertPoint(has);
     auto *acc = cbb.CreateInBoundsGEP(b_.getInt8Ty(), data, i64(8));
     auto *acc2 = cbb.CreateInBoundsGEP(b_.getInt8Ty(), data, i64(16));
@@ -301,6 +305,8 @@ llvm::Value *IRGen::sum_slots(MapGen &mg, llvm::Value *key) {
     cbb.CreateBr(out);
     cbb.SetInsertPoint(out);
     cbb.CreateRet(i64(0));
+    cbb.SetInsertPoint(none);
+    cbb.CreateRet(i64(1));
   }
 
   auto &gm = map_of(abi::kGlobalsMap);

@@ -12,6 +12,7 @@
 
 #include "runtime/agent/program_wire.h"
 #include "runtime/agent/protocol.h"
+#include "runtime/hook/trap_safety.h"
 #include "runtime/inject/channel.h"
 #include "runtime/inject/command_line.h"
 #include "runtime/inject/injector.h"
@@ -476,6 +477,12 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
     bool many = expanded->size() > 1;
     for (const auto &probe : *expanded) {
       auto done = im.hook(pi, probe, many, *space);
+      // A site of a wildcard the agent would not patch without risking
+      // the process (runtime/hook/trap_safety.h): skipped, said once.
+      if (!done && many && runtime::hook::is_unsafe_site_error(done.error())) {
+        warnings.push_back(done.error() + ", skipping probe");
+        continue;
+      }
       if (!done)
         return std::move(done).take_error();
       if (!*done)
