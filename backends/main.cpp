@@ -134,6 +134,17 @@ int run(const cli::Options &opts) {
   ctx.unsafe = opts.unsafe;
 
   bool ok = parser::parse(ctx);
+  // An empty program (or one of comments, definitions and config alone)
+  // has nothing to attach: an error, as in bpftrace, not a silent exit 0.
+  if (ok && ctx.root->probes.empty()) {
+    ctx.diags().emit(std::cerr, !opts.no_warnings);
+    std::cerr << "ERROR: No probes to attach: " << opts.program_name
+              << (opts.program.find_first_not_of(" \t\r\n") == std::string::npos
+                      ? " is empty"
+                      : " defines no probe")
+              << std::endl;
+    return 1;
+  }
   if (ok && wants(opts, "ast"))
     ast::print_ast(std::cout, *ctx.root, false);
   if (ok)
