@@ -8,6 +8,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "ast/passes/config.h"
 #include "ast/visitor.h"
 #include "codegen/emit.h"
 #include "codegen/value_types.h"
@@ -31,10 +32,12 @@ IRGen::IRGen(ASTContext &ast, const Options &opts)
                       llvm::DEBUG_METADATA_VERSION);
   mod_->addModuleFlag(llvm::Module::Warning, "Dwarf Version", 4);
   ncpus_ = opts.ncpus ? opts.ncpus : static_cast<uint32_t>(get_nprocs_conf());
-  if (auto it = ast.config.find("max_map_keys"); it != ast.config.end())
-    opts_.max_map_keys = static_cast<uint32_t>(std::stoul(it->second));
-  if (auto it = ast.config.find("perf_rb_pages"); it != ast.config.end())
-    opts_.ringbuf_pages = static_cast<uint32_t>(std::stoul(it->second));
+  // Both checked in range by the config pass (config.cpp): at most 2^30
+  // keys and 2^16 pages, so they fit their 32-bit fields.
+  if (ast.config.count("max_map_keys"))
+    opts_.max_map_keys = static_cast<uint32_t>(ast::config_integer(ast.config, "max_map_keys"));
+  if (ast.config.count("perf_rb_pages"))
+    opts_.ringbuf_pages = static_cast<uint32_t>(ast::config_integer(ast.config, "perf_rb_pages"));
 }
 
 IRGen::~IRGen() = default;
