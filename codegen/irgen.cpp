@@ -87,6 +87,12 @@ llvm::BasicBlock *IRGen::block(const std::string &name) {
 // its callbacks together, and LLVM needs some for spills.
 static constexpr uint32_t kMaxStackTemp = 64;
 static constexpr uint32_t kStackBudget = 256;
+// The BPF stack (512 bytes per frame) less what LLVM needs for its spills.
+static constexpr uint32_t kStackOnlyLimit = 448;
+
+bool IRGen::stack_fits(uint32_t size) const {
+  return stack_used_ + (size + 7) / 8 * 8 <= kStackOnlyLimit;
+}
 
 llvm::Value *IRGen::entry_alloca(uint32_t size, const std::string &name,
                                   bool stack_only) {
@@ -112,7 +118,9 @@ llvm::Value *IRGen::temps_ptr(uint32_t bytes) {
     eb.CreateAlignedStore(b_.getInt32(1), key, llvm::Align(4));
     auto *fty = llvm::FunctionType::get(ptrt(), {ptrt(), ptrt()}, false);
     auto *callee = eb.CreateIntToPtr(eb.getInt64(BPF_FUNC_map_lookup_elem), ptrt());
-    temps_base_ = eb.CreateCall(fty, callee, {sm.gv, key}, "temps");
+    auto *temps = eb.CreateCall(fty, callee, {sm.gv, key}, "temps");
+    temps->addRetAttr(llvm::Attribute::getWithAlignment(*llctx_, llvm::Align(8)));
+    temps_base_ = temps;
   }
   uint32_t off = temps_off_;
   temps_off_ += bytes;
@@ -307,7 +315,16 @@ llvm::Value *IRGen::helper(int id, llvm::Type *ret,
     types.push_back(a->getType());
   auto *fty = llvm::FunctionType::get(ret, types, false);
   auto *callee = b_.CreateIntToPtr(i64(static_cast<uint64_t>(id)), ptrt());
-  return b_.CreateCall(fty, callee, args);
+  auto *call = b_.CreateCall(fty, callee, args);
+  // Map values (and ring buffer records) are 8-byte aligned, in the kernel
+  // and in the maps region. Saying so lets LLVM keep 8-byte accesses at
+  // 8-byte offsets whole: an access it must assume unaligned becomes eight
+  // byte loads, and a copy of a 64-byte string kept across a helper call
+  // then spilled 64 registers, past the 512-byte stack.
+  if (id == BPF_FUNC_map_lookup_elem || id == BPF_FUNC_map_lookup_percpu_elem ||
+      id == BPF_FUNC_ringbuf_reserve)
+    call->addRetAttr(llvm::Attribute::getWithAlignment(*llctx_, llvm::Align(8)));
+  return call;
 }
 
 llvm::Value *IRGen::var_slot(const std::string &name) {
@@ -379,6 +396,9 @@ void IRGen::gen_probe(Probe &p, size_t index) {
   // BTF func info: a subprogram for every program.
   auto *sp_ty = di_->createSubroutineType(di_->getOrCreateTypeArray(
       {di_int(), di_->createPointerType(nullptr, 64)}));
+  fn_locs_[name] = p.attach_points.empty()
+                      ? p.loc
+                      : p.attach_points.front()->loc + p.attach_points.back()->loc;
   auto *sp = di_->createFunction(cu_, name, name, difile_, p.loc.begin.line, sp_ty,
                                  p.loc.begin.line, llvm::DINode::FlagPrototyped,
                                  llvm::DISubprogram::SPFlagDefinition);
@@ -479,7 +499,12 @@ Result<Output> IRGen::run() {
     return make_error("BUG: generated invalid LLVM IR: " + vs.str());
 
   Output out;
-  auto obj = emit_object(*mod_, opts_.want_ir ? &out.ir : nullptr);
+  std::vector<BackendError> backend_errors;
+  auto obj = emit_object(*mod_, opts_.want_ir ? &out.ir : nullptr, &backend_errors);
+  if (!obj && !backend_errors.empty()) {
+    report_backend_errors(backend_errors);
+    return make_error("code generation failed");
+  }
   if (!obj)
     return std::move(obj).take_error();
   bundle_.object = std::move(*obj);
@@ -493,6 +518,29 @@ Result<Output> IRGen::run() {
   }
   out.bundle = std::move(bundle_);
   return out;
+}
+
+void IRGen::report_backend_errors(const std::vector<BackendError> &errors) {
+  std::set<std::string> seen;
+  for (const auto &e : errors) {
+    auto it = fn_locs_.find(e.function);
+    Location loc = it != fn_locs_.end() ? it->second : Location{};
+    // One error per function and kind: the stack limit is reported at
+    // every access past it.
+    if (!seen.insert(e.function + (e.stack_limit ? "/stack" : "/" + e.message)).second)
+      continue;
+    auto d = ast_.diags().error(loc);
+    if (e.stack_limit) {
+      d << (it == fn_locs_.end() || e.function.find("_for") == std::string::npos
+                ? "this probe"
+                : "this for loop's body")
+        << " needs more than the 512 bytes of the BPF stack";
+      d.hint("fewer variables or smaller values live at once (values over 64 "
+             "bytes go to scratch memory, not the stack)");
+    } else {
+      d << "the BPF code generator cannot compile this: " << e.message;
+    }
+  }
 }
 
 Result<Output> generate(ASTContext &ctx, const Options &opts) {
