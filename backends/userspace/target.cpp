@@ -459,6 +459,8 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
       req.address = spec.address;
     req.pid = im.pid;
     auto expanded = resolver.expand(req);
+    for (auto &w : resolver.take_warnings())
+      warnings.push_back(std::move(w));
     std::string missing;
     if (!expanded)
       missing = spec.name + ": " + expanded.error();
