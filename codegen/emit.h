@@ -20,8 +20,8 @@ struct BackendError {
 };
 
 // IR instructions past which a function is optimised at O1, not O2 (see
-// emit.cpp): about 2000 statements in one probe.
-inline constexpr size_t kLargeFunction = 16384;
+// emit.cpp): about 1000 statements in one probe.
+inline constexpr size_t kLargeFunction = 8192;
 size_t largest_function(const llvm::Module &m);
 
 // Optimises `m` (O2; O1 past kLargeFunction) and emits it as a BPF object (little endian, ISA v3
