@@ -282,6 +282,7 @@ ProbeResolver::expand_uprobe(const AttachRequest &request,
       p.function_vaddr = sym->vaddr;
       p.function_size = sym->size;
       p.offset = request.offset.value_or(0);
+      p.ifunc = sym->type == SymbolType::IndirectFunction && p.offset == 0;
       if (returns)
         if (std::string_view why = return_probe_refusal(binary, *sym); !why.empty()) {
           if (explicit_name)
