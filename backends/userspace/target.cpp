@@ -69,10 +69,16 @@ struct UserspaceTarget::Impl {
   };
   std::vector<Pending> pending;
   size_t hooked = 0;
-  // (probe block's section, run-time address) already hooked: names of one
-  // block that reach one function (an IFUNC and its implementation, memcpy
-  // and memmove) run the block once per call.
-  std::set<std::pair<std::string, uint64_t>> hooked_sites;
+  // What is hooked where. An attach point hooks an address once (aliases,
+  // an IFUNC and its implementation under one wildcard). Two attach points
+  // of a block that name one function both fire, as in bpftrace; but one
+  // that reaches an implementation only through an IFUNC (memcpy and
+  // memmove share one) joins the block's hook there: each call runs the
+  // block once.
+  std::set<std::pair<size_t, uint64_t>> hooked_sites;        // (spec, address)
+  std::map<std::pair<std::string, uint64_t>, bool> block_sites; // (section, address) -> via an IFUNC
+  bool already_hooked(size_t spec_index, const std::string &section, uint64_t address,
+                      bool via_ifunc);
   std::shared_ptr<runtime::symbols::BinaryCache> binaries =
       std::make_shared<runtime::symbols::BinaryCache>();
   // IFUNCs of the attach point being installed that stay on their
@@ -278,6 +284,18 @@ uint64_t UserspaceTarget::Impl::probe_id(const std::string &name) {
   return it->second;
 }
 
+bool UserspaceTarget::Impl::already_hooked(size_t spec_index, const std::string &section,
+                                           uint64_t address, bool via_ifunc) {
+  if (!hooked_sites.insert({spec_index, address}).second)
+    return true;
+  auto [it, fresh] = block_sites.try_emplace({section, address}, via_ifunc);
+  if (fresh)
+    return false;
+  if (via_ifunc || it->second)
+    return true;
+  return false;
+}
+
 Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
                                          const runtime::symbols::ResolvedProbe &resolved,
                                          bool many,
@@ -293,7 +311,7 @@ Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
   auto addr = space.runtime_address(probe.binary, probe.file_offset);
   if (!addr)
     return false;
-  if (!hooked_sites.insert({spec.section, *addr}).second)
+  if (already_hooked(spec_index, spec.section, *addr, resolved.ifunc && !probe.ifunc))
     return true;
   auto program = program_for(spec);
   if (!program)
