@@ -151,6 +151,21 @@ Result<std::vector<uint8_t>> emit_object(llvm::Module &m, std::string *ir,
   return std::vector<uint8_t>(buf.begin(), buf.end());
 }
 
+Result<std::vector<std::pair<std::string, size_t>>>
+program_sizes(const std::vector<uint8_t> &object) {
+  llvm::StringRef data(reinterpret_cast<const char *>(object.data()), object.size());
+  auto obj = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(data, "bpf.o"));
+  if (!obj)
+    return make_error("not an ELF object: " + llvm::toString(obj.takeError()));
+  std::vector<std::pair<std::string, size_t>> out;
+  for (const auto &section : (*obj)->sections()) {
+    auto name = section.getName();
+    if (section.isText() && name && section.getSize() > 0)
+      out.emplace_back(name->str(), section.getSize() / 8);
+  }
+  return out;
+}
+
 Result<std::string> disassemble(const std::vector<uint8_t> &object) {
   std::string err;
   const llvm::Target *target = bpf_target(err);

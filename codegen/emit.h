@@ -31,4 +31,12 @@ size_t largest_function(const llvm::Module &m);
 Result<std::vector<uint8_t>> emit_object(llvm::Module &m, std::string *ir,
                                          std::vector<BackendError> *errors = nullptr);
 
+// The most instructions one program may have: the kernel's limit for a
+// privileged program, and what ubtrace's verifier steps through in all.
+inline constexpr size_t kMaxProgramInsns = 1'000'000;
+
+// Instructions per code section ("uprobe/p0" -> n) of an object.
+Result<std::vector<std::pair<std::string, size_t>>>
+program_sizes(const std::vector<uint8_t> &object);
+
 } // namespace ubtrace::codegen

@@ -507,6 +507,17 @@ Result<Output> IRGen::run() {
   }
   if (!obj)
     return std::move(obj).take_error();
+  if (auto sizes = program_sizes(*obj); sizes) {
+    for (const auto &[section, insns] : *sizes) {
+      auto it = fn_locs_.find(section.substr(section.find('/') + 1));
+      if (insns > kMaxProgramInsns && it != fn_locs_.end())
+        fail(it->second, "this probe compiles to " + std::to_string(insns) +
+                             " BPF instructions, more than the " +
+                             std::to_string(kMaxProgramInsns) + " one program may have");
+    }
+    if (ast_.diags().error_count() != errors)
+      return make_error("code generation failed");
+  }
   bundle_.object = std::move(*obj);
   bundle_.positional_params = ast_.positional;
   bundle_.config = ast_.config;
