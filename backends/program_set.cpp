@@ -9,8 +9,16 @@
 
 namespace ubtrace::backends {
 
+// The CLI runs its programs (BEGIN, END, interval...) on the region the
+// traced process shares and can write over: with the maps' helpers as the
+// CLI runs them, on its own copy of the geometry (runtime/maps/trusted.h).
 const vm::HelperImpls &host_helper_impls() {
-  static const vm::HelperImpls impls = runtime::helpers::all_helper_impls();
+  static const vm::HelperImpls impls = [] {
+    vm::HelperImpls h = runtime::helpers::all_helper_impls();
+    for (const auto &e : runtime::maps::cli_map_helpers())
+      h.set(e.id, e.fn);
+    return h;
+  }();
   return impls;
 }
 
@@ -33,7 +41,7 @@ Result<ProgramSet> ProgramSet::load(const runtime::Bundle &bundle,
       void *map = region.map(static_cast<uint32_t>(i));
       b.handle = reinterpret_cast<uint64_t>(map);
       b.value_base = runtime::maps::array_value_base(map);
-      b.for_each = &ubt_map_iterate;
+      b.for_each = &runtime::maps::cli_map_iterate;
     }
     if (b.handle == 0)
       return make_error("BUG: the object's map " + def.name + " is not in the bundle");

@@ -410,19 +410,34 @@ void Session::print_all_maps() {
 
 void Session::report_losses() {
   auto stats = consumer_->stats();
-  if (stats.lost)
+  if (stats.counters_overwritten)
+    out_->runtime_error("the traced process wrote over the event ring's loss "
+                        "counters: how many events were lost is unknown",
+                        {});
+  else if (stats.lost)
     out_->lost_events(stats.lost);
   for (size_t i = 0; i < bundle_.maps.size(); i++) {
     if (bundle_.maps[i].role != runtime::MapRole::User)
       continue;
     auto c = runtime::maps::map_counters(region_->map(static_cast<uint32_t>(i)));
-    if (c.drops)
+    if (c.drops && !c.overwritten)
       out_->runtime_error("map " + bundle_.maps[i].name + " dropped " +
                               std::to_string(c.drops) +
                               " update(s): the map was full (raise max_map_keys or "
                               "declare it with a larger size)",
                           {});
   }
+  // What the traced process wrote over in the shared region (it can: the
+  // region is mapped writable in it), and what the CLI found that makes no
+  // sense: nothing was trusted, but what was read may be wrong.
+  auto &trusted = region_->trusted();
+  (void)runtime::maps::check_headers(trusted);
+  if (uint32_t kinds = trusted.anomaly_kinds.load())
+    out_->runtime_error(
+        "the traced process wrote over ubtrace's shared memory (" +
+            runtime::maps::describe_anomalies(kinds) +
+            "): the maps and events printed may be wrong or incomplete",
+        {});
 }
 
 int Session::run() {
@@ -533,6 +548,11 @@ int Session::run() {
         return 1;
       }
       gpu_ = std::move(*g);
+      if (auto passed = target_->pass_gpu_channel(gpu_->agent_end()); !passed) {
+        *opts_.err << "ERROR: " << passed.error() << std::endl;
+        return 1;
+      }
+      gpu_->agent_end_sent();
       fmt_.gpu_kernel_names = &gpu_->kernel_names();
       fmt_.refresh_gpu_kernel_names = [this] {
         (void)gpu_->service([this](const std::string &t) { gpu_notice(t); });

@@ -14,7 +14,6 @@
 #include <cstring>
 #include <fstream>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 namespace ubtrace::backends::gpu {
@@ -104,30 +103,31 @@ GpuBackend::create(const runtime::Bundle &bundle, int pid,
   b->probes_ = bundle.probes;
   b->options_.probe_names = nullptr; // the session's, not ours to keep
 
-  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0)
-    return make_error(std::string("GPU channel: socket: ") +
+  // The channel is a socketpair: its agent end goes to the agent over the
+  // first channel (agent_end()), so nobody else can be the agent's peer.
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+    return make_error(std::string("GPU channel: socketpair: ") +
                       std::strerror(errno));
-  struct sockaddr_un addr {};
-  addr.sun_family = AF_UNIX;
-  std::string name = std::string(agent::kGpuSocketPrefix) + std::to_string(pid);
-  std::memcpy(addr.sun_path + 1, name.data(), name.size());
-  socklen_t len = offsetof(struct sockaddr_un, sun_path) + 1 + name.size();
-  if (bind(fd, reinterpret_cast<struct sockaddr *>(&addr), len) != 0 ||
-      listen(fd, 1) != 0) {
-    int err = errno;
-    close(fd);
-    return make_error("GPU channel: cannot listen on @" + name + ": " +
-                      std::strerror(err));
-  }
-  b->listener_ = fd;
+  // GpuSetup carries the probes' PTX: more than the default buffer.
+  int big = 8 << 20;
+  setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
+  b->pending_ = pair[0];
+  b->agent_end_ = pair[1];
   return b;
 }
 
 GpuBackend::~GpuBackend() {
   disconnect();
-  if (listener_ >= 0)
-    close(listener_);
+  for (int fd : {pending_, agent_end_})
+    if (fd >= 0)
+      close(fd);
+}
+
+void GpuBackend::agent_end_sent() {
+  if (agent_end_ >= 0)
+    close(agent_end_);
+  agent_end_ = -1;
 }
 
 void GpuBackend::disconnect() {
@@ -140,61 +140,43 @@ Result<std::vector<uint8_t>> GpuBackend::request(const agent::Message &m,
                                                  const NoticeFn &notice) {
   if (sock_ < 0)
     return make_error("the agent is not connected on the GPU channel");
-  if (auto sent = agent::send_message(sock_, m); !sent) {
+  auto r = agent::request_reply(sock_, m, options_.request_timeout_ms,
+                                [&](agent::Message &&n) { take(n, notice); });
+  if (!r) {
     gone_ = true;
     disconnect();
-    return std::move(sent).take_error();
+    return make_error("GPU channel: " + r.error());
   }
-  for (;;) {
-    auto r = agent::recv_message(sock_, options_.request_timeout_ms);
-    if (!r) {
-      gone_ = true;
-      disconnect();
-      return make_error("GPU channel: " + r.error());
-    }
-    if (r->type == agent::MsgType::GpuNotice) {
-      if (notice)
-        notice(std::string(r->payload.begin(), r->payload.end()));
-      continue;
-    }
-    if (r->type == agent::MsgType::GpuKernels) {
-      learn_kernels(r->payload);
-      continue;
-    }
-    if (r->type != agent::MsgType::Reply)
-      continue;
-    agent::ReplyMsg reply{};
-    if (!r->read(reply))
-      return make_error("GPU channel: malformed reply");
-    std::vector<uint8_t> rest(r->payload.begin() + sizeof reply,
-                              r->payload.end());
-    if (reply.status != 0)
-      return make_error(rest.empty() ? "the agent refused a GPU request"
-                                     : std::string(rest.begin(), rest.end()));
-    return rest;
-  }
+  agent::ReplyMsg reply{};
+  r->read(reply);
+  std::vector<uint8_t> rest(r->payload.begin() + sizeof reply,
+                            r->payload.end());
+  if (reply.status != 0)
+    return make_error(rest.empty() ? "the agent refused a GPU request"
+                                   : std::string(rest.begin(), rest.end()));
+  return rest;
+}
+
+void GpuBackend::take(const agent::Message &m, const NoticeFn &notice) {
+  if (m.type == agent::MsgType::GpuNotice && notice)
+    notice(std::string(m.payload.begin(), m.payload.end()));
+  if (m.type == agent::MsgType::GpuKernels)
+    learn_kernels(m.payload);
 }
 
 Result<void> GpuBackend::service(const NoticeFn &notice) {
-  if (sock_ < 0 && !gone_ && listener_ >= 0) {
-    int fd = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd >= 0) {
-      // Only the traced process may connect.
-      struct ucred cred {};
-      socklen_t len = sizeof cred;
-      if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
-          cred.pid != pid_) {
-        close(fd);
-        return {};
-      }
-      int big = 8 << 20;
-      setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
-      auto hello = agent::recv_message(fd, 5000);
-      if (!hello || hello->type != agent::MsgType::GpuHello) {
-        close(fd);
+  // The agent greets once the target first loads CUDA code.
+  if (sock_ < 0 && !gone_ && pending_ >= 0) {
+    auto hello = agent::recv_message(pending_, 0);
+    if (!hello && hello.error() == agent::kChannelClosed) {
+      gone_ = true; // the target exited without loading CUDA code
+      close(pending_);
+      pending_ = -1;
+    } else if (hello) {
+      if (hello->type != agent::MsgType::GpuHello)
         return make_error("the agent did not greet on the GPU channel");
-      }
-      sock_ = fd;
+      sock_ = pending_;
+      pending_ = -1;
       agent::gpu::GpuSetup setup;
       setup.ptx = program_.ptx;
       setup.maps = program_.maps;
@@ -209,20 +191,18 @@ Result<void> GpuBackend::service(const NoticeFn &notice) {
         return make_error("the agent refused the GPU probes: " + r.error());
     }
   }
-  // Notices the agent sent on its own.
-  while (sock_ >= 0) {
+  // Notices the agent sent on its own (a bounded number per call: the
+  // traced process could send them without end).
+  for (int handled = 0; sock_ >= 0 && handled < 256; ++handled) {
     auto m = agent::recv_message(sock_, 0);
     if (!m) {
-      if (m.error() == "channel closed") {
+      if (m.error() == agent::kChannelClosed) {
         gone_ = true;
         disconnect();
       }
       break;
     }
-    if (m->type == agent::MsgType::GpuNotice && notice)
-      notice(std::string(m->payload.begin(), m->payload.end()));
-    if (m->type == agent::MsgType::GpuKernels)
-      learn_kernels(m->payload);
+    take(*m, notice);
   }
   return {};
 }

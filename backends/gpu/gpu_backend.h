@@ -2,11 +2,14 @@
 // the user-space backend launched (-c) with the agent in it.
 //
 //   1. create(): compiles every GPU probe to PTX (gpu_program.h) with the
-//      process's pid, uid and comm as constants, and listens on the
-//      abstract socket "@ubtrace-gpu.<pid>".
-//   2. service() (the session's loop): accepts the agent when the target
-//      first loads CUDA code, sends it the GpuSetup, and passes the agent's
-//      notices on (a module without PTX, a module that failed).
+//      process's pid, uid and comm as constants, and makes the GPU channel,
+//      a socketpair whose agent end (agent_end()) the session passes to the
+//      agent on the first channel (agent::MsgType::GpuChannel) before Go.
+//      Nothing is connected to by name: no other process can be the
+//      agent's peer (a named socket could be bound, or answered, by anyone).
+//   2. service() (the session's loop): takes the agent's greeting when the
+//      target first loads CUDA code, sends it the GpuSetup, and passes the
+//      agent's notices on (a module without PTX, a module that failed).
 //   3. sync() before maps are printed (print(), interval, the end of a
 //      trace that stops before the target exits): the agent copies the
 //      device maps into the shared-memory region and drains the device
@@ -54,7 +57,13 @@ public:
          const GpuBackendOptions &options = {});
   ~GpuBackend();
 
-  // Non-blocking: accepts and sets up the agent, collects its notices.
+  // The agent's end of the GPU channel, to pass to the agent; once sent,
+  // agent_end_sent() closes this process's copy (so the channel's end is
+  // seen when the agent's goes).
+  int agent_end() const { return agent_end_; }
+  void agent_end_sent();
+
+  // Non-blocking: sets up the agent once it greets, collects its notices.
   using NoticeFn = std::function<void(const std::string &)>;
   Result<void> service(const NoticeFn &notice);
   bool connected() const { return sock_ >= 0; }
@@ -87,6 +96,8 @@ private:
   GpuBackend() = default;
   Result<std::vector<uint8_t>> request(const agent::Message &m,
                                        const NoticeFn &notice);
+  // A message the agent sent on its own: a notice, or kernel names.
+  void take(const agent::Message &m, const NoticeFn &notice);
   void disconnect();
 
   GpuProgram program_;
@@ -98,7 +109,8 @@ private:
   bool demangle_ = true; // config cpp_demangle
   GpuBackendOptions options_;
   int pid_ = 0;
-  int listener_ = -1;
+  int pending_ = -1;   // our end, until the agent greets on it
+  int agent_end_ = -1; // the agent's, until sent
   int sock_ = -1;
   bool gone_ = false; // the agent hung up (the target exited)
 };

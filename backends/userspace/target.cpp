@@ -49,6 +49,9 @@ struct UserspaceTarget::Impl {
   bool detached = false;
   std::optional<runtime::inject::ExitStatus> status;
   std::vector<agent::Message> notices; // arrived while waiting for replies
+  // The agent hung up while the process may still run (see service()).
+  std::optional<std::chrono::steady_clock::time_point> hung_up_at;
+  bool hangup_reported = false;
 
   // What install() and later library loads need.
   const runtime::Bundle *bundle = nullptr;
@@ -200,15 +203,17 @@ Result<std::unique_ptr<UserspaceTarget>> UserspaceTarget::attach(int pid,
   // The library may be loaded already (an earlier ubtrace traced this
   // process): the entry starts a session either way.
   io.entry_symbol = agent::kInjectEntry;
+  io.entry_argument = listener->entry_argument();
   auto report = runtime::inject::inject_agent(pid, io);
   if (!report)
     return std::move(report).take_error();
-  if (report->entry_result == 1)
+  if (report->entry_result == agent::kInjectBusy)
     return make_error(busy_message(pid));
-  if (report->entry_result != 0)
-    return make_error("the agent loaded into " + std::to_string(pid) +
-                      " could not connect back to ubtrace (code " +
-                      std::to_string(report->entry_result) + ")");
+  if (report->entry_result != agent::kInjectStarted)
+    return make_error(
+        "the agent loaded into " + std::to_string(pid) +
+        " could not connect back to ubtrace (" +
+        runtime::inject::inject_entry_failure(report->entry_result) + ")");
   auto channel = listener->accept(pid, runtime::inject::Deadline(10000ms));
   if (!channel)
     return make_error("the agent loaded into " + std::to_string(pid) +
@@ -387,33 +392,27 @@ Result<void> UserspaceTarget::Impl::load_native(const runtime::Bundle &bundle,
     return make_error("JIT: " + object.error());
 
   // The agent's helper addresses.
-  std::string err;
-  auto sent = agent::send_message(sock, agent::Message{agent::MsgType::Symbols, {}, -1});
-  if (!sent)
-    return std::move(sent).take_error();
+  auto r = agent::request_reply(
+      sock, agent::Message{agent::MsgType::Symbols, {}, -1}, 10000,
+      [this](agent::Message &&n) {
+        if (notices.size() < agent::kMaxQueuedNotices)
+          notices.push_back(std::move(n));
+      });
+  if (!r)
+    return make_error("agent channel: " + r.error());
   jit::SymbolTable symbols;
-  for (;;) {
-    auto r = agent::recv_message(sock, 10000);
-    if (!r)
-      return make_error("agent channel: " + r.error());
-    if (r->type != agent::MsgType::Reply) {
-      notices.push_back(std::move(*r));
-      continue;
-    }
-    size_t at = sizeof(agent::ReplyMsg);
-    const auto &p = r->payload;
-    while (at + 4 <= p.size()) {
-      uint32_t len;
-      std::memcpy(&len, p.data() + at, 4);
-      if (at + 4 + len + 8 > p.size())
-        break;
-      std::string name(reinterpret_cast<const char *>(p.data() + at + 4), len);
-      uint64_t addr;
-      std::memcpy(&addr, p.data() + at + 4 + len, 8);
-      symbols[name] = addr;
-      at += 4 + len + 8;
-    }
-    break;
+  size_t at = sizeof(agent::ReplyMsg);
+  const auto &p = r->payload;
+  while (at + 4 <= p.size()) {
+    uint32_t len;
+    std::memcpy(&len, p.data() + at, 4);
+    if (len > p.size() - at - 4 || p.size() - at - 4 - len < 8)
+      break;
+    std::string name(reinterpret_cast<const char *>(p.data() + at + 4), len);
+    uint64_t addr;
+    std::memcpy(&addr, p.data() + at + 4 + len, 8);
+    symbols[name] = addr;
+    at += 4 + len + 8;
   }
 
   agent::AllocCodeMsg a{object->image_size, object->alignment};
@@ -586,13 +585,30 @@ Result<size_t> UserspaceTarget::service() {
   if (im.detached || im.sock < 0)
     return size_t(0);
   size_t before = im.hooked;
-  for (;;) {
+  // Bounded: the traced process can write anything on the agent's channel,
+  // as fast as it likes; the session loop must get back to its signals.
+  for (int handled = 0; handled < 256; ++handled) {
     agent::Message m;
     if (!im.notices.empty()) {
       m = std::move(im.notices.front());
       im.notices.erase(im.notices.begin());
     } else {
       auto r = agent::recv_message(im.sock, 0);
+      if (!r && r.error() == agent::kChannelClosed) {
+        // A process that exits closes the channel before it can be waited
+        // for: only one still running a while later lost its agent.
+        auto now = std::chrono::steady_clock::now();
+        if (!im.hung_up_at)
+          im.hung_up_at = now;
+        if (!im.hangup_reported && now - *im.hung_up_at > 500ms && !exited()) {
+          im.hangup_reported = true;
+          return make_error(
+              "the agent in process " + std::to_string(im.pid) +
+              " hung up while the process runs on: the program closed or "
+              "reused ubtrace's descriptor, so the agent removed its probes "
+              "(what they recorded is printed at the end)");
+        }
+      }
       if (!r)
         break; // nothing now (or the channel is gone: exited() tells)
       m = std::move(*r);
@@ -627,6 +643,13 @@ Result<size_t> UserspaceTarget::service() {
 size_t UserspaceTarget::pending() const { return impl_->pending.size(); }
 
 const std::string &UserspaceTarget::jit_error() const { return impl_->jit_error; }
+
+Result<void> UserspaceTarget::pass_gpu_channel(int fd) {
+  auto r = impl_->call(agent::Message{agent::MsgType::GpuChannel, {}, fd});
+  if (!r)
+    return make_error("cannot hand the GPU channel to the agent: " + r.error());
+  return {};
+}
 
 Result<void> UserspaceTarget::go() {
   if (!impl_->waiting)

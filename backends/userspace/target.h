@@ -53,6 +53,9 @@ public:
   // Why the probes run in the agent's interpreter instead of native code
   // ("" when they are native).
   const std::string &jit_error() const;
+  // Hands the agent the GPU channel (gpu::GpuBackend::agent_end()), before
+  // go(): the only way it learns of a GPU peer.
+  Result<void> pass_gpu_channel(int fd);
   // Lets a spawned command run (no-op for -p).
   Result<void> go();
   // The process's end, once it ended (non-blocking); -p targets report

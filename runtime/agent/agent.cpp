@@ -30,6 +30,7 @@
 #include "runtime/agent/protocol.h"
 #include "runtime/helpers/all_helpers.h"
 #include "runtime/agent/agent_thread.h"
+#include "runtime/agent/cli_link.h"
 #include "runtime/hook/hook.h"
 #include "runtime/hook/trap_handler.h"
 #include "runtime/jit/remote_symbols.h"
@@ -105,12 +106,14 @@ struct HookEntry {
 
 class Agent {
 public:
-  Agent(int sock, bool spawned) : sock_(sock), spawned_(spawned) {}
+  Agent(OwnedFd sock, bool spawned)
+      : sock_(std::move(sock)), spawned_(spawned) {}
   bool spawned() const { return spawned_; }
   // The CLI asked to detach or hung up: the session is on its way out.
   bool ending() const { return ending_.load(std::memory_order_acquire); }
 
   bool hello(bool waiting);
+  void close_channel() { sock_.close(); }
   void serve();     // the channel thread's loop
   void wait_go();   // the constructor of a spawned target waits here
   void handle(const Message &m);
@@ -124,7 +127,7 @@ public:
   runtime::maps::Region *region() const { return region_.get(); } // GPU
 
 private:
-  int sock_;
+  OwnedFd sock_; // the program may take the number: owned_fd.h
   bool spawned_;
   std::atomic<bool> ending_{false};
   std::unique_ptr<runtime::maps::Region> region_;
@@ -170,6 +173,7 @@ private:
 };
 
 Agent *g_agent = nullptr;
+void set_gpu_channel(OwnedFd fd); // below
 
 void on_dlopen_return(runtime::hook::PtRegs *regs, void *) {
   void *handle = reinterpret_cast<void *>(regs->rax);
@@ -214,7 +218,7 @@ bool Agent::hello(bool waiting) {
 }
 
 // A CLI that came while another one traces the process: told so, hung up.
-void send_busy(int sock) {
+void send_busy(OwnedFd &sock) {
   HelloMsg h{kProtocolVersion, static_cast<uint32_t>(getpid()), 0, 1};
   (void)send_message(sock, Message::of(MsgType::Hello, h));
 }
@@ -415,8 +419,12 @@ void Agent::handle(const Message &m) {
       reply(-EINVAL, 0, "no fd with the region message");
       return;
     }
-    auto r = runtime::maps::Region::attach(m.fd);
-    close(m.fd);
+    // Ours since it arrived; read (mapped) only while still ours.
+    OwnedFd fd = OwnedFd::adopt(m.fd);
+    auto r = fd.usable()
+                 ? runtime::maps::Region::attach(fd.get())
+                 : Result<runtime::maps::Region>(make_error(kChannelLost));
+    fd.close();
     if (!r) {
       reply(-EINVAL, 0, r.error());
       return;
@@ -528,6 +536,14 @@ void Agent::handle(const Message &m) {
     reply(0);
     return;
   }
+  case MsgType::GpuChannel:
+    if (m.fd < 0) {
+      reply(-EINVAL, 0, "no fd with the GPU channel message");
+      return;
+    }
+    set_gpu_channel(OwnedFd::adopt(m.fd));
+    reply(0);
+    return;
   case MsgType::Go:
     // Reply first: a program that exits right away would take the reply
     // with it.
@@ -582,21 +598,51 @@ void Agent::handle(const Message &m) {
 }
 
 void Agent::serve() {
+  // Wakes up now and then even with nothing to read: a program that closed
+  // the channel's descriptor (close_range at its start, say) is noticed
+  // within a second and the agent goes quiet, instead of holding the hooks
+  // of a session nobody can reach. The receive checks the descriptor is
+  // still ours around each system call.
+  constexpr int kOwnershipCheckMs = 1000;
   for (;;) {
-    auto m = recv_message(sock_);
+    auto m = recv_message(sock_, kOwnershipCheckMs);
+    if (!m && m.error() == kChannelTimedOut)
+      continue;
     if (!m)
-      break; // the CLI is gone
+      break; // the CLI is gone, or the channel is not ours any more
+    // Only Region and GpuChannel carry a descriptor; any other is closed,
+    // being ours.
+    if (m->fd >= 0 && m->type != MsgType::Region &&
+        m->type != MsgType::GpuChannel) {
+      OwnedFd::adopt(m->fd).close();
+      m->fd = -1;
+    }
     handle(*m);
   }
-  // The CLI died or closed the channel: the target runs on, untraced.
+  // The CLI died or closed the channel, or the program took the channel's
+  // descriptor: the target runs on, untraced. A descriptor that is not ours
+  // any more is left alone (close() checks).
   ending_.store(true, std::memory_order_release);
   detach_all();
   release_waiter();
-  close(sock_);
+  sock_.close();
+  set_gpu_channel(OwnedFd()); // one the GPU runtime did not take: unused
 }
 
 // One session at a time: the agent of the CLI tracing the process now.
 pthread_mutex_t g_session_lock = PTHREAD_MUTEX_INITIALIZER;
+
+// The GPU channel the CLI passed (GpuChannel), until the GPU runtime takes
+// it at the process's first CUDA code load (runtime/agent/gpu).
+pthread_mutex_t g_gpu_channel_lock = PTHREAD_MUTEX_INITIALIZER;
+OwnedFd g_gpu_channel;
+
+void set_gpu_channel(OwnedFd fd) {
+  pthread_mutex_lock(&g_gpu_channel_lock);
+  g_gpu_channel.close();
+  g_gpu_channel = std::move(fd);
+  pthread_mutex_unlock(&g_gpu_channel_lock);
+}
 
 void *serve_thread(void *arg) {
   auto *agent = static_cast<Agent *>(arg);
@@ -613,42 +659,9 @@ void *serve_thread(void *arg) {
   return nullptr;
 }
 
-// The channel of a spawned target: the fd the CLI left in the environment.
-int spawned_channel() {
-  const char *env = getenv(kFdEnv);
-  if (!env)
-    return -1;
-  int fd = atoi(env);
-  // Children and exec'd programs must not reuse the channel.
-  unsetenv(kFdEnv);
-  int flags = fcntl(fd, F_GETFD);
-  if (flags < 0)
-    return -1;
-  fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
-  return fd;
-}
-
-// The channel of an injected agent: the CLI listens on an abstract socket
-// named after this process.
-int attach_channel() {
-  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return -1;
-  struct sockaddr_un addr {};
-  addr.sun_family = AF_UNIX;
-  std::string name = std::string(kSocketPrefix) + std::to_string(getpid());
-  std::memcpy(addr.sun_path + 1, name.data(), name.size()); // abstract
-  socklen_t len = offsetof(struct sockaddr_un, sun_path) + 1 + name.size();
-  if (connect(fd, reinterpret_cast<struct sockaddr *>(&addr), len) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // 0: a session started on `sock`; 1: another one runs (the CLI is told);
 // -1: it could not start.
-int start_session(int sock, bool spawned) {
+int start_session(OwnedFd sock, bool spawned) {
   pthread_mutex_lock(&g_session_lock);
   // A session on its way out (its CLI just ended; removing the hooks takes
   // milliseconds, more on a loaded machine) is waited for, up to 3 s: a
@@ -662,13 +675,15 @@ int start_session(int sock, bool spawned) {
   if (g_agent) {
     pthread_mutex_unlock(&g_session_lock);
     send_busy(sock);
-    close(sock);
+    sock.close();
     return 1;
   }
-  auto *agent = new Agent(sock, spawned);
+  // A forked child must not keep (or write to) the channel of its parent.
+  forget_owned_fds_after_fork();
+  auto *agent = new Agent(std::move(sock), spawned);
   if (!agent->hello(spawned)) {
     pthread_mutex_unlock(&g_session_lock);
-    close(sock);
+    agent->close_channel();
     delete agent;
     return -1;
   }
@@ -676,7 +691,7 @@ int start_session(int sock, bool spawned) {
   if (!start_agent_thread(serve_thread, agent)) {
     g_agent = nullptr;
     pthread_mutex_unlock(&g_session_lock);
-    close(sock);
+    agent->close_channel();
     delete agent;
     return -1;
   }
@@ -693,6 +708,12 @@ int start_session(int sock, bool spawned) {
 runtime::maps::Region *agent_region() {
   return g_agent ? g_agent->region() : nullptr;
 }
+OwnedFd agent_take_gpu_channel() {
+  pthread_mutex_lock(&g_gpu_channel_lock);
+  OwnedFd fd = std::move(g_gpu_channel);
+  pthread_mutex_unlock(&g_gpu_channel_lock);
+  return fd;
+}
 } // namespace ubtrace::agent
 
 // Called by libubtrace_preload.so's constructor. That library depends on
@@ -705,17 +726,21 @@ extern "C" __attribute__((visibility("default"))) void ubtrace_agent_start() {
   int sock = ubtrace::agent::spawned_channel();
   if (sock < 0)
     return; // not spawned by ubtrace (injected, or exec'd by a traced program)
-  (void)ubtrace::agent::start_session(sock, true);
+  (void)ubtrace::agent::start_session(ubtrace::agent::OwnedFd::adopt(sock),
+                                      true);
 }
 
 // The injector's entry (runtime/inject InjectOptions::entry_symbol): connect
-// to the CLI that injected us. Returns start_session's result, or -2 when
-// there is no CLI to connect to.
-extern "C" __attribute__((visibility("default"))) int ubtrace_agent_inject(const char *) {
-  int sock = ubtrace::agent::attach_channel();
+// to the CLI that injected us, named by `argument` (protocol.h's
+// AttachArgument). Returns start_session's result, or the kInject* code of
+// why no session started.
+extern "C" __attribute__((visibility("default"))) int
+ubtrace_agent_inject(const char *argument) {
+  int sock = ubtrace::agent::attach_channel(argument);
   if (sock < 0)
-    return -2;
-  return ubtrace::agent::start_session(sock, false);
+    return sock;
+  return ubtrace::agent::start_session(ubtrace::agent::OwnedFd::adopt(sock),
+                                       false);
 }
 
 // Called by libubtrace_preload.so's sigaction() and signal() for SIGTRAP and

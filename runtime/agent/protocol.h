@@ -3,29 +3,61 @@
 // The CLI sends requests, the agent answers each with a Reply; the agent
 // may also send notices (a library loaded) at any time.
 //
-// How the agent finds the channel:
+// How the agent finds the channel, and knows it is its own CLI's:
 //   -c CMD  the CLI spawns CMD with UBTRACE_AGENT_FD=<fd of its end of a
 //           socketpair> and LD_PRELOAD=<agent>; the agent's constructor
-//           waits for Go, so hooks are in place before main.
-//   -p PID  the CLI listens on the abstract socket "@ubtrace-agent.<PID>"
-//           and injects the agent, whose constructor connects to it.
+//           takes the descriptor only if it is a SOCK_SEQPACKET socket whose
+//           peer (SO_PEERCRED) is its parent, and waits for Go, so hooks are
+//           in place before main.
+//   -p PID  the CLI listens on an abstract socket whose name nobody can
+//           predict ("@ubtrace-agent.<PID>.<128 random bits>") and injects
+//           the agent; the injector calls kInjectEntry with an
+//           AttachArgument naming the socket and the CLI's pid and uid. The
+//           agent connects there and talks only if the listener's
+//           credentials (SO_PEERCRED) are that pid and uid; the CLI accepts
+//           only the target's pid. A name derived from the pid alone could
+//           be bound first by any local user (blocking -p), or answered by
+//           them.
+// Nothing else is ever connected to by name: the GPU channel travels as a
+// descriptor on this one (MsgType::GpuChannel), and only when the script
+// has GPU probes.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "runtime/agent/owned_fd.h"
 #include "runtime/result.h"
 
 namespace ubtrace::agent {
 
 inline constexpr uint32_t kProtocolVersion = 1;
 inline constexpr const char *kFdEnv = "UBTRACE_AGENT_FD";
-inline constexpr const char *kSocketPrefix = "ubtrace-agent."; // + pid, abstract
-// What the injector calls after dlopen (-p): `int (const char *)`, 0 when a
-// session started, 1 when another CLI traces the process, < 0 on failure.
+// + pid + "." + random hex, abstract
+inline constexpr const char *kSocketPrefix = "ubtrace-agent.";
+// What the injector calls after dlopen (-p): `int (const char *)` with an
+// encoded AttachArgument; its results below.
 inline constexpr const char *kInjectEntry = "ubtrace_agent_inject";
+inline constexpr int kInjectStarted = 0;    // a session started
+inline constexpr int kInjectBusy = 1;       // another CLI traces the process
+inline constexpr int kInjectNoCli = -2;     // nothing listens at the address
+inline constexpr int kInjectBadArgument = -3;  // not an AttachArgument
+inline constexpr int kInjectWrongPeer = -4; // the listener is not that CLI
+inline constexpr int kInjectFailed = -1;    // the session could not start
+
+// -p: the entry's argument. The agent connects to `address` and speaks only
+// to a listener whose SO_PEERCRED is (cli_pid, cli_uid).
+struct AttachArgument {
+  std::string address; // "@name" (abstract) or a path
+  uint32_t cli_pid = 0;
+  uint32_t cli_uid = 0;
+};
+std::string encode_attach_argument(const AttachArgument &a);
+// False for anything encode_attach_argument did not make.
+bool parse_attach_argument(const char *text, AttachArgument *out);
 
 enum class MsgType : uint32_t {
   // agent -> CLI
@@ -48,12 +80,15 @@ enum class MsgType : uint32_t {
   Symbols = 19,   // the reply lists the agent's helper addresses (below)
   AllocCode = 20, // AllocCodeMsg; the reply's value is the address
   Code = 21,      // CodeMsg, then the machine code to place there
+  GpuChannel = 22, // the GPU channel's agent end travels with it (below)
 
   // ---- GPU channel (runtime/agent/gpu) ----
-  // A second socket, the abstract "@ubtrace-gpu.<PID>" the CLI's GPU
-  // backend listens on: the agent connects when the target first asks the
-  // CUDA driver for code-loading entry points, so device readbacks (which
-  // wait for the GPU) never hold up hook requests on the first channel.
+  // A second socket, one end of a socketpair the CLI's GPU backend makes
+  // for a script with GPU probes and passes in a GpuChannel message (before
+  // Go): the agent greets on it when the target first asks the CUDA driver
+  // to load code, so device readbacks (which wait for the GPU) never hold up
+  // hook requests on the first channel. Without it, nothing on the GPU is
+  // traced (the agent never looks for a CLI by name: anyone could answer).
   GpuHello = 40,  // agent -> CLI: HelloMsg
   GpuSetup = 41,  // CLI -> agent: gpu_wire.h's GpuSetup
   GpuSync = 42,   // CLI -> agent: read device maps back, drain the ring
@@ -67,7 +102,6 @@ enum class MsgType : uint32_t {
   GpuKernels = 46,
 };
 
-inline constexpr const char *kGpuSocketPrefix = "ubtrace-gpu."; // + pid
 
 // clear()/zero() of a map that lives on the GPU too.
 struct GpuClearMsg {
@@ -188,13 +222,35 @@ struct Message {
 // Sends one message (and its fd when >= 0). Retries on EINTR.
 Result<void> send_message(int sock, const Message &m);
 // Receives one message; `timeout_ms` < 0 waits forever. A closed channel is
-// an error "channel closed".
+// the error kChannelClosed, a timeout kChannelTimedOut. This is the CLI's
+// side: a descriptor that comes with a message is closed (the agent sends
+// none).
 Result<Message> recv_message(int sock, int timeout_ms = -1);
+inline constexpr const char *kChannelClosed = "channel closed";
+inline constexpr size_t kMaxQueuedNotices = 4096;
+inline constexpr const char *kChannelTimedOut =
+    "timed out waiting on the agent channel";
+inline constexpr const char *kChannelLost =
+    "the program closed or reused the agent's descriptor";
 
-// A request and its reply, from the CLI's side. Notices that arrive while
-// it waits (Library) are appended to `notices` when given.
+// The agent's side: the same, on a descriptor the program may take away
+// (owned_fd.h). Each system call on it is preceded by usable(), and what a
+// receive read after the number changed hands is dropped (with any
+// descriptor it carried): kChannelLost, and the OwnedFd is lost().
+Result<void> send_message(OwnedFd &sock, const Message &m);
+Result<Message> recv_message(OwnedFd &sock, int timeout_ms = -1);
+
+// A request and its reply, from the CLI's side, within `timeout_ms` in all.
+// Notices that arrive while it waits (Library) are appended to `notices`
+// when given, up to kMaxQueuedNotices (more is a misbehaving peer: dropped).
 Result<ReplyMsg> request(int sock, const Message &m, std::string *error_text,
                          int timeout_ms = 10000,
                          std::vector<Message> *notices = nullptr);
+// The same, with the whole Reply message (its payload after the ReplyMsg:
+// a request's data); each other message that comes first goes to
+// `on_notice` (dropped if null).
+using NoticeSink = std::function<void(Message &&)>;
+Result<Message> request_reply(int sock, const Message &m, int timeout_ms,
+                              const NoticeSink &on_notice);
 
 } // namespace ubtrace::agent

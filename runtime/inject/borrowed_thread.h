@@ -1,31 +1,23 @@
-// A stopped thread of the target lent to the injector: its registers and
-// vector state are saved when it is borrowed and put back, exactly, when
-// it is returned. In between it runs system calls and function calls for
-// the injector:
+// A stopped thread of the target lent to the injector, with the state it
+// was stopped in (registers and XSAVE state), and the one change the
+// injector ever makes to it: hand_over(), a single PTRACE_SETREGS that
+// points it at the bootstrap stub (bootstrap_frame.h); give_back() then
+// detaches.
 //
-//  - syscall(): rip is pointed at a `syscall` instruction of libc and the
-//    thread single-steps over it; the kernel reports the step as a SIGTRAP
-//    right after the call returns. Nothing is written into the target.
-//  - call(): a System V call with the return address pointing at an int3
-//    the injector placed in memory of its own; the stack is the injector's
-//    too (stack_top), so the thread's own stack is never written.
-//
-// Borrowed register sets always have orig_rax = -1: if the thread was
-// stopped inside a system call (rax = -ERESTARTSYS and friends), the
-// kernel must not "restart" the borrowed state. The saved registers keep
-// the interrupted call's orig_rax/rax, so when they are put back at the
-// final SIGTRAP stop, the kernel's signal-return path restarts the call
-// (or, for -ERESTART_RESTARTBLOCK, resumes it through restart_syscall with
-// the time left) exactly as if the thread had never been borrowed.
+// That write is the commit point of an injection. Before it, the thread's
+// registers are its own: if the injector vanishes, the kernel detaches it
+// and it goes on as if it had only been stopped (everything else the
+// injector wrote is memory the thread does not use: dead stack below its
+// red zone, a code cave). After it, the stub runs to its end without
+// anybody's help and puts every register, the vector state and the
+// signal mask back itself. No single-step, no breakpoint, nothing to trap
+// into: nothing is left for a missing tracer to have done.
 #pragma once
 
 #include "runtime/inject/ptrace_thread.h"
-#include "runtime/inject/remote_memory.h"
 #include "runtime/result.h"
 
-#include <array>
 #include <cstdint>
-#include <initializer_list>
 #include <sys/user.h>
 #include <vector>
 
@@ -37,23 +29,16 @@ public:
   static Result<BorrowedThread> borrow(PtraceThread thread);
 
   const user_regs_struct &saved_registers() const { return saved_; }
+  const std::vector<uint8_t> &vector_state() const { return vector_state_; }
   PtraceThread &thread() { return thread_; }
 
-  // Runs system call `nr`; returns its raw result (-errno on failure).
-  Result<int64_t> syscall(uint64_t syscall_instruction, long nr,
-                          std::initializer_list<uint64_t> args,
-                          const Deadline &deadline);
+  // The commit: the thread gets `entry` (it stays stopped until
+  // give_back() or the tracer's end). On failure the registers it had are
+  // written back.
+  Result<void> hand_over(const user_regs_struct &entry);
 
-  // Calls `function` with up to six integer arguments; returns rax. The
-  // int3 at `trap` must be in executable memory of the target, and
-  // [stack_top - 64, stack_top) writable.
-  Result<uint64_t> call(const RemoteMemory &memory, uint64_t function,
-                        std::initializer_list<uint64_t> args,
-                        uint64_t stack_top, uint64_t trap,
-                        const Deadline &deadline);
-
-  // Puts the registers back and detaches (deferred signals are delivered).
-  // The destructor does it too, for a thread still borrowed.
+  // Detaches: the thread runs on from its registers, its own or those of
+  // hand_over() (the destructor does it too).
   Result<void> give_back();
 
   ~BorrowedThread();
@@ -66,12 +51,10 @@ private:
       : thread_(std::move(thread)), saved_(saved),
         vector_state_(std::move(vector_state)) {}
 
-  user_regs_struct prepared() const;
-
   PtraceThread thread_;
   user_regs_struct saved_;
   std::vector<uint8_t> vector_state_;
-  bool borrowed_ = true;
+  bool held_ = true;
 };
 
 } // namespace ubtrace::runtime::inject

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstring>
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -63,10 +64,58 @@ Result<sockaddr_un> make_address(const std::string &address,
   return addr;
 }
 
+// 128 bits from the kernel's generator, in hex.
+Result<std::string> random_name_part() {
+  uint8_t bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return sys_error("getrandom", errno);
+    got += size_t(n);
+  }
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
 } // namespace
 
-std::string attach_socket_address(pid_t pid) {
-  return "@" + std::string(agent::kSocketPrefix) + std::to_string(pid);
+std::string inject_entry_failure(int code) {
+  switch (code) {
+  case agent::kInjectNoCli:
+    return "nothing listened where the agent was told to connect";
+  case agent::kInjectBadArgument:
+    return "the agent did not understand where to connect: a different "
+           "ubtrace version?";
+  case agent::kInjectWrongPeer:
+    return "the socket the agent reached did not belong to this ubtrace";
+  default:
+    return "code " + std::to_string(code);
+  }
+}
+
+bool channel_closed(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  int n;
+  do
+    n = ::poll(&p, 1, 0);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0)
+    return n < 0;
+  if (p.revents & POLLNVAL)
+    return true;
+  if (!(p.revents & POLLIN))
+    return (p.revents & (POLLHUP | POLLERR)) != 0;
+  char byte;
+  ssize_t got = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR);
 }
 
 Result<void> AgentChannel::wait_readable(const Deadline &deadline,
@@ -88,12 +137,26 @@ Result<void> AgentChannel::wait_readable(const Deadline &deadline,
 }
 
 Result<AgentListener> AgentListener::create_for(pid_t pid) {
-  auto listener = create_at(attach_socket_address(pid));
-  if (!listener && errno == EADDRINUSE)
-    return make_error("another ubtrace is attaching to process " +
-                      std::to_string(pid) + " (" + attach_socket_address(pid) +
-                      " is taken)");
-  return listener;
+  // A name already taken is somebody else's socket (a collision of 128
+  // random bits is not): try another.
+  for (int attempt = 0;; ++attempt) {
+    auto suffix = random_name_part();
+    if (!suffix)
+      return std::move(suffix).take_error();
+    std::string address = "@" + std::string(agent::kSocketPrefix) +
+                          std::to_string(pid) + "." + *suffix;
+    auto listener = create_at(address);
+    if (listener || errno != EADDRINUSE || attempt == 8)
+      return listener;
+  }
+}
+
+std::string AgentListener::entry_argument() const {
+  agent::AttachArgument a;
+  a.address = address_;
+  a.cli_pid = static_cast<uint32_t>(::getpid());
+  a.cli_uid = static_cast<uint32_t>(::geteuid());
+  return agent::encode_attach_argument(a);
 }
 
 Result<AgentListener> AgentListener::create_at(const std::string &address) {

@@ -10,11 +10,16 @@
 //       variable, sets FD_CLOEXEC on the fd, sends Hello and waits for Go
 //       before it returns, so main runs with the probes in place; if the
 //       channel closes first, it returns and the program runs untraced.
-//   -p  The CLI listens on the abstract unix socket "@ubtrace-agent.<PID>"
-//       (SOCK_SEQPACKET) and injects the agent (injector.h); its
-//       constructor, run by dlopen in the loader thread, connects there and
-//       sends Hello. The CLI accepts only the target (SO_PEERCRED); a name
-//       already taken means another ubtrace is attaching to that process.
+//   -p  The CLI listens on an abstract unix socket (SOCK_SEQPACKET) whose
+//       name nobody can predict, "@ubtrace-agent.<PID>.<32 hex digits from
+//       getrandom>", and injects the agent (injector.h) with
+//       entry_argument() as the entry's argument: the name, the CLI's pid
+//       and uid (protocol.h's AttachArgument). The agent connects there and
+//       speaks only if the listener's SO_PEERCRED is that pid and uid; the
+//       CLI accepts only the target (SO_PEERCRED). No other user can bind
+//       the name first (which blocked -p when it was "@ubtrace-agent.<PID>")
+//       nor answer the agent; one CLI at a time per process is the agent's
+//       rule (a second is told it is busy).
 //
 // Why the constructor waits for Go rather than the program being started
 // stopped (PTRACE_TRACEME, SIGSTOP): the probes are installed by the agent
@@ -39,8 +44,13 @@ namespace ubtrace::runtime::inject {
 // The socket type of the channel (message boundaries, fd passing).
 inline constexpr int kAgentChannelType = SOCK_SEQPACKET;
 
-// "@ubtrace-agent.<pid>": where the agent injected into `pid` connects.
-std::string attach_socket_address(pid_t pid);
+// Why the agent's inject entry started no session, from its result
+// (protocol.h's kInject* codes).
+std::string inject_entry_failure(int code);
+
+// Whether the peer of a connected channel has closed its end and nothing
+// is left to read (a message still queued is not a hangup yet).
+bool channel_closed(int fd);
 
 // A connected socket to one agent.
 class AgentChannel {
@@ -55,6 +65,9 @@ public:
   // `exit_fd` (a pidfd; -1 = none) becomes readable first, i.e. the
   // process exited.
   Result<void> wait_readable(const Deadline &deadline, int exit_fd = -1);
+  // The agent hung up (its process exited, or the agent lost its end of
+  // the channel and went quiet) and every message it sent was read.
+  bool closed() const { return channel_closed(fd_.get()); }
 
 private:
   UniqueFd fd_;
@@ -65,11 +78,14 @@ private:
 // filesystem path, unlinked again by the destructor.
 class AgentListener {
 public:
-  // At attach_socket_address(pid).
+  // At a fresh unpredictable name for the agent of `pid`.
   static Result<AgentListener> create_for(pid_t pid);
   static Result<AgentListener> create_at(const std::string &address);
 
   const std::string &address() const { return address_; }
+  // What the injector passes to agent::kInjectEntry: this address and the
+  // credentials the agent must find on it (this process's pid and uid).
+  std::string entry_argument() const;
   int fd() const { return fd_.get(); }
 
   // Accepts the connection of process `pid`: others (SO_PEERCRED) are

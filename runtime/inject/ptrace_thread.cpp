@@ -23,13 +23,6 @@ bool is_stop_signal(int sig) {
   return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-// A SIGTRAP the kernel raised for an instruction (int3, single step), as
-// opposed to one somebody sent with kill/tgkill.
-bool is_kernel_trap(const siginfo_t &info) {
-  return info.si_signo == SIGTRAP &&
-         (info.si_code == SI_KERNEL || info.si_code > 0);
-}
-
 long ptrace_call(int request, pid_t tid, void *addr, void *data) {
   return ::ptrace(static_cast<__ptrace_request>(request), tid, addr, data);
 }
@@ -48,7 +41,7 @@ void pause_briefly(int round) {
 
 Result<PtraceThread> PtraceThread::seize(pid_t tgid, pid_t tid) {
   PtraceThread thread(tgid, tid);
-  long options = PTRACE_O_TRACEEXEC;
+  long options = PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD;
   if (ptrace_call(PTRACE_SEIZE, tid, nullptr,
                   reinterpret_cast<void *>(options)) != 0)
     return make_error(explain_attach_failure(tid, errno));
@@ -59,7 +52,7 @@ Result<PtraceThread> PtraceThread::seize(pid_t tgid, pid_t tid) {
 PtraceThread::PtraceThread(PtraceThread &&other) noexcept
     : tgid_(other.tgid_), tid_(other.tid_), attached_(other.attached_),
       stopped_(other.stopped_), exec_happened_(other.exec_happened_),
-      last_stop_(other.last_stop_), deferred_(std::move(other.deferred_)) {
+      signals_passed_(other.signals_passed_) {
   other.attached_ = false;
 }
 
@@ -121,12 +114,10 @@ Result<PtraceThread::Stop> PtraceThread::wait_stop(const Deadline &deadline) {
       exec_happened_ = true;
     } else if (event != 0)
       stop.kind = StopKind::OtherEvent;
-    else {
+    else if (stop.signal == (SIGTRAP | 0x80))
+      stop.kind = StopKind::Syscall;
+    else
       stop.kind = StopKind::SignalDelivery;
-      if (ptrace_call(PTRACE_GETSIGINFO, tid_, nullptr, &stop.info) != 0)
-        return sys_error("PTRACE_GETSIGINFO", errno);
-    }
-    last_stop_ = stop.kind;
     return stop;
   }
 }
@@ -140,14 +131,18 @@ Result<void> PtraceThread::interrupt(const Deadline &deadline) {
     auto stop = wait_stop(deadline);
     if (!stop)
       return std::move(stop).take_error();
+    long sig = 0;
     switch (stop->kind) {
     case StopKind::Interrupt:
     case StopKind::GroupStop:
       return {};
     case StopKind::SignalDelivery:
-      // Keep the signal for detach; the pending interrupt stops the thread
-      // again before it returns to user code.
-      deferred_.push_back(stop->info);
+      // Handed on now, on the thread's own state; the pending interrupt
+      // stops it again before it returns to user code.
+      sig = stop->signal;
+      ++signals_passed_;
+      break;
+    case StopKind::Syscall: // resumed with PTRACE_CONT: no more of these
       break;
     case StopKind::OtherEvent:
       break;
@@ -158,9 +153,58 @@ Result<void> PtraceThread::interrupt(const Deadline &deadline) {
       return exited_error(stop->wait_status);
     }
     stopped_ = false;
-    if (ptrace_call(PTRACE_CONT, tid_, nullptr, nullptr) != 0)
+    if (ptrace_call(PTRACE_CONT, tid_, nullptr,
+                    reinterpret_cast<void *>(sig)) != 0)
       return sys_error("PTRACE_CONT", errno);
   }
+}
+
+Result<bool> PtraceThread::run_to_syscall_entry(uint64_t nr, uint64_t rip,
+                                                const Deadline &deadline) {
+  stopped_ = false;
+  if (ptrace_call(PTRACE_SYSCALL, tid_, nullptr, nullptr) != 0)
+    return sys_error("PTRACE_SYSCALL thread " + std::to_string(tid_), errno);
+  auto stop = wait_stop(deadline);
+  if (!stop) {
+    if (attached_ && !stopped_)
+      if (auto again = interrupt(Deadline(std::chrono::milliseconds(2000)));
+          !again)
+        return std::move(again).take_error();
+    return false;
+  }
+  switch (stop->kind) {
+  case StopKind::Exited:
+    return exited_error(stop->wait_status);
+  case StopKind::Exec:
+    return make_error("process " + std::to_string(tgid_) +
+                      " called execve during injection");
+  case StopKind::Interrupt:
+  case StopKind::GroupStop:
+  case StopKind::OtherEvent:
+    return false;
+  case StopKind::SignalDelivery:
+    // Handed on: the thread takes it where it is, as it would have.
+    stopped_ = false;
+    ++signals_passed_;
+    if (ptrace_call(
+            PTRACE_CONT, tid_, nullptr,
+            reinterpret_cast<void *>(static_cast<long>(stop->signal))) != 0)
+      return sys_error("PTRACE_CONT", errno);
+    if (auto again = interrupt(deadline); !again)
+      return std::move(again).take_error();
+    return false;
+  case StopKind::Syscall:
+    break;
+  }
+  __ptrace_syscall_info info{};
+  long size = ptrace_call(PTRACE_GET_SYSCALL_INFO, tid_,
+                          reinterpret_cast<void *>(sizeof info), &info);
+  if (size > 0 && info.op != PTRACE_SYSCALL_INFO_ENTRY)
+    return false;
+  auto regs = registers();
+  if (!regs)
+    return std::move(regs).take_error();
+  return regs->orig_rax == nr && regs->rip == rip;
 }
 
 Result<user_regs_struct> PtraceThread::registers() const {
@@ -189,72 +233,12 @@ Result<std::vector<uint8_t>> PtraceThread::vector_state() const {
   return state;
 }
 
-Result<void> PtraceThread::set_vector_state(const std::vector<uint8_t> &state) {
-  iovec iov{const_cast<uint8_t *>(state.data()), state.size()};
-  if (ptrace_call(PTRACE_SETREGSET, tid_,
-                  reinterpret_cast<void *>(NT_X86_XSTATE), &iov) != 0)
-    return sys_error("PTRACE_SETREGSET(NT_X86_XSTATE) thread " +
-                         std::to_string(tid_),
-                     errno);
-  return {};
-}
-
-Result<void> PtraceThread::run_until_trap(Resume how, uint64_t expected_rip,
-                                          const Deadline &deadline) {
-  const int request =
-      how == Resume::SingleStep ? PTRACE_SINGLESTEP : PTRACE_CONT;
-  for (;;) {
-    stopped_ = false;
-    if (ptrace_call(request, tid_, nullptr, nullptr) != 0)
-      return sys_error("resuming thread " + std::to_string(tid_), errno);
-    auto stop = wait_stop(deadline);
-    if (!stop) {
-      if (attached_ && !stopped_)
-        (void)interrupt(Deadline(std::chrono::milliseconds(2000)));
-      return std::move(stop).take_error();
-    }
-    switch (stop->kind) {
-    case StopKind::Exited:
-      return exited_error(stop->wait_status);
-    case StopKind::Exec:
-      return make_error("process " + std::to_string(tgid_) +
-                        " called execve during injection");
-    case StopKind::Interrupt:
-    case StopKind::GroupStop:
-    case StopKind::OtherEvent:
-      continue;
-    case StopKind::SignalDelivery:
-      break;
-    }
-    if (is_kernel_trap(stop->info)) {
-      auto regs = registers();
-      if (!regs)
-        return std::move(regs).take_error();
-      if (regs->rip == expected_rip)
-        return {};
-    }
-    deferred_.push_back(stop->info);
-  }
-}
-
 Result<void> PtraceThread::detach() {
   if (!attached_)
     return {};
-  long sig = 0;
-  if (!deferred_.empty()) {
-    for (size_t i = 1; i < deferred_.size(); ++i)
-      ::syscall(SYS_tgkill, tgid_, tid_, deferred_[i].si_signo);
-    if (last_stop_ == StopKind::SignalDelivery &&
-        ptrace_call(PTRACE_SETSIGINFO, tid_, nullptr, &deferred_[0]) == 0)
-      sig = deferred_[0].si_signo;
-    else
-      ::syscall(SYS_tgkill, tgid_, tid_, deferred_[0].si_signo);
-    deferred_.clear();
-  }
   attached_ = false;
   stopped_ = false;
-  if (ptrace_call(PTRACE_DETACH, tid_, nullptr,
-                  reinterpret_cast<void *>(sig)) != 0) {
+  if (ptrace_call(PTRACE_DETACH, tid_, nullptr, nullptr) != 0) {
     if (errno == ESRCH)
       return make_error("process " + std::to_string(tgid_) +
                         " exited during injection");

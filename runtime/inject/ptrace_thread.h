@@ -1,17 +1,17 @@
-// One thread of another process under PTRACE_SEIZE: stop it, read and
-// write its registers (general and x87/SSE/AVX state), run it until it
-// reaches a trap the injector set, and detach. Other threads of the
-// process are not touched and keep running.
+// One thread of another process under PTRACE_SEIZE: stop it, read its
+// registers (general and the XSAVE state), write them once, and detach.
+// Other threads of the process are not touched and keep running.
 //
-// Signals that arrive for the thread while it is held are not delivered
-// on the injector's borrowed register state: they are taken (the
-// signal-delivery-stop is resumed without the signal) and handed back at
-// detach, so the program sees them exactly where it was interrupted. The
-// first one is re-delivered with its original siginfo (PTRACE_SETSIGINFO
-// at the final SIGTRAP stop, then PTRACE_DETACH with the signal); further
-// ones are re-sent with tgkill and lose their siginfo payload. A job-
-// control stop of the process does not pause the injection; detaching puts
-// the thread back into the group stop (the kernel does that).
+// Nothing here needs the tracer to survive: no PTRACE_O_EXITKILL, no
+// signal kept back. A signal that arrives for the thread before it stops
+// is handed on at once (the signal-delivery-stop is resumed with it), so
+// the program's handler runs as it would have, on the thread's own state;
+// the interrupt then stops the thread where that leaves it. If the tracer
+// vanishes at any point, the kernel detaches the thread, which goes on
+// with whatever registers it has then (its own, or the ones of the one
+// write, see borrowed_thread.h). A job-control stop of the process does
+// not pause the injector; detaching puts the thread back into the group
+// stop (the kernel does that).
 #pragma once
 
 #include "runtime/inject/deadline.h"
@@ -36,33 +36,31 @@ public:
 
   // PTRACE_INTERRUPT, then waits until the thread is stopped. A thread
   // blocked in a system call stops with the call interrupted (rax holds
-  // -ERESTART*; restoring the registers later restarts it).
+  // -ERESTART*; see bootstrap_frame.h for how it resumes).
   Result<void> interrupt(const Deadline &deadline);
+
+  // Lets the stopped thread run to the entry of its next system call and
+  // stop there. true: it stopped at the entry of system call `nr` with
+  // rip == `rip` (the restart of the call it was interrupted in: a thread
+  // stopped in a restartable call re-enters it at once); false: it
+  // stopped somewhere else (a signal it had to take first was handed on,
+  // ...). Either way it is stopped on return.
+  Result<bool> run_to_syscall_entry(uint64_t nr, uint64_t rip,
+                                    const Deadline &deadline);
 
   Result<user_regs_struct> registers() const;
   Result<void> set_registers(const user_regs_struct &regs);
   // The whole XSAVE area (NT_X86_XSTATE): x87, SSE, AVX, AVX-512, ...
   Result<std::vector<uint8_t>> vector_state() const;
-  Result<void> set_vector_state(const std::vector<uint8_t> &state);
 
-  enum class Resume { Continue, SingleStep };
-  // Lets the stopped thread run until it stops on a SIGTRAP raised by the
-  // kernel (an int3 or a single step) with rip == `expected_rip`; on any
-  // other trap or signal it is resumed again (signals are kept for
-  // detach). Fails if the process exits or execs, or at the deadline (the
-  // thread is then stopped again before returning).
-  Result<void> run_until_trap(Resume how, uint64_t expected_rip,
-                              const Deadline &deadline);
-
-  // Detaches, handing back the signals taken while held. The thread must
-  // be stopped (it is after interrupt() and run_until_trap()).
+  // Detaches; the thread runs on from its registers as they are.
   Result<void> detach();
 
-  // Signals taken while held so far (for tests and reports).
-  size_t deferred_signal_count() const { return deferred_.size(); }
-  // The process called execve while held: its old image (addresses,
-  // saved registers) is gone.
+  // The process called execve while held: its old image is gone.
   bool exec_happened() const { return exec_happened_; }
+  // Signals that arrived while it was being stopped, handed on (for
+  // reports and tests).
+  int signals_passed() const { return signals_passed_; }
 
   ~PtraceThread();
   PtraceThread(PtraceThread &&other) noexcept;
@@ -73,7 +71,8 @@ private:
   PtraceThread(pid_t tgid, pid_t tid) : tgid_(tgid), tid_(tid) {}
 
   enum class StopKind {
-    SignalDelivery, // a signal is about to be delivered (siginfo valid)
+    SignalDelivery, // a signal is about to be delivered
+    Syscall,        // a syscall-entry or -exit stop (PTRACE_SYSCALL)
     Interrupt,      // PTRACE_INTERRUPT's PTRACE_EVENT_STOP
     GroupStop,      // job-control stop of the process
     Exec,           // PTRACE_EVENT_EXEC
@@ -83,7 +82,6 @@ private:
   struct Stop {
     StopKind kind = StopKind::OtherEvent;
     int signal = 0;
-    siginfo_t info{};
     int wait_status = 0;
   };
   Result<Stop> wait_stop(const Deadline &deadline);
@@ -93,8 +91,7 @@ private:
   bool attached_ = false;
   bool stopped_ = false;
   bool exec_happened_ = false;
-  StopKind last_stop_ = StopKind::OtherEvent;
-  std::vector<siginfo_t> deferred_;
+  int signals_passed_ = 0;
 };
 
 } // namespace ubtrace::runtime::inject

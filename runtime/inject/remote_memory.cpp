@@ -1,5 +1,6 @@
 #include "runtime/inject/remote_memory.h"
 
+#include "runtime/inject/hex.h"
 #include "runtime/inject/sys_error.h"
 
 #include <algorithm>
@@ -9,19 +10,17 @@
 #include <unistd.h>
 
 namespace ubtrace::runtime::inject {
-namespace {
-
-std::string hex(uint64_t value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx",
-                static_cast<unsigned long long>(value));
-  return text;
-}
-
-} // namespace
-
 Result<RemoteMemory> RemoteMemory::open(pid_t pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/mem";
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+  if (!fd.valid())
+    return sys_error("cannot open " + path, errno);
+  return RemoteMemory(pid, std::move(fd));
+}
+
+Result<RemoteMemory> RemoteMemory::open_thread(pid_t pid, pid_t tid) {
+  std::string path =
+      "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/mem";
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
   if (!fd.valid())
     return sys_error("cannot open " + path, errno);

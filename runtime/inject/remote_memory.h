@@ -1,5 +1,8 @@
 // Reading and writing another process's memory through /proc/PID/mem
-// (ptrace access rights; writes reach read-only pages too).
+// (ptrace access rights; writes reach read-only pages too, copying them for
+// this process). open_thread() goes through the mem file of a thread the
+// caller has seized, which kernels restricting forced writes to the tracer
+// (proc_mem.force_override=ptrace) require for read-only pages.
 #pragma once
 
 #include "runtime/inject/unique_fd.h"
@@ -14,6 +17,7 @@ namespace ubtrace::runtime::inject {
 class RemoteMemory {
 public:
   static Result<RemoteMemory> open(pid_t pid);
+  static Result<RemoteMemory> open_thread(pid_t pid, pid_t tid);
 
   Result<void> read(uint64_t address, void *out, size_t size) const;
   Result<void> write(uint64_t address, const void *data, size_t size) const;

@@ -1,9 +1,13 @@
 #include "runtime/inject/safe_point.h"
 
+#include "runtime/inject/call_site.h"
+#include "runtime/inject/hex.h"
+
 #include <array>
 #include <cstddef>
 #include <cstdio>
 #include <string_view>
+#include <sys/syscall.h>
 
 namespace ubtrace::runtime::inject {
 namespace {
@@ -17,13 +21,6 @@ constexpr uint64_t kSignalFrameScan = 32 * 1024;
 // and in the mcontext r8..r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip.
 constexpr uint64_t kMcontext = 8 + 8 + 8 + 24;
 constexpr uint64_t kSavedRip = kMcontext + 16 * 8;
-
-std::string hex(uint64_t value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx",
-                static_cast<unsigned long long>(value));
-  return text;
-}
 
 // A live signal frame above rsp whose handler interrupted glibc code.
 std::optional<uint64_t> interrupted_glibc_rip(uint64_t rsp,
@@ -72,7 +69,14 @@ bool is_lock_free_libc_function(std::string_view name) {
       "msgsnd",       "semop",        "semtimedop",
       "syscall",      "open",         "open64",
       "openat",       "openat64",     "close",
-      "fsync",        "fdatasync",
+      "fsync",        "fdatasync",    "creat",
+      "creat64",      "flock",        "fcntl",
+      "fcntl64",      "lockf",        "lockf64",
+      "ioctl",        "mq_receive",   "mq_timedreceive",
+      "mq_send",      "mq_timedsend", "splice",
+      "tee",          "vmsplice",     "sendfile",
+      "sendfile64",   "msync",        "sync",
+      "syncfs",       "getrandom",
   };
   for (std::string_view entry : kLockFree)
     if (entry == name)
@@ -80,21 +84,102 @@ bool is_lock_free_libc_function(std::string_view name) {
   return false;
 }
 
-SafePoint classify_stop(const user_regs_struct &regs, const TargetGlibc &glibc,
-                        const RemoteMemory &memory) {
-  if (glibc.in_glibc_code(regs.rip)) {
-    bool lock_free = false;
-    for (std::string_view name : glibc.libc_names_at(regs.rip))
-      lock_free = lock_free || is_lock_free_libc_function(name);
-    if (!lock_free)
+bool is_parked_wait_function(std::string_view name) {
+  static constexpr std::string_view kParked[] = {
+      "pthread_cond_wait",
+      "pthread_cond_timedwait",
+      "pthread_cond_clockwait",
+      "pthread_join",
+      "pthread_timedjoin_np",
+      "pthread_clockjoin_np",
+      "sem_wait",
+      "sem_timedwait",
+      "sem_clockwait",
+      "pthread_barrier_wait",
+      "pthread_mutex_lock",
+      "pthread_mutex_timedlock",
+      "pthread_mutex_clocklock",
+      "pthread_rwlock_rdlock",
+      "pthread_rwlock_wrlock",
+      "pthread_rwlock_timedrdlock",
+      "pthread_rwlock_timedwrlock",
+      "pthread_rwlock_clockrdlock",
+      "pthread_rwlock_clockwrlock",
+  };
+  for (std::string_view entry : kParked)
+    if (entry == name)
+      return true;
+  return false;
+}
+
+namespace {
+
+bool any_of_names(const std::vector<std::string_view> &names,
+                  bool (*wanted)(std::string_view)) {
+  for (std::string_view name : names)
+    if (wanted(name))
+      return true;
+  return false;
+}
+
+// "parked in pthread_cond_wait (libc.so.6:...)", or why not.
+std::optional<std::string> parked_wait(const user_regs_struct &regs,
+                                       const TargetGlibc &glibc,
+                                       const GlibcUnwinder &unwinder,
+                                       const RemoteMemory &memory) {
+  if (regs.orig_rax != SYS_futex)
+    return std::nullopt;
+  auto chain = unwinder.unwind(regs, memory);
+  if (!chain || chain->pcs.empty())
+    return std::nullopt;
+  // The function the program called: as its call site says (an exported
+  // function may have tail-called an internal one, whose frame is all
+  // there is), else the outermost glibc frame (a return address there,
+  // unless it is the only one).
+  std::vector<std::string_view> names;
+  if (auto called = called_function(chain->caller, memory);
+      called && glibc.in_glibc_code(*called))
+    names = glibc.names_at(*called);
+  if (names.empty())
+    names = glibc.names_at(chain->pcs.back() - (chain->pcs.size() > 1 ? 1 : 0));
+  for (std::string_view name : names)
+    if (is_parked_wait_function(name))
+      return "parked in " + std::string(name) + " (at " +
+             glibc.describe(regs.rip) + ", called from " + hex(chain->caller) +
+             ")";
+  return std::nullopt;
+}
+
+SafePoint classify(const user_regs_struct &regs, const TargetGlibc &glibc,
+                   const GlibcUnwinder &unwinder, const RemoteMemory &memory) {
+  std::optional<std::string> parked;
+  if (glibc.in_glibc_code(regs.rip) &&
+      !any_of_names(glibc.libc_names_at(regs.rip),
+                    is_lock_free_libc_function)) {
+    parked = parked_wait(regs, glibc, unwinder, memory);
+    if (!parked)
       return {false, "inside glibc (" + glibc.describe(regs.rip) + ")"};
   }
   if (auto interrupted = interrupted_glibc_rip(regs.rsp, glibc, memory))
     return {false, "in a signal handler that interrupted glibc (" +
                        glibc.describe(*interrupted) + ")"};
+  if (parked)
+    return {true, *parked};
   if (glibc.in_glibc_code(regs.rip))
     return {true, "blocked in " + glibc.describe(regs.rip)};
   return {true, "running its own code at " + hex(regs.rip)};
+}
+
+} // namespace
+
+SafePoint SafePoints::classify(const user_regs_struct &regs,
+                               const RemoteMemory &memory) const {
+  return inject::classify(regs, glibc_, unwinder_, memory);
+}
+
+SafePoint classify_stop(const user_regs_struct &regs, const TargetGlibc &glibc,
+                        const RemoteMemory &memory) {
+  return SafePoints(glibc).classify(regs, memory);
 }
 
 } // namespace ubtrace::runtime::inject

@@ -16,19 +16,40 @@
 //   safe   - rip is inside one of a few exported libc functions that hold
 //            no lock at any point: blocking system call wrappers such as
 //            read, nanosleep/clock_nanosleep, poll, epoll_wait, accept,
-//            waitpid, pause (a program blocked in I/O or a sleep is
-//            injectable);
+//            waitpid, pause, flock, fcntl/lockf, mq_receive, splice (a
+//            program blocked in I/O, a file lock or a sleep is
+//            injectable). A thread there may be in such a call made by
+//            glibc's own code holding a FILE's lock (fgets reading, fflush
+//            writing): pthread_create takes no FILE lock, so this matters
+//            only to the Interrupted mode, whose agent constructor must
+//            then not use that FILE;
+//   safe   - the thread is parked in one of glibc's waits for a program's
+//            object: blocked in the futex system call (orig_rax is
+//            futex), inside pthread_cond_wait/timedwait/clockwait,
+//            pthread_join/timedjoin/clockjoin, sem_wait/timedwait/
+//            clockwait, pthread_barrier_wait, pthread_mutex_lock/
+//            timedlock/clocklock or a pthread_rwlock lock, called straight
+//            from code outside glibc. While asleep there such a thread
+//            holds no glibc lock: the program's mutex is released (or the
+//            one it waits for is the program's), and glibc's internal locks
+//            wait elsewhere (__lll_lock_wait reached from glibc's own
+//            code). Debian's libc exports no symbol for the internal wait
+//            the thread is really in (__futex_abstimed_wait_common,
+//            __lll_lock_wait, ...): its stack is unwound with libc's
+//            .eh_frame (glibc_unwind.h) out to the function the program
+//            called, which must be one of these, and the whole chain must
+//            be glibc's own code that the CFI describes; anything else
+//            (a frame the CFI cannot follow, a glibc-internal caller such
+//            as librt's AIO threads) is unknown, and unknown is unsafe;
 //   unsafe - anywhere else in glibc code: the injector lets the thread run
 //            and tries again (injector.h).
 //
 // Known gaps: a callback glibc runs while it holds a lock (a
 // dl_iterate_phdr callback; a signal handler running on a stack the scan
-// does not reach) is treated as the user code it is; and a thread parked
-// in glibc's internal waits (pthread_cond_wait, pthread_join, sem_wait,
-// pthread_mutex_lock) is unsafe by this rule, so a process whose threads
-// all sit there cannot be injected until one of them wakes.
+// does not reach) is treated as the user code it is.
 #pragma once
 
+#include "runtime/inject/glibc_unwind.h"
 #include "runtime/inject/remote_memory.h"
 #include "runtime/inject/target_glibc.h"
 
@@ -43,11 +64,28 @@ struct SafePoint {
       reason; // "running its own code", "inside glibc (libc.so.6:malloc+0x12)"
 };
 
+// The rule above, for the threads of one process (its glibc's CFI opened
+// once).
+class SafePoints {
+public:
+  explicit SafePoints(const TargetGlibc &glibc)
+      : glibc_(glibc), unwinder_(glibc) {}
+  SafePoint classify(const user_regs_struct &regs,
+                     const RemoteMemory &memory) const;
+
+private:
+  const TargetGlibc &glibc_;
+  GlibcUnwinder unwinder_;
+};
+
 SafePoint classify_stop(const user_regs_struct &regs, const TargetGlibc &glibc,
                         const RemoteMemory &memory);
 
 // Whether an exported libc function `name` holds no glibc lock anywhere in
 // its body (the allow-list above).
 bool is_lock_free_libc_function(std::string_view name);
+// Whether `name` is one of the waits above, where a thread parks holding
+// no glibc lock when called from outside glibc.
+bool is_parked_wait_function(std::string_view name);
 
 } // namespace ubtrace::runtime::inject

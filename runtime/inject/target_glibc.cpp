@@ -1,5 +1,6 @@
 #include "runtime/inject/target_glibc.h"
 
+#include "runtime/inject/hex.h"
 #include "runtime/inject/sys_error.h"
 #include "runtime/inject/unique_fd.h"
 
@@ -22,13 +23,6 @@ std::string_view basename_of(std::string_view path) {
 
 bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
-}
-
-std::string hex(uint64_t value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx",
-                static_cast<unsigned long long>(value));
-  return text;
 }
 
 // Opens `region`'s file as the target sees it.
@@ -142,6 +136,7 @@ Result<TargetGlibc> TargetGlibc::locate(pid_t pid) {
       }
       object.symbols =
           std::make_shared<const ElfDynamicSymbols>(std::move(symbols).value());
+      object.file = std::make_shared<const UniqueFd>(std::move(*fd));
     }
     if (object.part == GlibcPart::Libc)
       result.objects_.insert(result.objects_.begin(), std::move(object));
@@ -194,6 +189,14 @@ std::vector<std::string_view>
 TargetGlibc::libc_names_at(uint64_t address) const {
   const GlibcObject &object = libc();
   return object.symbols->names_at(address - object.bias);
+}
+
+std::vector<std::string_view> TargetGlibc::names_at(uint64_t address) const {
+  for (const GlibcObject &object : objects_)
+    for (auto [start, end] : object.text)
+      if (address >= start && address < end && object.symbols)
+        return object.symbols->names_at(address - object.bias);
+  return {};
 }
 
 std::string TargetGlibc::describe(uint64_t address) const {

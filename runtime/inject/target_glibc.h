@@ -12,6 +12,7 @@
 
 #include "runtime/inject/elf_dynsym.h"
 #include "runtime/inject/proc_maps.h"
+#include "runtime/inject/unique_fd.h"
 #include "runtime/result.h"
 
 #include <cstdint>
@@ -33,6 +34,8 @@ struct GlibcObject {
   uint64_t bias = 0; // runtime address = link-time address + bias
   std::vector<std::pair<uint64_t, uint64_t>> text;  // executable [start, end)
   std::shared_ptr<const ElfDynamicSymbols> symbols; // null for the loader
+  std::shared_ptr<const UniqueFd>
+      file; // the file as mapped; null for the loader
 };
 
 // Which glibc object a mapped file is, by its name (libc.so.6,
@@ -53,6 +56,8 @@ public:
   // The exported names of the libc function holding `address` (empty when
   // it is not in an exported function, e.g. internal code).
   std::vector<std::string_view> libc_names_at(uint64_t address) const;
+  // The same in whichever glibc object (libc, libpthread, libdl) holds it.
+  std::vector<std::string_view> names_at(uint64_t address) const;
   // "libc.so.6+0x1234" style label for messages.
   std::string describe(uint64_t address) const;
 

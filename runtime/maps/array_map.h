@@ -13,5 +13,10 @@ namespace ubtrace::runtime::maps {
 long array_update(MapHeader *map, const void *key, const void *value,
                   uint64_t flags);
 long array_for_each(MapHeader *map, MapElemCallback callback, void *context);
+// The CLI's, on its trusted copy (hash_map.h).
+long array_update(const TrustedMap &map, const void *key, const void *value,
+                  uint64_t flags);
+long array_for_each(const TrustedMap &map, MapElemCallback callback,
+                    void *context);
 
 } // namespace ubtrace::runtime::maps

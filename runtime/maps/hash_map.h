@@ -15,6 +15,7 @@
 #pragma once
 
 #include "runtime/maps/format.h"
+#include "runtime/maps/trusted.h"
 
 #include <cstdint>
 
@@ -46,5 +47,15 @@ bool hash_delete_published(MapHeader *map, uint32_t bucket, uint64_t word);
 using MapElemCallback = long (*)(void *map, void *key, void *value,
                                  void *context);
 long hash_for_each(MapHeader *map, MapElemCallback callback, void *context);
+
+// The same, by the CLI on a map it trusts nothing of but its own copy of
+// the geometry (trusted.h; cli_identity.h says who it is).
+long hash_update(const TrustedMap &map, const void *key, const void *value,
+                 uint64_t flags);
+long hash_delete(const TrustedMap &map, const void *key);
+bool hash_delete_published(const TrustedMap &map, uint32_t bucket,
+                           uint64_t word);
+long hash_for_each(const TrustedMap &map, MapElemCallback callback,
+                   void *context);
 
 } // namespace ubtrace::runtime::maps

@@ -5,6 +5,8 @@
 // takes ubt_map_iterate as the map's iteration function.
 #pragma once
 
+#include "runtime/maps/helpers.h"
+
 #include <cstdint>
 #include <span>
 
@@ -20,6 +22,10 @@ struct HelperEntry {
 };
 
 std::span<const HelperEntry> map_helpers();
+// The same helpers as the CLI runs them on the traced process's region
+// (helpers.h, maps::cli), and its MapBinding::for_each.
+std::span<const HelperEntry> cli_map_helpers();
+long cli_map_iterate(void *map, ubt_map_elem_callback callback, void *context);
 
 // For direct value access (BPF_PSEUDO_MAP_VALUE, global data): the address
 // of an Array map's first value, values following at 8-byte-rounded strides

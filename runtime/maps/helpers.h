@@ -52,3 +52,25 @@ void ubt_bpf_ringbuf_discard(void *data, uint64_t flags);
 uint64_t ubt_bpf_ringbuf_query(void *ringbuf, uint64_t flags);
 
 } // extern "C"
+
+// The same helpers as the CLI runs them (BEGIN, END, interval and the other
+// probes of its own interpreter) on a region the traced process can write
+// over: the same operations on the CLI's trusted geometry, as the CLI
+// (trusted.h, cli_identity.h). A handle that is no map of a trusted region
+// of this process finds nothing and changes nothing.
+namespace ubtrace::runtime::maps::cli {
+
+void *map_lookup_elem(void *map, const void *key);
+void *map_lookup_percpu_elem(void *map, const void *key, uint32_t cpu);
+long map_update_elem(void *map, const void *key, const void *value,
+                     uint64_t flags);
+long map_delete_elem(void *map, const void *key);
+long map_iterate(void *map, ubt_map_elem_callback callback, void *context);
+long ringbuf_output(void *ringbuf, const void *data, uint64_t size,
+                    uint64_t flags);
+void *ringbuf_reserve(void *ringbuf, uint64_t size, uint64_t flags);
+void ringbuf_submit(void *data, uint64_t flags);
+void ringbuf_discard(void *data, uint64_t flags);
+uint64_t ringbuf_query(void *ringbuf, uint64_t flags);
+
+} // namespace ubtrace::runtime::maps::cli

@@ -1,6 +1,6 @@
 #include "runtime/maps/map_lock.h"
 
-#include "runtime/maps/thread_slot.h"
+#include "runtime/maps/actor.h"
 
 #include <climits>
 #include <ctime>
@@ -19,11 +19,11 @@ constexpr uint32_t kHolderBits = kHeld | 0x0fffffff;
 constexpr int kSpins = 2000;
 constexpr uint64_t kNapNs = 1'000'000;
 
-uint32_t my_holder_word(const MapHeader *map) {
-  const uint32_t slot = thread_slot(map);
+template <class Actor> uint32_t my_holder_word(const Actor &actor) {
+  const uint32_t slot = actor.slot();
   if (slot == kNoSlot)
     return 0;
-  return kHeld | slot | (thread_slot_generation() & 0x3fff) << 14;
+  return kHeld | slot | (actor.generation() & 0x3fff) << 14;
 }
 
 uint64_t now_ns() {
@@ -33,9 +33,8 @@ uint64_t now_ns() {
          static_cast<uint64_t>(ts.tv_nsec);
 }
 
-bool holder_alive(const MapHeader *map, uint32_t word) {
-  return slot_holder_alive(region_of(map), word & 0x3fff,
-                           (word >> 14) & 0x3fff);
+template <class Actor> bool holder_alive(const Actor &actor, uint32_t word) {
+  return actor.holder_alive(word & 0x3fff, (word >> 14) & 0x3fff);
 }
 
 void nap(std::atomic<uint32_t> &word, uint32_t expected, uint64_t ns) {
@@ -47,8 +46,9 @@ void nap(std::atomic<uint32_t> &word, uint32_t expected, uint64_t ns) {
 
 } // namespace
 
-LockResult try_lock_map(MapHeader *map) {
-  const uint32_t me = my_holder_word(map);
+template <class Actor>
+LockResult try_lock_map(const Actor &actor, MapHeader *map) {
+  const uint32_t me = my_holder_word(actor);
   uint32_t expected = 0;
   if (me == 0 || !map->insert_lock.compare_exchange_strong(
                      expected, me, std::memory_order_acquire))
@@ -56,8 +56,9 @@ LockResult try_lock_map(MapHeader *map) {
   return LockResult::Acquired;
 }
 
-LockResult lock_map(MapHeader *map, uint64_t timeout_ns) {
-  const uint32_t me = my_holder_word(map);
+template <class Actor>
+LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns) {
+  const uint32_t me = my_holder_word(actor);
   if (me == 0)
     return LockResult::Failed;
   std::atomic<uint32_t> &word = map->insert_lock;
@@ -76,6 +77,10 @@ LockResult lock_map(MapHeader *map, uint64_t timeout_ns) {
   }
   const uint64_t deadline = now_ns() + timeout_ns;
   for (;;) {
+    // The deadline holds however the word moves (a process writing over
+    // the region can keep any compare-and-swap below failing).
+    if (now_ns() >= deadline)
+      return LockResult::TimedOut;
     uint32_t held = word.load(std::memory_order_relaxed);
     if (held == 0) {
       // Others may still sleep: keep the flag so that unlock wakes them.
@@ -86,7 +91,7 @@ LockResult lock_map(MapHeader *map, uint64_t timeout_ns) {
     }
     if ((held & kHolderBits) == me)
       return LockResult::Failed;
-    if (!holder_alive(map, held)) {
+    if (!holder_alive(actor, held)) {
       if (word.compare_exchange_strong(held, me | (held & kWaiters),
                                        std::memory_order_acquire))
         return LockResult::OwnerDied;
@@ -102,6 +107,19 @@ LockResult lock_map(MapHeader *map, uint64_t timeout_ns) {
     const uint64_t left = deadline - now;
     nap(word, held | kWaiters, left < kNapNs ? left : kNapNs);
   }
+}
+
+template LockResult lock_map(const ProbeActor &, MapHeader *, uint64_t);
+template LockResult lock_map(const CliActor &, MapHeader *, uint64_t);
+template LockResult try_lock_map(const ProbeActor &, MapHeader *);
+template LockResult try_lock_map(const CliActor &, MapHeader *);
+
+LockResult lock_map(MapHeader *map, uint64_t timeout_ns) {
+  return lock_map(ProbeActor{map}, map, timeout_ns);
+}
+
+LockResult try_lock_map(MapHeader *map) {
+  return try_lock_map(ProbeActor{map}, map);
 }
 
 void unlock_map(MapHeader *map) {

@@ -29,9 +29,15 @@ inline bool acquired(LockResult result) {
 }
 
 // Spins, then sleeps on the word (futex, shared between processes) in short
-// naps, checking that the holder still lives, up to timeout_ns.
+// naps, checking that the holder still lives, up to timeout_ns. `actor`
+// (actor.h) says who locks: the calling thread (the probe path: the
+// overloads without it) or the CLI.
+template <class Actor>
+LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns);
+template <class Actor>
+LockResult try_lock_map(const Actor &actor, MapHeader *map); // never waits
 LockResult lock_map(MapHeader *map, uint64_t timeout_ns);
-LockResult try_lock_map(MapHeader *map); // never waits
+LockResult try_lock_map(MapHeader *map);
 void unlock_map(MapHeader *map);
 
 } // namespace ubtrace::runtime::maps

@@ -9,84 +9,105 @@
 namespace ubtrace::runtime::maps {
 namespace {
 
-const MapHeader *header(const void *map) {
-  return static_cast<const MapHeader *>(map);
+// Everything here runs in the CLI on maps the traced process can write
+// over: the geometry comes from the CLI's trusted copy (trusted.h), the
+// region's words are data (map_access.h checks the entries they name).
+MapHeader *header(const TrustedMap &t) {
+  return reinterpret_cast<MapHeader *>(t.header);
 }
 
-// Slots that may hold values: never more than were ever claimed.
-uint32_t slots_in_use(const MapHeader *map) {
-  if (!is_per_slot(map->kind))
-    return 1;
-  const uint32_t used =
-      region_of(map)->slot_high_water.load(std::memory_order_acquire);
-  return used < map->slot_count ? used : map->slot_count;
-}
-
-void copy_values(const MapHeader *map, uint32_t entry, uint32_t slots,
+void copy_values(const TrustedMap &t, uint32_t entry, uint32_t slots,
                  uint8_t *out) {
   for (uint32_t s = 0; s < slots; ++s)
-    load_shared(out + size_t{s} * map->value_size, value_at(map, entry, s),
-                map->value_size);
+    load_shared(out + size_t{s} * t.value_size,
+                value_at(t, header(t), entry, s), t.value_size);
 }
 
-void zero_values(const MapHeader *map, uint32_t entry, uint32_t slots) {
+void zero_values(const TrustedMap &t, uint32_t entry, uint32_t slots) {
   for (uint32_t s = 0; s < slots; ++s)
-    zero_shared(value_at(map, entry, s), map->value_stride);
+    zero_shared(value_at(t, header(t), entry, s), t.value_stride);
+}
+
+// A counter of the region: 0 (and noted) if written over.
+uint64_t counter(const TrustedMap &t, const std::atomic<uint64_t> &word,
+                 bool *overwritten) {
+  const uint64_t value = word.load(std::memory_order_relaxed);
+  if (t.region->plausible_count(value))
+    return value;
+  t.region->note(Anomaly::Counter);
+  *overwritten = true;
+  return 0;
 }
 
 } // namespace
 
 MapInfo map_info(const void *map) {
-  if (kind_of(map) == MapKind::RingBuf) {
-    const auto *ring = static_cast<const RingHeader *>(map);
-    return {MapKind::RingBuf, 0, 0, static_cast<uint32_t>(ring->capacity), 1};
-  }
-  const MapHeader *m = header(map);
-  return {m->kind, m->key_size, m->value_size, m->max_entries, slots_in_use(m)};
+  const TrustedMap *t = trusted_map(map);
+  if (!t)
+    return {};
+  if (t->kind == MapKind::RingBuf)
+    return {MapKind::RingBuf, 0, 0, static_cast<uint32_t>(t->capacity), 1};
+  return {t->kind, t->key_size, t->value_size, t->max_entries,
+          slots_in_use(*t, header(*t))};
 }
 
 MapCounters map_counters(const void *map) {
   MapCounters counters;
-  if (kind_of(map) == MapKind::RingBuf) {
+  const TrustedMap *t = trusted_map(map);
+  if (!t)
+    return counters;
+  if (t->kind == MapKind::RingBuf) {
     // A ring's drops are its lost records (RingConsumer::stats() has more).
-    counters.drops = static_cast<const RingHeader *>(map)->lost.load(
-        std::memory_order_relaxed);
+    counters.drops =
+        counter(*t, reinterpret_cast<const RingHeader *>(t->header)->lost,
+                &counters.overwritten);
     return counters;
   }
-  const MapHeader *m = header(map);
-  counters.entries = is_hash(m->kind) ? m->count.load(std::memory_order_relaxed)
-                                      : m->max_entries;
-  counters.drops = m->drops.load(std::memory_order_relaxed);
-  counters.evictions = m->evictions.load(std::memory_order_relaxed);
-  counters.lock_timeouts = m->lock_timeouts.load(std::memory_order_relaxed);
-  counters.recoveries = m->recoveries.load(std::memory_order_relaxed);
+  const MapHeader *m = header(*t);
+  counters.entries = t->max_entries;
+  if (is_hash(t->kind)) {
+    const uint32_t count = m->count.load(std::memory_order_relaxed);
+    if (count <= t->max_entries) {
+      counters.entries = count;
+    } else {
+      t->region->note(Anomaly::Counter);
+      counters.overwritten = true;
+    }
+  }
+  counters.drops = counter(*t, m->drops, &counters.overwritten);
+  counters.evictions = counter(*t, m->evictions, &counters.overwritten);
+  counters.lock_timeouts = counter(*t, m->lock_timeouts, &counters.overwritten);
+  counters.recoveries = counter(*t, m->recoveries, &counters.overwritten);
   return counters;
 }
 
 void for_each_entry(const void *map, const EntryVisitor &visit) {
-  if (kind_of(map) == MapKind::RingBuf)
+  const TrustedMap *t = trusted_map(map);
+  if (!t || t->kind == MapKind::RingBuf)
     return; // no elements: events go through RingConsumer
-  const MapHeader *m = header(map);
-  const uint32_t slots = slots_in_use(m);
-  std::vector<uint8_t> key(m->key_size);
-  std::vector<uint8_t> values(size_t{slots} * m->value_size);
-  if (!is_hash(m->kind)) {
-    for (uint32_t index = 0; index < m->max_entries; ++index) {
+  const MapHeader *m = header(*t);
+  const uint32_t slots = slots_in_use(*t, m);
+  std::vector<uint8_t> key(t->key_size);
+  std::vector<uint8_t> values(size_t{slots} * t->value_size);
+  if (!is_hash(t->kind)) {
+    for (uint32_t index = 0; index < t->max_entries; ++index) {
       std::memcpy(key.data(), &index, sizeof index);
-      copy_values(m, index, slots, values.data());
+      copy_values(*t, index, slots, values.data());
       if (!visit(key, values))
         return;
     }
     return;
   }
-  const std::atomic<uint64_t> *buckets = buckets_of(m);
-  for (uint32_t i = 0; i <= m->bucket_mask; ++i) {
+  const std::atomic<uint64_t> *buckets = buckets_of(*t, m);
+  for (uint32_t i = 0; i <= t->bucket_mask; ++i) {
     const uint64_t word = buckets[i].load(std::memory_order_acquire);
     if (!is_live(word))
       continue;
-    const uint32_t entry = entry_of(word);
-    load_shared(key.data(), key_at(m, entry), m->key_size);
-    copy_values(m, entry, slots, values.data());
+    const uint32_t entry = live_entry(*t, word);
+    if (entry == kNoEntry)
+      continue;
+    load_shared(key.data(), key_at(*t, m, entry), t->key_size);
+    copy_values(*t, entry, slots, values.data());
     // Still the same entry: key and values belong together.
     if (buckets[i].load(std::memory_order_acquire) != word)
       continue;
@@ -128,8 +149,9 @@ void drop_duplicate_keys(MapSnapshot &snap) {
       continue;
     std::memmove(snap.keys.data() + out * key_size,
                  snap.keys.data() + i * key_size, key_size);
-    std::memmove(snap.values.data() + out * value_bytes,
-                 snap.values.data() + i * value_bytes, value_bytes);
+    if (value_bytes != 0) // no slot in use yet: no values at all
+      std::memmove(snap.values.data() + out * value_bytes,
+                   snap.values.data() + i * value_bytes, value_bytes);
     ++out;
   }
   snap.entries = out;
@@ -156,59 +178,63 @@ MapSnapshot snapshot(const void *map) {
 
 bool read_entry(const void *map, const void *key,
                 std::vector<uint8_t> &values) {
-  if (kind_of(map) == MapKind::RingBuf)
+  const TrustedMap *t = trusted_map(map);
+  if (!t || t->kind == MapKind::RingBuf)
     return false;
-  const MapHeader *m = header(map);
-  const uint32_t slots = slots_in_use(m);
+  const MapHeader *m = header(*t);
+  const uint32_t slots = slots_in_use(*t, m);
   uint32_t entry;
-  if (is_hash(m->kind)) {
-    const Found found = hash_find(m, key, hash_key(key, m->key_size));
+  if (is_hash(t->kind)) {
+    const Found found = hash_find(*t, m, key, hash_key(key, t->key_size));
     if (!found)
       return false;
     entry = found.entry;
   } else {
     std::memcpy(&entry, key, sizeof entry);
-    if (entry >= m->max_entries)
+    if (entry >= t->max_entries)
       return false;
   }
-  values.resize(size_t{slots} * m->value_size);
-  copy_values(m, entry, slots, values.data());
+  values.resize(size_t{slots} * t->value_size);
+  copy_values(*t, entry, slots, values.data());
   return true;
 }
 
 void clear_map(void *map) {
-  if (kind_of(map) == MapKind::RingBuf)
+  const TrustedMap *t = trusted_map(map);
+  if (!t || t->kind == MapKind::RingBuf)
     return;
-  auto *m = static_cast<MapHeader *>(map);
-  const uint32_t slots = slots_in_use(m);
-  if (!is_hash(m->kind)) {
-    for (uint32_t index = 0; index < m->max_entries; ++index)
-      zero_values(m, index, slots);
+  const uint32_t slots = slots_in_use(*t, header(*t));
+  if (!is_hash(t->kind)) {
+    for (uint32_t index = 0; index < t->max_entries; ++index)
+      zero_values(*t, index, slots);
     return;
   }
-  std::atomic<uint64_t> *buckets = buckets_of(m);
-  for (uint32_t i = 0; i <= m->bucket_mask; ++i) {
+  std::atomic<uint64_t> *buckets = buckets_of(*t, header(*t));
+  for (uint32_t i = 0; i <= t->bucket_mask; ++i) {
     const uint64_t word = buckets[i].load(std::memory_order_acquire);
     if (is_live(word))
-      hash_delete_published(m, i, word);
+      hash_delete_published(*t, i, word);
   }
 }
 
 void zero_map(void *map) {
-  if (kind_of(map) == MapKind::RingBuf)
+  const TrustedMap *t = trusted_map(map);
+  if (!t || t->kind == MapKind::RingBuf)
     return;
-  const MapHeader *m = header(map);
-  const uint32_t slots = slots_in_use(m);
-  if (!is_hash(m->kind)) {
-    for (uint32_t index = 0; index < m->max_entries; ++index)
-      zero_values(m, index, slots);
+  const uint32_t slots = slots_in_use(*t, header(*t));
+  if (!is_hash(t->kind)) {
+    for (uint32_t index = 0; index < t->max_entries; ++index)
+      zero_values(*t, index, slots);
     return;
   }
-  const std::atomic<uint64_t> *buckets = buckets_of(m);
-  for (uint32_t i = 0; i <= m->bucket_mask; ++i) {
+  const std::atomic<uint64_t> *buckets = buckets_of(*t, header(*t));
+  for (uint32_t i = 0; i <= t->bucket_mask; ++i) {
     const uint64_t word = buckets[i].load(std::memory_order_acquire);
-    if (is_live(word))
-      zero_values(m, entry_of(word), slots);
+    if (!is_live(word))
+      continue;
+    const uint32_t entry = live_entry(*t, word);
+    if (entry != kNoEntry)
+      zero_values(*t, entry, slots);
   }
 }
 

@@ -2,6 +2,12 @@
 // on print(), on interval), clear() and zero() them, and report the updates
 // they dropped. These run while probes update the same maps from other
 // threads and processes; they take no lock that a probe would wait on.
+//
+// `map` is a handle of a Region of this process. Sizes, strides and counts
+// come from what this process made or checked (trusted.h), never from the
+// region, which the traced process can write over: an entry index, a count
+// or a slot mark that makes no sense is skipped or clamped and noted as an
+// anomaly (Region::trusted()), and no loop runs longer than the map is big.
 #pragma once
 
 #include "runtime/bundle.h"
@@ -29,6 +35,8 @@ struct MapCounters {
   uint64_t evictions = 0;     // LRU kinds
   uint64_t lock_timeouts = 0; // part of drops
   uint64_t recoveries = 0;    // insert lock holders found dead
+  // Some counter was written over (ran beyond belief): it reads 0 here.
+  bool overwritten = false;
 };
 MapCounters map_counters(const void *map);
 

@@ -206,6 +206,69 @@ Result<void> validate(const char *base, uint64_t size) {
   return {};
 }
 
+// What this process will trust from now on: the headers as they are now,
+// which it just wrote (creation) or checked (attach).
+std::unique_ptr<TrustedRegion> capture(char *base, uint64_t size) {
+  auto t = std::make_unique<TrustedRegion>();
+  const auto *header = reinterpret_cast<const RegionHeader *>(base);
+  t->base = base;
+  t->size = size;
+  t->region_id = header->region_id;
+  t->thread_slots = header->thread_slots;
+  t->slot_table_offset = header->slot_table_offset;
+  t->map_table_offset = header->map_table_offset;
+  t->ring_offset = header->ring_offset;
+  const auto *table =
+      reinterpret_cast<const uint64_t *>(base + header->map_table_offset);
+  auto take_ring = [&](uint64_t offset) {
+    const auto *ring = reinterpret_cast<const RingHeader *>(base + offset);
+    auto m = std::make_unique<TrustedMap>();
+    m->kind = MapKind::RingBuf;
+    m->index = ring->index;
+    m->capacity = ring->capacity;
+    m->data_offset = ring->data_offset;
+    m->total_size = ring->data_offset + ring->capacity;
+    m->region_offset = offset;
+    m->header = base + offset;
+    m->region = t.get();
+    return m;
+  };
+  bool ring_in_table = false;
+  for (uint32_t i = 0; i < header->map_count; ++i) {
+    const uint64_t offset = table[i];
+    const auto *map = reinterpret_cast<const MapHeader *>(base + offset);
+    if (map->kind == MapKind::RingBuf) {
+      t->maps.push_back(take_ring(offset));
+      ring_in_table |= offset == header->ring_offset;
+      continue;
+    }
+    auto m = std::make_unique<TrustedMap>();
+    m->kind = map->kind;
+    m->index = map->index;
+    m->key_size = map->key_size;
+    m->value_size = map->value_size;
+    m->max_entries = map->max_entries;
+    m->key_stride = map->key_stride;
+    m->value_stride = map->value_stride;
+    m->slot_count = map->slot_count;
+    m->bucket_mask = map->bucket_mask;
+    m->slot_stride = map->slot_stride;
+    m->buckets_offset = map->buckets_offset;
+    m->meta_offset = map->meta_offset;
+    m->keys_offset = map->keys_offset;
+    m->values_offset = map->values_offset;
+    m->total_size = map->total_size;
+    m->region_offset = offset;
+    m->header = base + offset;
+    m->region = t.get();
+    t->maps.push_back(std::move(m));
+  }
+  if (!ring_in_table)
+    t->implicit_ring = take_ring(header->ring_offset);
+  register_trusted(t.get());
+  return t;
+}
+
 } // namespace
 
 Result<Region> Region::create(std::span<const MapLayout> maps,
@@ -261,6 +324,7 @@ Result<Region> Region::create(std::span<const MapLayout> maps,
   if (plan->implicit_ring != 0)
     init_ring_at(base, plan->ring_offset, kImplicitRing, plan->implicit_ring,
                  region_id);
+  region.trusted_ = capture(base, plan->total_size);
   return region;
 }
 
@@ -283,11 +347,14 @@ Result<Region> Region::attach(int fd) {
     munmap(*mapped, size);
     return make_error("map region: too many regions mapped in this process");
   }
-  return Region(*mapped, size, -1);
+  Region region(*mapped, size, -1);
+  region.trusted_ = capture(static_cast<char *>(*mapped), size);
+  return region;
 }
 
 Region::Region(Region &&other) noexcept
-    : base_(other.base_), size_(other.size_), fd_(other.fd_) {
+    : base_(other.base_), size_(other.size_), fd_(other.fd_),
+      trusted_(std::move(other.trusted_)) {
   other.base_ = nullptr;
   other.fd_ = -1;
 }
@@ -298,6 +365,7 @@ Region &Region::operator=(Region &&other) noexcept {
     base_ = other.base_;
     size_ = other.size_;
     fd_ = other.fd_;
+    trusted_ = std::move(other.trusted_);
     other.base_ = nullptr;
     other.fd_ = -1;
   }
@@ -310,9 +378,13 @@ Region::~Region() {
 
 void Region::reset() {
   if (base_ != nullptr) {
-    release_thread_slot(region_id());
+    if (trusted_)
+      release_thread_slot(trusted_->region_id);
     registry::orphan(base_);
   }
+  if (trusted_)
+    unregister_trusted(trusted_.get());
+  trusted_.reset();
   if (fd_ >= 0)
     close(fd_);
   base_ = nullptr;
@@ -320,39 +392,38 @@ void Region::reset() {
 }
 
 uint64_t Region::region_id() const {
-  return static_cast<const RegionHeader *>(base_)->region_id;
+  return trusted_->region_id;
 }
 
 uint32_t Region::map_count() const {
-  return static_cast<const RegionHeader *>(base_)->map_count;
+  return static_cast<uint32_t>(trusted_->maps.size());
 }
 
 void *Region::map(uint32_t index) const {
-  const auto *header = static_cast<const RegionHeader *>(base_);
-  if (index >= header->map_count)
-    return nullptr;
-  const auto *table =
-      at_offset<const uint64_t>(base_, header->map_table_offset);
-  return at_offset<void>(base_, table[index]);
+  const TrustedMap *m = trusted_->map(index);
+  return m ? m->header : nullptr;
 }
 
 void *Region::ring() const {
-  return at_offset<void>(base_,
-                         static_cast<const RegionHeader *>(base_)->ring_offset);
+  return trusted_->ring()->header;
 }
 
 uint32_t Region::thread_slots() const {
-  return static_cast<const RegionHeader *>(base_)->thread_slots;
+  return trusted_->thread_slots;
 }
 
 uint32_t Region::thread_slots_used() const {
-  return static_cast<const RegionHeader *>(base_)->slot_high_water.load(
-      std::memory_order_acquire);
+  return trusted_->slots_used(trusted_->thread_slots);
 }
 
 uint64_t Region::slot_exhausted() const {
-  return static_cast<const RegionHeader *>(base_)->slot_exhausted.load(
-      std::memory_order_relaxed);
+  const uint64_t refused =
+      static_cast<const RegionHeader *>(base_)->slot_exhausted.load(
+          std::memory_order_relaxed);
+  if (trusted_->plausible_count(refused))
+    return refused;
+  trusted_->note(Anomaly::Counter);
+  return 0;
 }
 
 } // namespace ubtrace::runtime::maps

@@ -3,12 +3,18 @@
 // maps it through the file descriptor (inherited, or received over a unix
 // socket: fd_passing.h) with attach(). Both then reach a map through its
 // handle, map(i): the address of the map's header in their own mapping.
+//
+// Each side keeps what it made or checked (trusted.h) and answers map(),
+// ring(), map_count() and thread_slots() from that, never from the region,
+// which the other process can write over at any time.
 #pragma once
 
 #include "runtime/maps/layout.h"
+#include "runtime/maps/trusted.h"
 #include "runtime/result.h"
 
 #include <cstdint>
+#include <memory>
 #include <span>
 
 namespace ubtrace::runtime::maps {
@@ -44,8 +50,11 @@ public:
   // region's own ring (RegionOptions::ring_bytes).
   void *ring() const;
   uint32_t thread_slots() const;
-  uint32_t thread_slots_used() const; // high-water mark
-  uint64_t slot_exhausted() const;    // claims refused: no free slot
+  uint32_t thread_slots_used() const; // high-water mark (at most the pool)
+  // Claims refused, no free slot (0, and an anomaly, if written over).
+  uint64_t slot_exhausted() const;
+  // The geometry this process trusts, and the anomalies seen so far.
+  TrustedRegion &trusted() const { return *trusted_; }
 
 private:
   Region(void *base, uint64_t size, int fd)
@@ -55,6 +64,7 @@ private:
   void *base_ = nullptr;
   uint64_t size_ = 0;
   int fd_ = -1;
+  std::unique_ptr<TrustedRegion> trusted_;
 };
 
 } // namespace ubtrace::runtime::maps

@@ -12,6 +12,12 @@
 namespace ubtrace::runtime::maps {
 namespace {
 
+// A reservation gives up (the record is lost, and counted) after this many
+// failed claims: each failure means another writer claimed the position,
+// which real contention never keeps up this long, but a process writing
+// over the ring's words could.
+constexpr int kMaxClaimFailures = 1 << 16;
+
 enum class Claim { Claimed, Full, Retry };
 
 // Claims the record starting at `position` (a value of producer_pos read by
@@ -22,7 +28,8 @@ enum class Claim { Claimed, Full, Retry };
 // that the consumer has gone past it is checked for after the swap, and the
 // word restored: the only way that swap could succeed is record data that
 // happens to equal the free word.)
-Claim claim(RingHeader *ring, uint64_t position, uint64_t state,
+template <class G>
+Claim claim(const G &g, RingHeader *ring, uint64_t position, uint64_t state,
             uint64_t total) {
   const uint64_t consumer = ring->consumer_pos.load(std::memory_order_acquire);
   if (consumer > position) {
@@ -33,9 +40,9 @@ Claim claim(RingHeader *ring, uint64_t position, uint64_t state,
                                                std::memory_order_acq_rel);
     return Claim::Retry;
   }
-  if (position + total - consumer > ring->capacity)
+  if (position + total - consumer > g.capacity)
     return Claim::Full;
-  std::atomic<uint64_t> *header = ring_word(ring, position);
+  std::atomic<uint64_t> *header = ring_word(g, ring, position);
   uint64_t expected = ring_free_word(position);
   if (header->compare_exchange_strong(expected, state,
                                       std::memory_order_acq_rel)) {
@@ -63,7 +70,7 @@ Claim claim(RingHeader *ring, uint64_t position, uint64_t state,
   return Claim::Retry;
 }
 
-uint64_t writer_bits(RingHeader *ring) {
+uint64_t probe_writer_bits(RingHeader *ring) {
   RegionHeader *region = region_of(ring);
   const uint32_t slot = thread_slot(region, ring->region_id);
   if (slot == kNoSlot)
@@ -71,6 +78,10 @@ uint64_t writer_bits(RingHeader *ring) {
   return (uint64_t{slot} << kRecSlotShift) |
          (uint64_t{thread_slot_generation() & 0x3fff} << kRecGenShift);
 }
+
+// The CLI's records name no slot (cli_identity.h: it holds none through
+// glibc, and it is the consumer: it never leaves a record unsubmitted).
+constexpr uint64_t kCliWriterBits = uint64_t{kRecNoSlot} << kRecSlotShift;
 
 void wake_consumer(RingHeader *ring, uint64_t flags) {
   if (flags & kRbNoWakeup)
@@ -86,6 +97,91 @@ void wake_consumer(RingHeader *ring, uint64_t flags) {
   syscall(SYS_futex, &ring->wake_seq, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
+template <class G>
+void *reserve(const G &g, RingHeader *ring, uint64_t owner, uint64_t size) {
+  const uint64_t capacity = g.capacity;
+  if (size > capacity - kRecordHeaderSize) {
+    ring->lost.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  const uint64_t total = kRecordHeaderSize + ((size + 7) & ~uint64_t{7});
+  for (int failures = 0; failures < kMaxClaimFailures; ++failures) {
+    const uint64_t position =
+        ring->producer_pos.load(std::memory_order_acquire);
+    const uint64_t offset = position & (capacity - 1);
+    Claim result;
+    if (offset + total > capacity) {
+      // Records never wrap: fill the end of the ring with padding (committed
+      // at once) and claim again at the start.
+      const uint64_t pad = capacity - offset;
+      result = claim(g, ring, position, kRecPad | pad, pad);
+      if (result == Claim::Claimed)
+        continue;
+    } else {
+      result = claim(g, ring, position, kRecBusy | owner | size, total);
+      if (result == Claim::Claimed) {
+        std::atomic<uint64_t> *header = ring_word(g, ring, position);
+        // Word 2: the distance back to the ring header, for submit().
+        header[1].store(g.data_offset + offset, std::memory_order_relaxed);
+        return header + 2;
+      }
+    }
+    if (result == Claim::Full)
+      break;
+  }
+  ring->lost.fetch_add(1, std::memory_order_relaxed);
+  return nullptr;
+}
+
+// Publishes a busy record at `header` that names `owner`, in `ring`.
+void publish(RingHeader *ring, std::atomic<uint64_t> *header, uint64_t owner,
+             uint64_t flags, bool discard) {
+  uint64_t state = header->load(std::memory_order_acquire);
+  if ((state & (kRecFree | kRecBusy)) != kRecBusy ||
+      (state & kRecOwnerMask) != owner)
+    return;
+  const uint64_t done = (state & ~kRecBusy) | (discard ? kRecDiscard : 0);
+  if (!header->compare_exchange_strong(state, done, std::memory_order_seq_cst))
+    return;
+  wake_consumer(ring, flags);
+}
+
+template <class G>
+uint64_t query(const G &g, RingHeader *ring, uint64_t flags) {
+  const uint64_t consumer = ring->consumer_pos.load(std::memory_order_acquire);
+  const uint64_t producer = ring->producer_pos.load(std::memory_order_acquire);
+  switch (flags) {
+  case kRbAvailData:
+    return producer > consumer ? producer - consumer : 0;
+  case kRbRingSize:
+    return g.capacity;
+  case kRbConsPos:
+    return consumer;
+  case kRbProdPos:
+    return producer;
+  default:
+    return 0;
+  }
+}
+
+// bpf_ringbuf_output: reserve, copy, submit.
+template <class Reserve, class Commit>
+long output(const void *data, uint64_t size, uint64_t flags, Reserve reserve,
+            Commit commit) {
+  if (flags & ~(kRbNoWakeup | kRbForceWakeup))
+    return -EINVAL;
+  void *record = reserve();
+  if (record == nullptr)
+    return -EAGAIN;
+  std::memcpy(record, data, size);
+  commit(record);
+  return 0;
+}
+
+RingHeader *ring_of(const TrustedMap &t) {
+  return reinterpret_cast<RingHeader *>(t.header);
+}
+
 } // namespace
 
 void init_ring(RingHeader &ring) {
@@ -95,39 +191,7 @@ void init_ring(RingHeader &ring) {
 }
 
 void *ring_reserve(RingHeader *ring, uint64_t size) {
-  const uint64_t capacity = ring->capacity;
-  if (size > capacity - kRecordHeaderSize) {
-    ring->lost.fetch_add(1, std::memory_order_relaxed);
-    return nullptr;
-  }
-  const uint64_t total = kRecordHeaderSize + ((size + 7) & ~uint64_t{7});
-  const uint64_t owner = writer_bits(ring);
-  for (;;) {
-    const uint64_t position =
-        ring->producer_pos.load(std::memory_order_acquire);
-    const uint64_t offset = position & (capacity - 1);
-    Claim result;
-    if (offset + total > capacity) {
-      // Records never wrap: fill the end of the ring with padding (committed
-      // at once) and claim again at the start.
-      const uint64_t pad = capacity - offset;
-      result = claim(ring, position, kRecPad | pad, pad);
-      if (result == Claim::Claimed)
-        continue;
-    } else {
-      result = claim(ring, position, kRecBusy | owner | size, total);
-      if (result == Claim::Claimed) {
-        std::atomic<uint64_t> *header = ring_word(ring, position);
-        // Word 2: the distance back to the ring header, for submit().
-        header[1].store(ring->data_offset + offset, std::memory_order_relaxed);
-        return header + 2;
-      }
-    }
-    if (result == Claim::Full) {
-      ring->lost.fetch_add(1, std::memory_order_relaxed);
-      return nullptr;
-    }
-  }
+  return reserve(*ring, ring, probe_writer_bits(ring), size);
 }
 
 void ring_commit(void *data, uint64_t flags, bool discard) {
@@ -142,41 +206,51 @@ void ring_commit(void *data, uint64_t flags, bool discard) {
   auto *ring =
       reinterpret_cast<RingHeader *>(reinterpret_cast<char *>(header) -
                                      header[1].load(std::memory_order_relaxed));
-  if ((state & kRecOwnerMask) != writer_bits(ring))
-    return;
-  const uint64_t done = (state & ~kRecBusy) | (discard ? kRecDiscard : 0);
-  if (!header->compare_exchange_strong(state, done, std::memory_order_seq_cst))
-    return;
-  wake_consumer(ring, flags);
+  publish(ring, header, probe_writer_bits(ring), flags, discard);
 }
 
 long ring_output(RingHeader *ring, const void *data, uint64_t size,
                  uint64_t flags) {
-  if (flags & ~(kRbNoWakeup | kRbForceWakeup))
-    return -EINVAL;
-  void *record = ring_reserve(ring, size);
-  if (record == nullptr)
-    return -EAGAIN;
-  std::memcpy(record, data, size);
-  ring_commit(record, flags, /*discard=*/false);
-  return 0;
+  return output(
+      data, size, flags, [&] { return ring_reserve(ring, size); },
+      [&](void *record) { ring_commit(record, flags, /*discard=*/false); });
 }
 
 uint64_t ring_query(const RingHeader *ring, uint64_t flags) {
-  const uint64_t consumer = ring->consumer_pos.load(std::memory_order_acquire);
-  const uint64_t producer = ring->producer_pos.load(std::memory_order_acquire);
-  switch (flags) {
-  case kRbAvailData:
-    return producer > consumer ? producer - consumer : 0;
-  case kRbRingSize:
-    return ring->capacity;
-  case kRbConsPos:
-    return consumer;
-  case kRbProdPos:
-    return producer;
-  default:
-    return 0;
+  return query(*ring, const_cast<RingHeader *>(ring), flags);
+}
+
+void *ring_reserve(const TrustedMap &ring, uint64_t size) {
+  return reserve(ring, ring_of(ring), kCliWriterBits, size);
+}
+
+void ring_commit(const TrustedMap &ring, void *data, uint64_t flags,
+                 bool discard) {
+  // `data` is where reserve() put a record of this ring: the header 16
+  // bytes before it, inside the ring's data, on an 8-byte boundary. The
+  // header's second word (the way back) is not read: the ring is known.
+  char *at = static_cast<char *>(data) - kRecordHeaderSize;
+  char *start = ring.header + ring.data_offset;
+  if (at < start || at + kRecordHeaderSize > start + ring.capacity ||
+      (at - start) % 8 != 0) {
+    ring.region->note(Anomaly::Ring);
+    return;
   }
+  publish(ring_of(ring), reinterpret_cast<std::atomic<uint64_t> *>(at),
+          kCliWriterBits, flags, discard);
+}
+
+long ring_output(const TrustedMap &ring, const void *data, uint64_t size,
+                 uint64_t flags) {
+  return output(
+      data, size, flags, [&] { return ring_reserve(ring, size); },
+      [&](void *record) {
+        ring_commit(ring, record, flags, /*discard=*/false);
+      });
+}
+
+uint64_t ring_query(const TrustedMap &ring, uint64_t flags) {
+  return query(ring, ring_of(ring), flags);
 }
 
 } // namespace ubtrace::runtime::maps

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "runtime/maps/format.h"
+#include "runtime/maps/trusted.h"
 
 #include <cstdint>
 
@@ -35,11 +36,28 @@ long ring_output(RingHeader *ring, const void *data, uint64_t size,
                  uint64_t flags);
 uint64_t ring_query(const RingHeader *ring, uint64_t flags);
 
-// Layout shared with the consumer.
+// The same, by the CLI on a ring it trusts nothing of but its own copy of
+// the geometry (trusted.h). Its records name no thread slot.
+void *ring_reserve(const TrustedMap &ring, uint64_t size);
+void ring_commit(const TrustedMap &ring, void *data, uint64_t flags,
+                 bool discard);
+long ring_output(const TrustedMap &ring, const void *data, uint64_t size,
+                 uint64_t flags);
+uint64_t ring_query(const TrustedMap &ring, uint64_t flags);
+
+// Layout shared with the consumer. G: the RingHeader itself, or the CLI's
+// TrustedMap of it (its capacity and data offset). Positions are multiples
+// of 8; one read from a word written over may not be, and must still name
+// a whole word inside the data.
+template <class G>
+std::atomic<uint64_t> *ring_word(const G &g, const RingHeader *ring,
+                                 uint64_t position) {
+  return at_offset<std::atomic<uint64_t>>(
+      ring, g.data_offset + (position & (g.capacity - 1) & ~uint64_t{7}));
+}
 inline std::atomic<uint64_t> *ring_word(const RingHeader *ring,
                                         uint64_t position) {
-  return at_offset<std::atomic<uint64_t>>(
-      ring, ring->data_offset + (position & (ring->capacity - 1)));
+  return ring_word(*ring, ring, position);
 }
 // What an unclaimed word at `position` holds.
 inline uint64_t ring_free_word(uint64_t position) {

@@ -1,7 +1,8 @@
 #include "runtime/maps/ring_consumer.h"
 
+#include "runtime/maps/cli_identity.h"
 #include "runtime/maps/ring_buffer.h"
-#include "runtime/maps/thread_slot.h"
+#include "runtime/maps/shared_words.h"
 
 #include <ctime>
 #include <linux/futex.h>
@@ -20,16 +21,27 @@ uint64_t now_ns() {
 
 // A busy head is re-examined at least this often while waiting.
 constexpr uint64_t kBusyRecheckNs = 2'000'000;
+// Compare-and-swap attempts on a shared word before giving up on it.
+constexpr int kMaxCasFailures = 64;
 
 } // namespace
 
 RingConsumer::RingConsumer(void *ring, RingConsumerOptions options)
-    : ring_(static_cast<RingHeader *>(ring)), options_(options) {}
+    : ring_(trusted_map(ring)), options_(options) {
+  if (ring_ && ring_->kind != MapKind::RingBuf)
+    ring_ = nullptr;
+  if (!ring_)
+    return;
+  shared_ = reinterpret_cast<RingHeader *>(ring_->header);
+  // Where consumption stands now (0 for a new ring); ours from here on.
+  position_ = shared_->consumer_pos.load(std::memory_order_acquire) & ~7ull;
+}
 
 RingConsumer::Head RingConsumer::head() const {
-  const uint64_t position = ring_->consumer_pos.load(std::memory_order_relaxed);
+  if (!ring_)
+    return Head::Empty;
   const uint64_t state =
-      ring_word(ring_, position)->load(std::memory_order_seq_cst);
+      ring_word(*ring_, shared_, position_)->load(std::memory_order_seq_cst);
   if (state & kRecFree)
     return Head::Empty;
   return (state & kRecBusy) ? Head::Busy : Head::Ready;
@@ -40,16 +52,19 @@ void RingConsumer::release(uint64_t position, uint64_t total) {
   // only value a producer's claim can swap (ring_buffer.cpp).
   const uint64_t capacity = ring_->capacity;
   for (uint64_t at = position; at < position + total; at += 8)
-    ring_word(ring_, at)->store(ring_free_word(at + capacity),
-                                std::memory_order_relaxed);
+    ring_word(*ring_, shared_, at)
+        ->store(ring_free_word(at + capacity), std::memory_order_relaxed);
   const uint64_t next = position + total;
-  ring_->consumer_pos.store(next, std::memory_order_release);
+  position_ = next;
+  shared_->consumer_pos.store(next, std::memory_order_release);
   // A writer that died between claiming and publishing the position after
   // its record leaves producer_pos behind: move it on.
-  uint64_t producer = ring_->producer_pos.load(std::memory_order_acquire);
-  while (producer < next && !ring_->producer_pos.compare_exchange_weak(
-                                producer, next, std::memory_order_acq_rel))
-    ;
+  uint64_t producer = shared_->producer_pos.load(std::memory_order_acquire);
+  for (int failures = 0; producer < next && failures < kMaxCasFailures;
+       ++failures)
+    if (shared_->producer_pos.compare_exchange_weak(producer, next,
+                                                    std::memory_order_acq_rel))
+      break;
 }
 
 bool RingConsumer::resolve_busy(uint64_t position, uint64_t state) {
@@ -65,32 +80,43 @@ bool RingConsumer::resolve_busy(uint64_t position, uint64_t state) {
     return false;
   const uint32_t slot = (state >> kRecSlotShift) & 0x3fff;
   const uint32_t generation = (state >> kRecGenShift) & 0x3fff;
-  const bool dead = slot != kRecNoSlot &&
-                    !slot_holder_alive(region_of(ring_), slot, generation);
+  const bool dead = slot != kRecNoSlot && !slot_holder_alive_readonly(
+                                              *ring_->region, slot, generation);
   if (!dead && waited < options_.abandon_after_ns)
     return false;
   // The writer's submit fails from now on (it swaps from its busy state).
   uint64_t expected = state;
-  if (!ring_word(ring_, position)
+  if (!ring_word(*ring_, shared_, position)
            ->compare_exchange_strong(expected,
                                      (state & ~kRecBusy) | kRecDiscard,
                                      std::memory_order_acq_rel))
     return true; // submitted meanwhile: take it as it is now
-  (dead ? ring_->dead_writer_skips : ring_->abandoned)
+  (dead ? shared_->dead_writer_skips : shared_->abandoned)
       .fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
 size_t RingConsumer::drain(const RecordCallback &callback, size_t max_records) {
+  if (!ring_)
+    return 0;
+  sample_counters();
   const uint64_t capacity = ring_->capacity;
+  const uint64_t lap_end = position_ + capacity;
   size_t delivered = 0;
-  while (delivered < max_records) {
-    const uint64_t position =
-        ring_->consumer_pos.load(std::memory_order_relaxed);
-    std::atomic<uint64_t> *header = ring_word(ring_, position);
+  while (delivered < max_records && position_ < lap_end) {
+    const uint64_t position = position_;
+    std::atomic<uint64_t> *header = ring_word(*ring_, shared_, position);
     const uint64_t state = header->load(std::memory_order_acquire);
-    if (state & kRecFree)
+    if (state == ring_free_word(position))
+      break; // nothing more yet
+    if (state & kRecFree) {
+      // A free word for another position: written over. No producer can
+      // claim here until it is right again.
+      ring_->region->note(Anomaly::Ring);
+      ++corrupt_;
+      header->store(ring_free_word(position), std::memory_order_release);
       break;
+    }
     if (state & kRecBusy) {
       if (resolve_busy(position, state))
         continue;
@@ -98,22 +124,30 @@ size_t RingConsumer::drain(const RecordCallback &callback, size_t max_records) {
     }
     const uint64_t total = record_total(state);
     const uint64_t offset = position & (capacity - 1);
-    if (total < 8 || total % 8 != 0 || offset + total > capacity) {
-      // Not a header this code writes. Skip to the producer position, the
-      // only other boundary known.
+    if (total < 8 || total % 8 != 0 || total > capacity - offset) {
+      // Not a header this code writes. Skip to the nearest boundary known:
+      // the producer position if it is plausible, else the end of this lap
+      // (records never cross it).
+      ring_->region->note(Anomaly::Ring);
       ++corrupt_;
+      uint64_t skip = capacity - offset;
       const uint64_t producer =
-          ring_->producer_pos.load(std::memory_order_acquire);
-      release(position, producer > position ? producer - position : 8);
+          shared_->producer_pos.load(std::memory_order_acquire);
+      if (producer > position && producer - position < skip &&
+          (producer - position) % 8 == 0)
+        skip = producer - position;
+      release(position, skip);
       continue;
     }
     bool more = true;
     if ((state & (kRecPad | kRecDiscard)) == 0) {
-      const auto *data =
-          reinterpret_cast<const uint8_t *>(header) + kRecordHeaderSize;
-      const size_t length = state & kRecLenMask;
+      const size_t length = state & kRecLenMask; // <= total - 16
+      record_.resize(length);
+      load_shared(record_.data(),
+                  reinterpret_cast<const uint8_t *>(header) + kRecordHeaderSize,
+                  length);
       ++delivered;
-      more = callback(std::span<const uint8_t>(data, length));
+      more = callback(std::span<const uint8_t>(record_.data(), length));
     }
     release(position, total);
     if (!more)
@@ -123,14 +157,16 @@ size_t RingConsumer::drain(const RecordCallback &callback, size_t max_records) {
 }
 
 bool RingConsumer::wait(uint64_t timeout_ns) {
+  if (!ring_)
+    return false;
   Head now = head();
   if (now == Head::Ready)
     return true;
-  const uint32_t seq = ring_->wake_seq.load(std::memory_order_acquire);
-  ring_->consumer_waiting.store(1, std::memory_order_seq_cst);
+  const uint32_t seq = shared_->wake_seq.load(std::memory_order_acquire);
+  shared_->consumer_waiting.store(1, std::memory_order_seq_cst);
   now = head();
   if (now == Head::Ready) {
-    ring_->consumer_waiting.store(0, std::memory_order_relaxed);
+    shared_->consumer_waiting.store(0, std::memory_order_relaxed);
     return true;
   }
   // A busy head may never be submitted (dead writer): come back to check.
@@ -140,8 +176,8 @@ bool RingConsumer::wait(uint64_t timeout_ns) {
   ts.tv_sec = static_cast<time_t>(timeout_ns / 1'000'000'000ull);
   ts.tv_nsec = static_cast<long>(timeout_ns % 1'000'000'000ull);
   // Not FUTEX_PRIVATE: producers in other processes wake this.
-  syscall(SYS_futex, &ring_->wake_seq, FUTEX_WAIT, seq, &ts, nullptr, 0);
-  ring_->consumer_waiting.store(0, std::memory_order_relaxed);
+  syscall(SYS_futex, &shared_->wake_seq, FUTEX_WAIT, seq, &ts, nullptr, 0);
+  shared_->consumer_waiting.store(0, std::memory_order_relaxed);
   now = head();
   return now != Head::Empty;
 }
@@ -157,13 +193,34 @@ size_t RingConsumer::poll(const RecordCallback &callback, uint64_t timeout_ns) {
   }
 }
 
+void RingConsumer::sample_counters() const {
+  if (!ring_ || overwritten_)
+    return;
+  const uint64_t now[3] = {
+      shared_->lost.load(std::memory_order_relaxed),
+      shared_->dead_writer_skips.load(std::memory_order_relaxed),
+      shared_->abandoned.load(std::memory_order_relaxed)};
+  for (int i = 0; i < 3; ++i) {
+    if (now[i] < seen_[i] || !ring_->region->plausible_count(now[i])) {
+      overwritten_ = true;
+      ring_->region->note(Anomaly::Counter);
+      return;
+    }
+    seen_[i] = now[i];
+  }
+}
+
 RingStats RingConsumer::stats() const {
   RingStats stats;
-  stats.lost = ring_->lost.load(std::memory_order_relaxed);
-  stats.dead_writer_skips =
-      ring_->dead_writer_skips.load(std::memory_order_relaxed);
-  stats.abandoned = ring_->abandoned.load(std::memory_order_relaxed);
+  sample_counters();
   stats.corrupt = corrupt_;
+  if (overwritten_) {
+    stats.counters_overwritten = true;
+    return stats;
+  }
+  stats.lost = seen_[0];
+  stats.dead_writer_skips = seen_[1];
+  stats.abandoned = seen_[2];
   return stats;
 }
 

@@ -24,13 +24,13 @@
 #include <pthread.h>
 #include <set>
 #include <string>
-#include <sys/eventfd.h>
+#include <fcntl.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 namespace ubtrace::agent {
 runtime::maps::Region *agent_region(); // agent.cpp
+OwnedFd agent_take_gpu_channel();      // agent.cpp
 }
 
 namespace ubtrace::agent::gpu {
@@ -93,8 +93,11 @@ struct GpuRuntime::Impl {
 
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; // setup and rewriting
   State state = State::Unstarted;
-  int sock = -1;
-  int wake = -1; // eventfd: a local request for the service thread
+  // The channel the CLI passed on the agent's (MsgType::GpuChannel), and a
+  // pipe that wakes the service thread for a local request. All three in
+  // the program's descriptor table: checked before each use (owned_fd.h).
+  OwnedFd sock;
+  OwnedFd wake_read, wake_write;
   GpuSetup setup;
   DriverCalls cu;
   bool cu_loaded = false;
@@ -198,7 +201,7 @@ bool GpuRuntime::Impl::load_driver() {
 }
 
 void GpuRuntime::Impl::notice(const std::string &text) {
-  if (sock < 0)
+  if (!sock.valid())
     return;
   Message m{MsgType::GpuNotice, {}, -1};
   m.payload.assign(text.begin(), text.end());
@@ -214,7 +217,7 @@ void GpuRuntime::Impl::report_kernels(
       m.payload.insert(m.payload.end(), k.name.begin(), k.name.end());
       m.payload.push_back(0);
     }
-  if (m.payload.empty() || sock < 0)
+  if (m.payload.empty() || !sock.valid())
     return;
   Lock lock(send_mu);
   (void)send_message(sock, m);
@@ -235,47 +238,45 @@ void *service_thread(void *arg) {
   return nullptr;
 }
 
-// Connects to the CLI's GPU backend and takes the setup. Called with `mu`
-// held, once.
+// Greets the CLI's GPU backend on the channel it passed, and takes the
+// setup. Called with `mu` held, once. No channel: this trace has no GPU
+// probes (the agent never looks for one by name), and every image passes
+// through untouched.
 bool GpuRuntime::Impl::start() {
   if (state != State::Unstarted)
     return state == State::Ready;
   state = State::Disabled;
   if (!agent_region())
     return false; // not traced, or the CLI sent no maps
-  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (fd < 0)
+  OwnedFd fd = agent_take_gpu_channel();
+  if (!fd.valid())
     return false;
-  struct sockaddr_un addr {};
-  addr.sun_family = AF_UNIX;
-  std::string name = std::string(kGpuSocketPrefix) + std::to_string(getpid());
-  std::memcpy(addr.sun_path + 1, name.data(), name.size());
-  socklen_t len = offsetof(struct sockaddr_un, sun_path) + 1 + name.size();
-  if (connect(fd, reinterpret_cast<struct sockaddr *>(&addr), len) != 0) {
-    close(fd); // no GPU probes in this trace
-    return false;
-  }
   HelloMsg hello{kProtocolVersion, uint32_t(getpid()), 0, 0};
   if (!send_message(fd, Message::of(MsgType::GpuHello, hello))) {
-    close(fd);
+    fd.close();
     return false;
   }
   auto m = recv_message(fd, 10000);
   if (!m || m->type != MsgType::GpuSetup) {
-    close(fd);
+    if (m && m->fd >= 0)
+      OwnedFd::adopt(m->fd).close();
+    fd.close();
     return false;
   }
   auto decoded = decode_setup(m->payload);
-  sock = fd;
+  sock = std::move(fd);
   if (!decoded) {
     reply(-EINVAL, {}, decoded.error());
-    close(fd);
-    sock = -1;
+    sock.close();
     return false;
   }
   setup = std::move(*decoded);
   reply(0);
-  wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0)
+    return false;
+  wake_read = OwnedFd::adopt(pipe_fds[0]);
+  wake_write = OwnedFd::adopt(pipe_fds[1]);
   if (!agent::start_agent_thread(service_thread, this))
     return false;
   {
@@ -492,8 +493,9 @@ void GpuRuntime::before_teardown(const char *why) {
   if (!im.serving)
     return;
   uint64_t ticket = ++im.requested;
-  uint64_t one = 1;
-  (void)!write(im.wake, &one, sizeof one);
+  char one = 1;
+  if (im.wake_write.usable())
+    (void)!write(im.wake_write.get(), &one, 1);
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
   deadline.tv_sec += 10;
@@ -556,7 +558,12 @@ void GpuRuntime::Impl::serve() {
   uint64_t next_drain = now_ms() + setup.drain_interval_ms;
   for (;;) {
     int timeout = setup.drain_interval_ms ? int(setup.drain_interval_ms) : 200;
-    struct pollfd fds[2] = {{sock, POLLIN, 0}, {wake, POLLIN, 0}};
+    // The program may have taken either descriptor: then the CLI is out of
+    // reach (the maps are no longer read back) and this thread ends.
+    if (!sock.usable() || !wake_read.usable())
+      break;
+    struct pollfd fds[2] = {{sock.get(), POLLIN, 0},
+                            {wake_read.get(), POLLIN, 0}};
     int n = poll(fds, 2, timeout);
     if (n < 0 && errno != EINTR)
       break;
@@ -564,11 +571,15 @@ void GpuRuntime::Impl::serve() {
       auto m = recv_message(sock, 0);
       if (!m)
         break; // the CLI is gone: the target runs on
+      if (m->fd >= 0) { // none is expected here; it is ours to close
+        OwnedFd::adopt(m->fd).close();
+        m->fd = -1;
+      }
       handle(*m);
     }
-    if (n > 0 && (fds[1].revents & POLLIN)) {
-      uint64_t count;
-      (void)!read(wake, &count, sizeof count);
+    if (n > 0 && (fds[1].revents & POLLIN) && wake_read.usable()) {
+      char drained[64];
+      (void)!read(wake_read.get(), drained, sizeof drained);
     }
     uint64_t ticket;
     {
@@ -603,6 +614,10 @@ void GpuRuntime::Impl::serve() {
       }
       next_drain = now_ms() + setup.drain_interval_ms;
     }
+  }
+  {
+    Lock send(send_mu);
+    sock.close(); // (only if still ours)
   }
   Lock q(queue_mu);
   serving = false;

@@ -7,9 +7,11 @@
 // cudart, static or shared, finds them); interpose.cpp hands out wrappers
 // that call in here.
 //
-// On the first code load the runtime connects to the CLI's GPU backend
-// (the "@ubtrace-gpu.<pid>" socket; nobody listening: the process is not
-// traced on the GPU and every image passes through untouched), receives
+// On the first code load the runtime greets the CLI's GPU backend on the
+// GPU channel, a socketpair end the CLI passed on the agent's own channel
+// (protocol.h, MsgType::GpuChannel) for a script with GPU probes; without
+// it (no GPU probes, or not traced) every image passes through untouched
+// and nothing is connected to: a named socket could be anyone's. It receives
 // the probe PTX and map layouts, allocates the device maps in the current
 // context (or the primary context of device 0), bakes their addresses into
 // the probe PTX and builds a ModuleRewriter for the device's SM. Each image

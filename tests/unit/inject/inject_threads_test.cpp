@@ -1,4 +1,4 @@
-// The deadlock case: every thread the injector can borrow is busy in
+// The deadlock case: every worker the injector can borrow is busy in
 // malloc/free of blocks that take its arena's lock; the main thread waits
 // in pthread_join. Injections must all succeed and every thread must keep
 // making progress afterwards.
@@ -9,9 +9,9 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <map>
-#include <sys/syscall.h>
 #include <set>
 #include <sstream>
+#include <sys/syscall.h>
 
 namespace ubtrace::runtime::inject {
 namespace {
@@ -55,8 +55,8 @@ void expect_all_threads_progress(test::TestProcess &target) {
 // Whether the main thread is in the futex wait of pthread_join (after
 // printing "ready" it may still be on its way out of write()).
 bool main_thread_joining(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) +
-                  "/syscall");
+  std::ifstream f("/proc/" + std::to_string(pid) + "/task/" +
+                  std::to_string(pid) + "/syscall");
   long nr = -1;
   return (f >> nr) && nr == SYS_futex;
 }
@@ -67,21 +67,36 @@ TEST_P(InjectThreads, MallocBusyThreadsAreNeverDeadlocked) {
   auto target = test::TestProcess::start(
       {test::prog_path("malloc_threads"), std::to_string(kThreads)});
   ASSERT_TRUE(target.wait_for_line("ready"));
-  ASSERT_TRUE(test::wait_until([&] { return main_thread_joining(target.pid()); }, 10s));
+  ASSERT_TRUE(
+      test::wait_until([&] { return main_thread_joining(target.pid()); }, 10s));
   std::map<pid_t, int> borrowed;
   int stops = 0;
   constexpr int kInjections = 50;
+  std::vector<pid_t> workers;
+  for (pid_t tid : test::thread_ids(target.pid()))
+    if (tid != target.pid())
+      workers.push_back(tid);
+  ASSERT_EQ(workers.size(), static_cast<size_t>(kThreads));
   for (int i = 0; i < kInjections; ++i) {
     InjectOptions options;
     options.agent_path = test::test_agent_path();
     options.entry_symbol = "ubtrace_agent_attach";
     options.entry_argument = "return:" + std::to_string(i);
     options.loader = GetParam();
+    // The main thread is parked in pthread_join, a safe point the injector
+    // finds first: every other injection is made to borrow a busy worker.
+    if (i % 2)
+      options.only_thread =
+          workers[static_cast<size_t>(i / 2) % workers.size()];
     auto report = inject_agent(target.pid(), options);
     ASSERT_TRUE(report.ok()) << "injection " << i << ": " << report.error();
     EXPECT_EQ(report->entry_result, i);
-    // The main thread sits in pthread_join, inside glibc: never borrowed.
-    EXPECT_NE(report->borrowed_tid, target.pid()) << report->safe_point;
+    if (report->borrowed_tid == target.pid())
+      EXPECT_EQ(report->safe_point.rfind("parked in pthread_join", 0), 0u)
+          << report->safe_point;
+    else // a worker, where it holds no lock
+      EXPECT_EQ(report->safe_point.rfind("running its own code", 0), 0u)
+          << report->safe_point;
     ++borrowed[report->borrowed_tid];
     stops += report->stops;
   }
@@ -97,11 +112,7 @@ TEST_P(InjectThreads, MallocBusyThreadsAreNeverDeadlocked) {
 INSTANTIATE_TEST_SUITE_P(Loader, InjectThreads,
                          ::testing::Values(LoaderThread::New,
                                            LoaderThread::Interrupted),
-                         [](const auto &info) {
-                           return info.param == LoaderThread::New
-                                      ? std::string("NewThread")
-                                      : std::string("InterruptedThread");
-                         });
+                         test::LoaderName());
 
 // Not run by default (it leaves deadlocked processes behind until it kills
 // them, and its outcome is a count, not a pass/fail): the experiment that

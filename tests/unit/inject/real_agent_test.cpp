@@ -64,6 +64,7 @@ TEST(RealAgent, InjectedAgentConnectsToTheListener) {
   InjectOptions options;
   options.agent_path = UBT_REAL_AGENT;
   options.entry_symbol = agent::kInjectEntry;
+  options.entry_argument = listener->entry_argument();
   auto report = inject_agent(target.pid(), options);
   ASSERT_TRUE(report.ok()) << report.error();
   EXPECT_EQ(report->entry_result, 0);
@@ -105,6 +106,7 @@ Injected inject_real(pid_t pid) {
   InjectOptions options;
   options.agent_path = UBT_REAL_AGENT;
   options.entry_symbol = agent::kInjectEntry;
+  options.entry_argument = listener->entry_argument();
   auto report = inject_agent(pid, options);
   EXPECT_TRUE(report.ok()) << report.error();
   if (!report.ok())

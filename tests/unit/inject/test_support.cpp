@@ -105,7 +105,8 @@ std::string signal_state(pid_t pid) {
 }
 
 TestProcess TestProcess::start(const std::vector<std::string> &argv,
-                               const std::vector<std::string> &env) {
+                               const std::vector<std::string> &env,
+                               const std::vector<std::pair<int, int>> &fds) {
   int in[2], out[2];
   if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0)
     std::abort();
@@ -128,6 +129,8 @@ TestProcess TestProcess::start(const std::vector<std::string> &argv,
   if (pid == 0) {
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
+    for (auto [parent, child] : fds)
+      ::dup2(parent, child);
     ::execve(args[0], args.data(), envp.data());
     ::_exit(127);
   }
@@ -245,6 +248,23 @@ std::optional<int> TestProcess::wait_exit(std::chrono::milliseconds timeout) {
     if (std::chrono::steady_clock::now() >= end)
       return std::nullopt;
     std::this_thread::sleep_for(1ms);
+  }
+}
+
+bool TestProcess::wait_stopped(std::chrono::milliseconds timeout) {
+  auto end = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    pid_t got = ::waitpid(pid_, &status, WNOHANG | WUNTRACED);
+    if (got == pid_) {
+      if (WIFSTOPPED(status))
+        return true;
+      reaped_ = true;
+      return false;
+    }
+    if (got < 0 || std::chrono::steady_clock::now() >= end)
+      return false;
+    std::this_thread::sleep_for(200us);
   }
 }
 

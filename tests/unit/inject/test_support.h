@@ -3,6 +3,8 @@
 // conditions with a deadline.
 #pragma once
 
+#include "runtime/inject/injector.h"
+
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -14,6 +16,16 @@
 namespace ubtrace::test {
 
 using namespace std::chrono_literals;
+
+// The test-name suffix of a loader mode, for INSTANTIATE_TEST_SUITE_P:
+// "NewThread", "InterruptedThread".
+struct LoaderName {
+  template <class Info> std::string operator()(const Info &info) const {
+    return info.param == runtime::inject::LoaderThread::New
+               ? "NewThread"
+               : "InterruptedThread";
+  }
+};
 
 std::string prog_path(const std::string &name);
 std::string test_agent_path();
@@ -36,9 +48,11 @@ std::string signal_state(pid_t pid);
 class TestProcess {
 public:
   // Starts argv[0] (a path) with stdin/stdout on pipes; stderr is
-  // inherited. `env` entries are added to this process's environment.
+  // inherited. `env` entries are added to this process's environment;
+  // each {parent fd, child fd} of `fds` is passed on as that child fd.
   static TestProcess start(const std::vector<std::string> &argv,
-                           const std::vector<std::string> &env = {});
+                           const std::vector<std::string> &env = {},
+                           const std::vector<std::pair<int, int>> &fds = {});
 
   pid_t pid() const { return pid_; }
   std::optional<std::string> read_line(std::chrono::milliseconds timeout = 10s);
@@ -55,6 +69,9 @@ public:
   // The raw wait status; nullopt on timeout or if the process was reaped
   // elsewhere (a tracer that is also the parent reaps on exit).
   std::optional<int> wait_exit(std::chrono::milliseconds timeout = 10s);
+  // Waits until it is stopped by a signal; false if it ended (or timed
+  // out) first.
+  bool wait_stopped(std::chrono::milliseconds timeout = 10s);
 
   ~TestProcess();
   TestProcess(TestProcess &&other) noexcept;

@@ -41,6 +41,7 @@ Result<AgentSession> AgentSession::open(pid_t pid,
   runtime::inject::InjectOptions io;
   io.agent_path = agent_library;
   io.entry_symbol = agent::kInjectEntry;
+  io.entry_argument = listener->entry_argument();
   auto report = runtime::inject::inject_agent(pid, io);
   if (!report)
     return make_error("inject: " + report.error());

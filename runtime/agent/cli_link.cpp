@@ -1,0 +1,94 @@
+#include "runtime/agent/cli_link.h"
+
+#include "runtime/agent/protocol.h"
+
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+namespace ubtrace::agent {
+namespace {
+
+// Raw system calls where the program may wrap the libc function (a library
+// counting getppid() calls must not see the agent's).
+
+// The credentials of the process at the other end of `fd` (for a listener:
+// the one that called listen(); for a socketpair: the one that made it).
+bool peer_is(int fd, pid_t pid, uid_t uid, bool check_uid) {
+  struct ucred cred {};
+  socklen_t len = sizeof cred;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+      len != sizeof cred)
+    return false;
+  return cred.pid == pid && (!check_uid || cred.uid == uid);
+}
+
+bool is_channel_socket(int fd) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+    return false;
+  int type = 0;
+  socklen_t len = sizeof type;
+  return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+         type == SOCK_SEQPACKET;
+}
+
+} // namespace
+
+int spawned_channel() {
+  const char *env = getenv(kFdEnv);
+  if (!env)
+    return -1;
+  char *end = nullptr;
+  long fd = strtol(env, &end, 10);
+  bool parsed = end != env && *end == '\0' && fd >= 0 && fd < (1 << 30);
+  // Children and exec'd programs must not reuse the channel.
+  unsetenv(kFdEnv);
+  if (!parsed || !is_channel_socket(int(fd)) ||
+      !peer_is(int(fd), pid_t(syscall(SYS_getppid)), 0, false))
+    return -1;
+  int flags = fcntl(int(fd), F_GETFD);
+  if (flags < 0)
+    return -1;
+  fcntl(int(fd), F_SETFD, flags | FD_CLOEXEC);
+  return int(fd);
+}
+
+int attach_channel(const char *argument) {
+  AttachArgument a;
+  if (!parse_attach_argument(argument, &a))
+    return kInjectBadArgument;
+  struct sockaddr_un addr {};
+  addr.sun_family = AF_UNIX;
+  if (a.address.size() >= sizeof addr.sun_path)
+    return kInjectBadArgument;
+  std::memcpy(addr.sun_path, a.address.data(), a.address.size());
+  bool abstract = a.address[0] == '@';
+  if (abstract)
+    addr.sun_path[0] = '\0';
+  socklen_t len =
+      static_cast<socklen_t>(offsetof(struct sockaddr_un, sun_path) +
+                             a.address.size() + (abstract ? 0 : 1));
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return kInjectNoCli;
+  if (connect(fd, reinterpret_cast<struct sockaddr *>(&addr), len) != 0) {
+    close(fd);
+    return kInjectNoCli;
+  }
+  // Whoever listens there must be the CLI that injected us: nothing is
+  // sent to anyone else.
+  if (!peer_is(fd, pid_t(a.cli_pid), uid_t(a.cli_uid), true)) {
+    close(fd);
+    return kInjectWrongPeer;
+  }
+  return fd;
+}
+
+} // namespace ubtrace::agent

@@ -1,0 +1,20 @@
+// How the agent reaches the CLI that started or injected it, and makes sure
+// it is that CLI before it says a word (protocol.h, "How the agent finds the
+// channel"). Runs in the constructor (-c) or the inject entry (-p), never on
+// the probe path.
+#pragma once
+
+namespace ubtrace::agent {
+
+// -c: the descriptor UBTRACE_AGENT_FD names (the variable is removed from
+// the environment either way), if it is a SOCK_SEQPACKET unix socket whose
+// peer is this process's parent (the CLI that spawned it); else -1, and the
+// descriptor, not being the agent's, is left alone.
+int spawned_channel();
+
+// -p: connects to the listener named by `argument` (an encoded
+// AttachArgument) and checks its credentials. The connected socket (>= 0),
+// or kInjectBadArgument, kInjectNoCli or kInjectWrongPeer.
+int attach_channel(const char *argument);
+
+} // namespace ubtrace::agent
