@@ -1,5 +1,7 @@
 #include "backends/userspace/target.h"
 
+#include "backends/userspace/ifunc_placement.h"
+
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -7,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <unistd.h>
 
@@ -70,6 +73,21 @@ struct UserspaceTarget::Impl {
   };
   std::vector<Pending> pending;
   size_t hooked = 0;
+  // What is hooked where. An attach point hooks an address once (aliases,
+  // an IFUNC and its implementation under one wildcard). Two attach points
+  // of a block that name one function both fire, as in bpftrace; but one
+  // that reaches an implementation only through an IFUNC (memcpy and
+  // memmove share one) joins the block's hook there: each call runs the
+  // block once.
+  std::set<std::pair<size_t, uint64_t>> hooked_sites;        // (spec, address)
+  std::map<std::pair<std::string, uint64_t>, bool> block_sites; // (section, address) -> via an IFUNC
+  bool already_hooked(size_t spec_index, const std::string &section, uint64_t address,
+                      bool via_ifunc);
+  std::shared_ptr<runtime::symbols::BinaryCache> binaries =
+      std::make_shared<runtime::symbols::BinaryCache>();
+  // IFUNCs of the attach point being installed that stay on their
+  // resolvers (name, why): one warning per attach point.
+  std::vector<std::pair<std::string, std::string>> unplaced_ifuncs;
   // Native code for each program (section -> entry address in the target).
   std::map<std::string, uint64_t> native_entries;
   std::string jit_error; // why programs run interpreted, when they do
@@ -272,14 +290,35 @@ uint64_t UserspaceTarget::Impl::probe_id(const std::string &name) {
   return it->second;
 }
 
+bool UserspaceTarget::Impl::already_hooked(size_t spec_index, const std::string &section,
+                                           uint64_t address, bool via_ifunc) {
+  if (!hooked_sites.insert({spec_index, address}).second)
+    return true;
+  auto [it, fresh] = block_sites.try_emplace({section, address}, via_ifunc);
+  if (fresh)
+    return false;
+  if (via_ifunc || it->second)
+    return true;
+  return false;
+}
+
 Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
-                                         const runtime::symbols::ResolvedProbe &probe,
+                                         const runtime::symbols::ResolvedProbe &resolved,
                                          bool many,
                                          const runtime::symbols::AddressSpace &space) {
   const auto &spec = bundle->probes[spec_index];
+  if (!space.runtime_address(resolved.binary, resolved.file_offset))
+    return false;
+  // An IFUNC goes where the process's calls go (ifunc_placement.h).
+  std::string unplaced;
+  const runtime::symbols::ResolvedProbe probe = place_ifunc(resolved, space, *binaries, unplaced);
+  if (!unplaced.empty())
+    unplaced_ifuncs.emplace_back(probe.function, unplaced);
   auto addr = space.runtime_address(probe.binary, probe.file_offset);
   if (!addr)
     return false;
+  if (already_hooked(spec_index, spec.section, *addr, resolved.ifunc && !probe.ifunc))
+    return true;
   auto program = program_for(spec);
   if (!program)
     return std::move(program).take_error();
@@ -432,7 +471,7 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
   if (!space)
     return make_error("cannot read the mappings of " + std::to_string(im.pid) + ": " +
                       space.error());
-  runtime::symbols::ProbeResolver resolver;
+  runtime::symbols::ProbeResolver resolver({}, im.binaries);
   for (size_t pi = 0; pi < bundle.probes.size(); pi++) {
     const auto &spec = bundle.probes[pi];
     runtime::symbols::AttachRequest req;
@@ -459,6 +498,8 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
       req.address = spec.address;
     req.pid = im.pid;
     auto expanded = resolver.expand(req);
+    for (auto &w : resolver.take_warnings())
+      warnings.push_back(std::move(w));
     std::string missing;
     if (!expanded)
       missing = spec.name + ": " + expanded.error();
@@ -488,6 +529,9 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
       if (!*done)
         im.pending.push_back({pi, probe, many}); // a library loaded later
     }
+    if (!im.unplaced_ifuncs.empty())
+      warnings.push_back(unplaced_ifunc_warning(spec.name, im.pid, im.unplaced_ifuncs));
+    im.unplaced_ifuncs.clear();
   }
   if (!im.pending.empty()) {
     if (auto r = im.call(agent::Message{agent::MsgType::WatchLibraries, {}, -1}); !r)
@@ -590,6 +634,10 @@ Result<size_t> UserspaceTarget::service() {
           still.push_back(std::move(p));
       }
       im.pending = std::move(still);
+      // No warning channel once the trace runs: -v says it.
+      if (!im.unplaced_ifuncs.empty() && im.verbose)
+        im.verbose(unplaced_ifunc_warning(path, im.pid, im.unplaced_ifuncs));
+      im.unplaced_ifuncs.clear();
     }
     // The thread in dlopen may go on.
     if (auto r = im.call(agent::Message{agent::MsgType::LibraryDone, {}, -1}); !r)

@@ -9,9 +9,6 @@ namespace ubtrace::runtime::maps {
 namespace {
 
 constexpr uint64_t kPage = 4096;
-constexpr uint32_t kMaxKeySize = 1u << 16;
-constexpr uint32_t kMaxValueSize = 1u << 24;
-constexpr uint32_t kMaxEntries = 1u << 30;
 constexpr uint32_t kMinBuckets = 16;
 
 uint64_t align_up(uint64_t value, uint64_t alignment) {

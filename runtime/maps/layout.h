@@ -77,4 +77,10 @@ Result<RegionPlan> plan_region(std::span<const MapLayout> maps,
 // a map specification gone wrong, not something to reserve address space for.
 inline constexpr uint64_t kMaxRegionBytes = 1ull << 40;
 
+// What one map may have (place_map refuses more); the compiler refuses
+// scripts past them at the map's first use.
+inline constexpr uint32_t kMaxKeySize = 1u << 16;
+inline constexpr uint32_t kMaxValueSize = 1u << 24;
+inline constexpr uint32_t kMaxEntries = 1u << 30;
+
 } // namespace ubtrace::runtime::maps
