@@ -20,9 +20,14 @@ constexpr Meaning kMeanings[] = {
     {c::kNestedSkips, "nested", "probe hit",
      "skipped: nested in a signal handler or in another probe's run"},
     {c::kShadowOverflows, "return_depth", "return probe hit",
-     "skipped: more than 64 return-probed calls were live on the thread"},
+     "skipped: more than {depth} return-probed calls were live on the "
+     "thread"},
     {c::kRefusedClaims, "thread_state", "probe hit",
-     "skipped: no hook state left for the thread (4096 threads at once)"},
+     "skipped: no hook state left for the thread ({states} threads at "
+     "once)"},
+    {kRegionSlotExhausted, "thread_slot", "probe hit",
+     "lost map updates or events: no thread slot left ({slots} threads at "
+     "once)"},
     {c::kVectorSkips, "installing", "probe hit",
      "skipped: the probe was being installed"},
     {c::kUnwoundEntries, "unwound", "return probe hit",
@@ -38,6 +43,18 @@ constexpr Meaning kMeanings[] = {
      "lost: the writer stalled for more than 5 s"},
 };
 
+// `why` with the limits it names filled in.
+std::string with_limits(std::string why, const LossContext &context) {
+  const std::pair<const char *, uint32_t> limits[] = {
+      {"{slots}", context.thread_slots},
+      {"{states}", context.hook_states},
+      {"{depth}", context.shadow_depth}};
+  for (const auto &[field, value] : limits)
+    for (size_t at; (at = why.find(field)) != std::string::npos;)
+      why.replace(at, std::strlen(field), std::to_string(value));
+  return why;
+}
+
 } // namespace
 
 std::vector<output::LostHits>
@@ -49,21 +66,14 @@ describe_losses(const agent::NamedValues &counters,
       continue;
     std::string n = std::to_string(count);
     output::LostHits l{count, name, ""};
-    if (name == kRegionSlotExhausted) {
-      l.reason = "thread_slot";
-      l.message = n + (count == 1 ? " probe hit" : " probe hits") +
-                  " lost map updates or events: no thread slot left (" +
-                  std::to_string(context.thread_slots) + " threads at once)";
-      out.push_back(std::move(l));
-      continue;
-    }
     const Meaning *m = nullptr;
     for (const auto &candidate : kMeanings)
       if (name == candidate.name)
         m = &candidate;
     if (m) {
       l.reason = m->reason;
-      l.message = n + " " + m->what + (count == 1 ? " " : "s ") + m->why;
+      l.message = n + " " + m->what + (count == 1 ? " " : "s ") +
+                  with_limits(m->why, context);
     } else {
       l.message = n + " probe hits lost (" + name + ")";
     }

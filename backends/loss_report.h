@@ -9,6 +9,7 @@
 
 #include "backends/output/output.h"
 #include "runtime/agent/named_values.h"
+#include "runtime/hook/thread_state.h"
 
 #include <vector>
 
@@ -19,8 +20,11 @@ inline constexpr const char *kRegionSlotExhausted = "region_slot_exhausted";
 inline constexpr const char *kRingDeadWriters = "ring_dead_writers";
 inline constexpr const char *kRingStalledWriters = "ring_stalled_writers";
 
+// The limits the sentences name ({slots}, {states}, {depth} in them).
 struct LossContext {
-  uint32_t thread_slots = 0; // the region's, for the slot sentence
+  uint32_t thread_slots = 0;                         // the region's
+  uint32_t hook_states = runtime::hook::kMaxThreads; // the hook pool's
+  uint32_t shadow_depth = runtime::hook::kShadowDepth;
 };
 
 std::vector<output::LostHits>

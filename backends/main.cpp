@@ -14,6 +14,7 @@
 #include "codegen/codegen.h"
 #include "parser/driver.h"
 #include "runtime/result.h"
+#include "runtime/symbols/non_returning.h"
 #include "runtime/symbols/probe_resolver.h"
 
 #include <cctype>
@@ -126,6 +127,26 @@ bool run_front_end_passes(ast::ASTContext &ctx) {
   return ast::run_passes(ctx, rest);
 }
 
+// A uretprobe named explicitly on a function that never returns or has no
+// return address (non_returning.h) is refused here, at its place in the
+// script; wildcards, and the ELF entry point whatever its name, are the
+// probe resolver's when the binary is read.
+bool check_return_probes(ast::ASTContext &ctx) {
+  bool ok = true;
+  for (auto *probe : ctx.root->probes)
+    for (auto *ap : probe->attach_points) {
+      if (ap->provider != "uretprobe" || ap->wildcard || ap->has_address)
+        continue;
+      std::string_view why = runtime::symbols::non_returning_reason(ap->func);
+      if (why.empty())
+        continue;
+      ctx.diags().error(ap->loc) << "cannot attach a uretprobe to " << ap->func << ": it "
+                                 << why << ", so a return probe there would corrupt the program";
+      ok = false;
+    }
+  return ok;
+}
+
 int run(const cli::Options &opts) {
   if (opts.list && opts.program.empty())
     return list_probes(opts);
@@ -134,10 +155,21 @@ int run(const cli::Options &opts) {
   ctx.unsafe = opts.unsafe;
 
   bool ok = parser::parse(ctx);
+  // An empty program (or one of comments, definitions and config alone)
+  // has nothing to attach: an error, as in bpftrace, not a silent exit 0.
+  if (ok && ctx.root->probes.empty()) {
+    ctx.diags().emit(std::cerr, !opts.no_warnings);
+    std::cerr << "ERROR: No probes to attach: " << opts.program_name
+              << (opts.program.find_first_not_of(" \t\r\n") == std::string::npos
+                      ? " is empty"
+                      : " defines no probe")
+              << std::endl;
+    return 1;
+  }
   if (ok && wants(opts, "ast"))
     ast::print_ast(std::cout, *ctx.root, false);
   if (ok)
-    ok = run_front_end_passes(ctx);
+    ok = run_front_end_passes(ctx) && check_return_probes(ctx);
   ctx.diags().emit(std::cerr, !opts.no_warnings);
   if (!ok)
     return 1;

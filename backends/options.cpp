@@ -1,7 +1,11 @@
 #include "backends/options.h"
 
+#include <cctype>
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <sys/stat.h>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -46,13 +50,39 @@ ENVIRONMENT:
 )";
 }
 
+// Reads a script. A directory opens like a file but reads nothing: it is
+// refused by name (EISDIR) rather than run as an empty program; any other
+// read error is one too (pipes and /dev/fd paths read as files do).
 static bool read_file(const std::string &path, std::string &out) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    errno = EISDIR;
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return false;
   std::ostringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) {
+    errno = EIO;
+    return false;
+  }
   out = ss.str();
+  return true;
+}
+
+// A process id: a decimal number in 1..INT_MAX (pid_t), nothing else
+// ("-p 4294967297" must not become pid 1).
+static bool parse_pid(const char *text, int &pid) {
+  if (!*text || !std::isdigit(static_cast<unsigned char>(*text)))
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  unsigned long long v = std::strtoull(text, &end, 10);
+  if (errno || *end || v == 0 || v > static_cast<unsigned long long>(INT_MAX))
+    return false;
+  pid = static_cast<int>(v);
   return true;
 }
 
@@ -92,18 +122,19 @@ std::optional<Options> parse_options(int argc, char **argv,
       const char *v = need(i, "-c");
       if (!v)
         return std::nullopt;
+      if (!*v) {
+        error = "-c needs a command to run";
+        return std::nullopt;
+      }
       o.command = v;
     } else if (a == "-p") {
       const char *v = need(i, "-p");
       if (!v)
         return std::nullopt;
-      char *end = nullptr;
-      long pid = std::strtol(v, &end, 10);
-      if (*end || pid <= 0) {
+      if (!parse_pid(v, o.pid)) {
         error = std::string("invalid PID: ") + v;
         return std::nullopt;
       }
-      o.pid = static_cast<int>(pid);
     } else if (a == "-l") {
       o.list = true;
       if (i + 1 < argc && argv[i + 1][0] != '-')
@@ -193,6 +224,10 @@ std::optional<Options> parse_options(int argc, char **argv,
 
   if (o.help || o.version || o.info)
     return o;
+  if (!o.command.empty() && o.pid) {
+    error = "Cannot use both -c and -p.";
+    return std::nullopt;
+  }
 
   size_t next = 0;
   if (!have_program && !o.list) {

@@ -3,6 +3,8 @@
 #include <mutex>
 #include <sstream>
 
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/MC/MCAsmInfo.h>
 #include <llvm/MC/MCContext.h>
@@ -22,6 +24,7 @@
 #include <llvm/Target/TargetOptions.h>
 
 #include "codegen/codegen.h"
+#include "codegen/llvm_setup.h"
 
 extern "C" {
 void LLVMInitializeBPFTargetInfo();
@@ -36,6 +39,9 @@ namespace ubtrace::codegen {
 namespace {
 
 const char *kTriple = "bpfel";
+// v4 for its long jumps only: configure_llvm() turns its other
+// instructions off (llvm_setup.h).
+const char *kCpu = "v4";
 
 const llvm::Target *bpf_target(std::string &err) {
   static std::once_flag once;
@@ -49,16 +55,66 @@ const llvm::Target *bpf_target(std::string &err) {
   return llvm::TargetRegistry::lookupTarget(kTriple, err);
 }
 
+// Errors LLVM reports through the context (not fatal ones): collected
+// instead of LLVM's default of printing them and calling exit(1).
+void collect_diagnostic(const llvm::DiagnosticInfo *di, void *context) {
+  const llvm::DiagnosticInfo &info = *di;
+  if (info.getSeverity() != llvm::DS_Error)
+    return;
+  auto &errors = *static_cast<std::vector<BackendError> *>(context);
+  BackendError e;
+  if (auto *u = llvm::dyn_cast<llvm::DiagnosticInfoUnsupported>(&info)) {
+    e.function = u->getFunction().getName().str();
+    e.message = u->getMessage().str();
+  } else {
+    llvm::raw_string_ostream os(e.message);
+    llvm::DiagnosticPrinterRawOStream printer(os);
+    info.print(printer);
+  }
+  e.stack_limit = e.message.find("BPF stack limit") != std::string::npos;
+  errors.push_back(std::move(e));
+}
+
 } // namespace
 
-Result<std::vector<uint8_t>> emit_object(llvm::Module &m, std::string *ir) {
+size_t largest_function(const llvm::Module &m) {
+  size_t most = 0;
+  for (const llvm::Function &f : m)
+    most = std::max<size_t>(most, f.getInstructionCount());
+  return most;
+}
+
+// O2, but O1 for modules with a huge function: O2's value propagation
+// (jump threading, correlated value propagation: LazyValueInfo) is
+// quadratic in the number of blocks that test the same value, and 3000
+// `if (arg0 == 7)` tests took seconds; O1 has neither and is linear.
+llvm::OptimizationLevel ir_level(const llvm::Module &m) {
+  return largest_function(m) > kLargeFunction ? llvm::OptimizationLevel::O1
+                                              : llvm::OptimizationLevel::O2;
+}
+
+Result<std::vector<uint8_t>> emit_object(llvm::Module &m, std::string *ir,
+                                         std::vector<BackendError> *errors) {
+  configure_llvm();
   std::string err;
   const llvm::Target *target = bpf_target(err);
   if (!target)
     return make_error("LLVM has no BPF target: " + err);
+  std::vector<BackendError> reported;
+  auto &llctx = m.getContext();
+  auto saved_handler = llctx.getDiagnosticHandlerCallBack();
+  void *saved_context = llctx.getDiagnosticContext();
+  llctx.setDiagnosticHandlerCallBack(collect_diagnostic, &reported);
+  struct Restore {
+    llvm::LLVMContext &c;
+    llvm::DiagnosticHandler::DiagnosticHandlerTy h;
+    void *ctx;
+    ~Restore() { c.setDiagnosticHandlerCallBack(h, ctx); }
+  } restore{llctx, saved_handler, saved_context};
+
   llvm::TargetOptions topts;
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      kTriple, "v3", "", topts, std::nullopt, std::nullopt,
+      kTriple, kCpu, "", topts, std::nullopt, std::nullopt,
       llvm::CodeGenOptLevel::Aggressive));
   m.setDataLayout(tm->createDataLayout());
 
@@ -73,21 +129,41 @@ Result<std::vector<uint8_t>> emit_object(llvm::Module &m, std::string *ir) {
     pb.registerFunctionAnalyses(fam);
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
-    auto mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+    auto mpm = pb.buildPerModuleDefaultPipeline(ir_level(m));
     mpm.run(m, mam);
   }
   if (ir) {
     llvm::raw_string_ostream os(*ir);
     m.print(os, nullptr);
   }
-
   llvm::SmallVector<char, 0> buf;
   llvm::raw_svector_ostream os(buf);
   llvm::legacy::PassManager pm;
   if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
     return make_error("LLVM cannot emit BPF objects");
   pm.run(m);
+  if (!reported.empty()) {
+    std::string first = reported.front().message;
+    if (errors)
+      *errors = std::move(reported);
+    return make_error("the BPF code generator failed: " + first);
+  }
   return std::vector<uint8_t>(buf.begin(), buf.end());
+}
+
+Result<std::vector<std::pair<std::string, size_t>>>
+program_sizes(const std::vector<uint8_t> &object) {
+  llvm::StringRef data(reinterpret_cast<const char *>(object.data()), object.size());
+  auto obj = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(data, "bpf.o"));
+  if (!obj)
+    return make_error("not an ELF object: " + llvm::toString(obj.takeError()));
+  std::vector<std::pair<std::string, size_t>> out;
+  for (const auto &section : (*obj)->sections()) {
+    auto name = section.getName();
+    if (section.isText() && name && section.getSize() > 0)
+      out.emplace_back(name->str(), section.getSize() / 8);
+  }
+  return out;
 }
 
 Result<std::string> disassemble(const std::vector<uint8_t> &object) {
@@ -106,7 +182,7 @@ Result<std::string> disassemble(const std::vector<uint8_t> &object) {
   llvm::MCTargetOptions mcopts;
   std::unique_ptr<llvm::MCAsmInfo> mai(target->createMCAsmInfo(*mri, kTriple, mcopts));
   std::unique_ptr<llvm::MCSubtargetInfo> sti(
-      target->createMCSubtargetInfo(kTriple, "v3", ""));
+      target->createMCSubtargetInfo(kTriple, kCpu, ""));
   std::unique_ptr<llvm::MCInstrInfo> mii(target->createMCInstrInfo());
   llvm::MCContext mc(triple, mai.get(), mri.get(), sti.get());
   std::unique_ptr<llvm::MCDisassembler> dis(target->createMCDisassembler(*sti, mc));

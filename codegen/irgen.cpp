@@ -8,6 +8,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "ast/passes/config.h"
 #include "ast/visitor.h"
 #include "codegen/emit.h"
 #include "codegen/value_types.h"
@@ -31,10 +32,12 @@ IRGen::IRGen(ASTContext &ast, const Options &opts)
                       llvm::DEBUG_METADATA_VERSION);
   mod_->addModuleFlag(llvm::Module::Warning, "Dwarf Version", 4);
   ncpus_ = opts.ncpus ? opts.ncpus : static_cast<uint32_t>(get_nprocs_conf());
-  if (auto it = ast.config.find("max_map_keys"); it != ast.config.end())
-    opts_.max_map_keys = static_cast<uint32_t>(std::stoul(it->second));
-  if (auto it = ast.config.find("perf_rb_pages"); it != ast.config.end())
-    opts_.ringbuf_pages = static_cast<uint32_t>(std::stoul(it->second));
+  // Both checked in range by the config pass (config.cpp): at most 2^30
+  // keys and 2^16 pages, so they fit their 32-bit fields.
+  if (ast.config.count("max_map_keys"))
+    opts_.max_map_keys = static_cast<uint32_t>(ast::config_integer(ast.config, "max_map_keys"));
+  if (ast.config.count("perf_rb_pages"))
+    opts_.ringbuf_pages = static_cast<uint32_t>(ast::config_integer(ast.config, "perf_rb_pages"));
 }
 
 IRGen::~IRGen() = default;
@@ -84,6 +87,12 @@ llvm::BasicBlock *IRGen::block(const std::string &name) {
 // its callbacks together, and LLVM needs some for spills.
 static constexpr uint32_t kMaxStackTemp = 64;
 static constexpr uint32_t kStackBudget = 256;
+// The BPF stack (512 bytes per frame) less what LLVM needs for its spills.
+static constexpr uint32_t kStackOnlyLimit = 448;
+
+bool IRGen::stack_fits(uint32_t size) const {
+  return stack_used_ + (size + 7) / 8 * 8 <= kStackOnlyLimit;
+}
 
 llvm::Value *IRGen::entry_alloca(uint32_t size, const std::string &name,
                                   bool stack_only) {
@@ -109,7 +118,9 @@ llvm::Value *IRGen::temps_ptr(uint32_t bytes) {
     eb.CreateAlignedStore(b_.getInt32(1), key, llvm::Align(4));
     auto *fty = llvm::FunctionType::get(ptrt(), {ptrt(), ptrt()}, false);
     auto *callee = eb.CreateIntToPtr(eb.getInt64(BPF_FUNC_map_lookup_elem), ptrt());
-    temps_base_ = eb.CreateCall(fty, callee, {sm.gv, key}, "temps");
+    auto *temps = eb.CreateCall(fty, callee, {sm.gv, key}, "temps");
+    temps->addRetAttr(llvm::Attribute::getWithAlignment(*llctx_, llvm::Align(8)));
+    temps_base_ = temps;
   }
   uint32_t off = temps_off_;
   temps_off_ += bytes;
@@ -304,7 +315,16 @@ llvm::Value *IRGen::helper(int id, llvm::Type *ret,
     types.push_back(a->getType());
   auto *fty = llvm::FunctionType::get(ret, types, false);
   auto *callee = b_.CreateIntToPtr(i64(static_cast<uint64_t>(id)), ptrt());
-  return b_.CreateCall(fty, callee, args);
+  auto *call = b_.CreateCall(fty, callee, args);
+  // Map values (and ring buffer records) are 8-byte aligned, in the kernel
+  // and in the maps region. Saying so lets LLVM keep 8-byte accesses at
+  // 8-byte offsets whole: an access it must assume unaligned becomes eight
+  // byte loads, and a copy of a 64-byte string kept across a helper call
+  // then spilled 64 registers, past the 512-byte stack.
+  if (id == BPF_FUNC_map_lookup_elem || id == BPF_FUNC_map_lookup_percpu_elem ||
+      id == BPF_FUNC_ringbuf_reserve)
+    call->addRetAttr(llvm::Attribute::getWithAlignment(*llctx_, llvm::Align(8)));
+  return call;
 }
 
 llvm::Value *IRGen::var_slot(const std::string &name) {
@@ -376,6 +396,9 @@ void IRGen::gen_probe(Probe &p, size_t index) {
   // BTF func info: a subprogram for every program.
   auto *sp_ty = di_->createSubroutineType(di_->getOrCreateTypeArray(
       {di_int(), di_->createPointerType(nullptr, 64)}));
+  fn_locs_[name] = p.attach_points.empty()
+                      ? p.loc
+                      : p.attach_points.front()->loc + p.attach_points.back()->loc;
   auto *sp = di_->createFunction(cu_, name, name, difile_, p.loc.begin.line, sp_ty,
                                  p.loc.begin.line, llvm::DINode::FlagPrototyped,
                                  llvm::DISubprogram::SPFlagDefinition);
@@ -476,9 +499,25 @@ Result<Output> IRGen::run() {
     return make_error("BUG: generated invalid LLVM IR: " + vs.str());
 
   Output out;
-  auto obj = emit_object(*mod_, opts_.want_ir ? &out.ir : nullptr);
+  std::vector<BackendError> backend_errors;
+  auto obj = emit_object(*mod_, opts_.want_ir ? &out.ir : nullptr, &backend_errors);
+  if (!obj && !backend_errors.empty()) {
+    report_backend_errors(backend_errors);
+    return make_error("code generation failed");
+  }
   if (!obj)
     return std::move(obj).take_error();
+  if (auto sizes = program_sizes(*obj); sizes) {
+    for (const auto &[section, insns] : *sizes) {
+      auto it = fn_locs_.find(section.substr(section.find('/') + 1));
+      if (insns > kMaxProgramInsns && it != fn_locs_.end())
+        fail(it->second, "this probe compiles to " + std::to_string(insns) +
+                             " BPF instructions, more than the " +
+                             std::to_string(kMaxProgramInsns) + " one program may have");
+    }
+    if (ast_.diags().error_count() != errors)
+      return make_error("code generation failed");
+  }
   bundle_.object = std::move(*obj);
   bundle_.positional_params = ast_.positional;
   bundle_.config = ast_.config;
@@ -490,6 +529,29 @@ Result<Output> IRGen::run() {
   }
   out.bundle = std::move(bundle_);
   return out;
+}
+
+void IRGen::report_backend_errors(const std::vector<BackendError> &errors) {
+  std::set<std::string> seen;
+  for (const auto &e : errors) {
+    auto it = fn_locs_.find(e.function);
+    Location loc = it != fn_locs_.end() ? it->second : Location{};
+    // One error per function and kind: the stack limit is reported at
+    // every access past it.
+    if (!seen.insert(e.function + (e.stack_limit ? "/stack" : "/" + e.message)).second)
+      continue;
+    auto d = ast_.diags().error(loc);
+    if (e.stack_limit) {
+      d << (it == fn_locs_.end() || e.function.find("_for") == std::string::npos
+                ? "this probe"
+                : "this for loop's body")
+        << " needs more than the 512 bytes of the BPF stack";
+      d.hint("fewer variables or smaller values live at once (values over 64 "
+             "bytes go to scratch memory, not the stack)");
+    } else {
+      d << "the BPF code generator cannot compile this: " << e.message;
+    }
+  }
 }
 
 Result<Output> generate(ASTContext &ctx, const Options &opts) {

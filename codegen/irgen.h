@@ -20,6 +20,7 @@
 
 #include "ast/context.h"
 #include "codegen/codegen.h"
+#include "codegen/emit.h"
 #include "runtime/abi.h"
 #include "runtime/bundle.h"
 
@@ -56,6 +57,9 @@ public:
   // holds BPF pointers (a for loop's context block): only the stack may.
   llvm::Value *entry_alloca(uint32_t size, const std::string &name,
                             bool stack_only = false);
+  // Whether `size` more bytes of stack-only memory leave the BPF stack
+  // room for LLVM's own spills.
+  bool stack_fits(uint32_t size) const;
   llvm::Value *var_slot(const std::string &name);
   void collect_vars(ast::Block &body);
   void zero(llvm::Value *ptr, uint32_t size);
@@ -189,6 +193,10 @@ public:
   llvm::Value *returned_flag_ = nullptr;
   std::string error_;
   void fail(const ast::Location &loc, const std::string &msg);
+  // Each generated function's place in the script (a probe's attach
+  // points, a for loop), for errors LLVM's backend reports by function.
+  std::map<std::string, ast::Location> fn_locs_;
+  void report_backend_errors(const std::vector<BackendError> &errors);
 };
 
 } // namespace ubtrace::codegen

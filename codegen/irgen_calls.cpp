@@ -1,40 +1,17 @@
 // Builtins and function calls.
 #include <arpa/inet.h>
-#include <csignal>
 #include <cstring>
 #include <linux/bpf.h>
 #include <sys/stat.h>
 
 #include "ast/builtins.h"
+#include "ast/signals.h"
 #include "codegen/irgen.h"
 #include "runtime/gpu/gpu_helper_ids.h"
 
 namespace ubtrace::codegen {
 
 using namespace ast;
-
-namespace {
-
-int signal_number(const std::string &name) {
-  static const std::pair<const char *, int> table[] = {
-      {"SIGHUP", SIGHUP},   {"SIGINT", SIGINT},   {"SIGQUIT", SIGQUIT},
-      {"SIGILL", SIGILL},   {"SIGTRAP", SIGTRAP}, {"SIGABRT", SIGABRT},
-      {"SIGBUS", SIGBUS},   {"SIGFPE", SIGFPE},   {"SIGKILL", SIGKILL},
-      {"SIGUSR1", SIGUSR1}, {"SIGSEGV", SIGSEGV}, {"SIGUSR2", SIGUSR2},
-      {"SIGPIPE", SIGPIPE}, {"SIGALRM", SIGALRM}, {"SIGTERM", SIGTERM},
-      {"SIGCHLD", SIGCHLD}, {"SIGCONT", SIGCONT}, {"SIGSTOP", SIGSTOP},
-      {"SIGTSTP", SIGTSTP}, {"SIGTTIN", SIGTTIN}, {"SIGTTOU", SIGTTOU},
-      {"SIGURG", SIGURG},   {"SIGXCPU", SIGXCPU}, {"SIGXFSZ", SIGXFSZ},
-      {"SIGVTALRM", SIGVTALRM}, {"SIGPROF", SIGPROF}, {"SIGWINCH", SIGWINCH},
-      {"SIGIO", SIGIO},     {"SIGSYS", SIGSYS}};
-  std::string n = name.rfind("SIG", 0) == 0 ? name : "SIG" + name;
-  for (const auto &[s, v] : table)
-    if (n == s)
-      return v;
-  return -1;
-}
-
-} // namespace
 
 llvm::Value *IRGen::globals_field(uint32_t offset) {
   auto &gm = map_of(abi::kGlobalsMap);
@@ -590,17 +567,9 @@ Val IRGen::gen_call(Call &c) {
   if (n == "pid" || n == "tid" || n == "comm")
     return gen_builtin(n, c);
   if (n == "signal") {
-    int sig = -1;
-    if (auto *s = dyn_cast<String>(A[0]))
-      sig = signal_number(s->value);
-    llvm::Value *v = sig >= 0 ? i64(sig) : nullptr;
-    if (!v) {
-      if (isa<String>(A[0])) {
-        fail(A[0]->loc, "signal(): unknown signal " + static_cast<String *>(A[0])->value);
-        return {i64(0), false};
-      }
-      v = gen_scalar(A[0]);
-    }
+    // Semantic analysis refused names that are not signals.
+    auto *name = dyn_cast<String>(A[0]);
+    llvm::Value *v = name ? i64(signal_number(name->value)) : gen_scalar(A[0]);
     helper(BPF_FUNC_send_signal, i64t(), {b_.CreateTrunc(v, b_.getInt32Ty())});
     return {i64(0), false};
   }

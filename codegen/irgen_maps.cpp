@@ -2,10 +2,15 @@
 #include <linux/bpf.h>
 
 #include "codegen/irgen.h"
+#include "ast/passes/config.h"
+#include "runtime/maps/layout.h"
 #include "codegen/value_types.h"
 #include "runtime/gpu/gpu_helper_ids.h"
 
 namespace ubtrace::codegen {
+
+static_assert(ast::kMaxMapEntries == runtime::maps::kMaxEntries,
+              "max_map_keys and map declarations are bounded by the maps region");
 
 using namespace ast;
 
@@ -99,6 +104,18 @@ void IRGen::declare_maps() {
     mg.spec.value = to_value_type(info.value);
     mg.spec.key_size = mg.key.size;
     mg.spec.value_size = slot_size(info.value);
+    // Past the maps region's limits the trace would fail to start, naming
+    // no place in the script: say where, and how large, here.
+    if (mg.spec.key_size > runtime::maps::kMaxKeySize ||
+        mg.spec.value_size > runtime::maps::kMaxValueSize) {
+      bool key = mg.spec.key_size > runtime::maps::kMaxKeySize;
+      fail(info.first_use,
+           name + "'s " + (key ? "key" : "value") + " is " +
+               std::to_string(key ? mg.spec.key_size : mg.spec.value_size) +
+               " bytes, more than a map's " + (key ? "key" : "value") + " may have (" +
+               std::to_string(key ? runtime::maps::kMaxKeySize : runtime::maps::kMaxValueSize) +
+               "); strings in it take max_strlen bytes each");
+    }
     mg.spec.max_entries = info.key.is_none() ? 1
                           : info.max_entries ? static_cast<uint32_t>(info.max_entries)
                                              : opts_.max_map_keys;
@@ -264,7 +281,11 @@ llvm::Value *IRGen::sum_slots(MapGen &mg, llvm::Value *key) {
                              {mg.gv, k, cbb.CreateTrunc(cb->getArg(0), b_.getInt32Ty())});
     auto *has = llvm::BasicBlock::Create(*llctx_, "has", cb);
     auto *out = llvm::BasicBlock::Create(*llctx_, "out", cb);
-    cbb.CreateCondBr(cbb.CreateIsNull(p), out, has);
+    // No value at this slot: none at any later one either (slots are taken
+    // lowest first, and an absent key is absent from all of them), so the
+    // loop stops instead of visiting every slot the region reserves.
+    auto *none = llvm::BasicBlock::Create(*llctx_, "none", cb);
+    cbb.CreateCondBr(cbb.CreateIsNull(p), none, has);
     cbb.SetInsertPoint(has);
     auto *acc = cbb.CreateInBoundsGEP(b_.getInt8Ty(), data, i64(8));
     auto *acc2 = cbb.CreateInBoundsGEP(b_.getInt8Ty(), data, i64(16));
@@ -301,6 +322,8 @@ llvm::Value *IRGen::sum_slots(MapGen &mg, llvm::Value *key) {
     cbb.CreateBr(out);
     cbb.SetInsertPoint(out);
     cbb.CreateRet(i64(0));
+    cbb.SetInsertPoint(none);
+    cbb.CreateRet(i64(1));
   }
 
   auto &gm = map_of(abi::kGlobalsMap);

@@ -6,6 +6,8 @@
 
 #include "codegen/irgen.h"
 
+#include "ast/visitor.h"
+
 namespace ubtrace::codegen {
 
 using namespace ast;
@@ -141,13 +143,29 @@ void IRGen::gen_while(While &s) {
 }
 
 void IRGen::gen_for(For &s) {
-  // The context block: the probe's ctx, every variable's slot, the
-  // `returned` flag, and the range start.
+  // The context block: the probe's ctx, the slot of every variable the
+  // body uses (and the loop's own), the `returned` flag, and the range
+  // start. It holds pointers, so it must live on the stack.
+  struct Uses : Visitor<Uses> {
+    std::set<std::string> names;
+    using Visitor::visit;
+    void visit(Variable &v) { names.insert(v.name); }
+  } uses;
+  uses.visit(*s.body);
+  uses.names.insert(s.var->name);
   std::vector<std::string> names;
   for (const auto &[name, t] : var_types_)
-    names.push_back(name);
+    if (uses.names.count(name))
+      names.push_back(name);
   uint32_t n = names.size();
   uint32_t flag_off = 8 * (n + 1), start_off = 8 * (n + 2);
+  if (!stack_fits(8 * (n + 3))) {
+    fail(s.loc, "the body of this for loop uses " + std::to_string(n) +
+                    " variables: their addresses (8 bytes each) need more "
+                    "of the 512-byte BPF stack than the probe leaves free; "
+                    "use fewer variables inside the loop");
+    return;
+  }
   auto *cbctx = entry_alloca(8 * (n + 3), "forctx", /*stack_only=*/true);
   b_.CreateAlignedStore(ctx_, cbctx, llvm::Align(8));
   for (uint32_t i = 0; i < n; i++)
@@ -166,6 +184,7 @@ void IRGen::gen_for(For &s) {
             : llvm::FunctionType::get(i64t(), {i64t(), ptrt()}, false);
   auto *cb = llvm::Function::Create(cb_ty, llvm::Function::InternalLinkage,
                                     std::string(fn_->getName()) + "_for", *mod_);
+  fn_locs_[cb->getName().str()] = s.loc;
   cb->setSection(".text");
   cb->addFnAttr(llvm::Attribute::NoUnwind);
   auto *di_ptr = di_->createPointerType(nullptr, 64);

@@ -255,8 +255,23 @@ private:
       bad("invalid rate: " + why);
       return;
     }
-    if (ap.freq == 0)
+    if (ap.freq == 0) {
       bad("the interval must be a positive integer");
+      return;
+    }
+    // The period, in nanoseconds, must fit 64 bits and be at least 1us
+    // (the shortest interval:N accepts): a rate of 10^9 hz would be a
+    // period of 0 and spin, 10^11 s would overflow into a short one.
+    if (ap.unit == "hz") {
+      if (ap.freq > 1000000)
+        bad("the maximum rate is 1000000 hz (one every 1us), found " +
+            std::to_string(ap.freq));
+      return;
+    }
+    uint64_t unit_ns = ap.unit == "s" ? 1000000000ull : ap.unit == "ms" ? 1000000ull : 1000ull;
+    if (ap.freq > UINT64_MAX / unit_ns)
+      bad("the interval is too long: " + std::to_string(ap.freq) + ap.unit +
+          " is more than 2^64 nanoseconds");
   }
 
   template <class Bad>

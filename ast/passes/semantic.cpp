@@ -4,14 +4,15 @@
 
 #include "ast/builtins.h"
 #include "ast/passes/attach_points.h"
+#include "ast/passes/config.h"
 #include "ast/passes/c_definitions.h"
 #include "ast/passes/semantic_internal.h"
 
 namespace ubtrace::ast {
 
 Semantic::Semantic(ASTContext &ctx) : ctx_(ctx) {
-  if (auto it = ctx.config.find("max_strlen"); it != ctx.config.end())
-    max_strlen_ = static_cast<uint32_t>(std::strtoul(it->second.c_str(), nullptr, 10));
+  // In [1, 65536] (config.cpp): a uint32_t holds it.
+  max_strlen_ = static_cast<uint32_t>(config_integer(ctx.config, "max_strlen"));
   // The mode of stacks that do not name one (ustack, kstack, ustack(8)).
   if (auto it = ctx.config.find("stack_mode"); it != ctx.config.end())
     stack_mode_ = it->second == "perf" ? 1 : it->second == "raw" ? 2 : 0;

@@ -7,11 +7,15 @@
 
 #include "ast/builtins.h"
 #include "ast/passes/semantic_internal.h"
+#include "ast/signals.h"
 #include "ast/suggest.h"
 
 namespace ubtrace::ast {
 
 namespace {
+
+// The widest field width or precision a format may ask for.
+constexpr unsigned long kMaxPrintfWidth = 65535;
 
 const std::vector<std::string> &function_names() {
   static const std::vector<std::string> names = {
@@ -146,6 +150,45 @@ bool Semantic::expect_int_literal(Call &c, size_t i, int64_t &out) {
   return false;
 }
 
+namespace {
+
+// A literal integer as sign and magnitude (so that 2^64 - 1 stays itself);
+// false when `e` is not a literal.
+bool literal_magnitude(const Expr *e, bool &negative, uint64_t &magnitude) {
+  if (auto *i = dyn_cast<Integer>(e)) {
+    negative = i->negative && i->value != 0;
+    magnitude = i->value;
+    return true;
+  }
+  if (auto *c = dyn_cast<Cast>(e))
+    return literal_magnitude(c->expr, negative, magnitude);
+  if (auto *u = dyn_cast<Unop>(e); u && u->op == UnOp::Neg) {
+    if (!literal_magnitude(u->expr, negative, magnitude))
+      return false;
+    negative = !negative && magnitude != 0;
+    return true;
+  }
+  return false;
+}
+
+} // namespace
+
+bool Semantic::check_literal_range(Call &c, size_t i, int64_t lo, int64_t hi,
+                                   const char *what) {
+  bool negative = false;
+  uint64_t magnitude = 0;
+  if (!literal_magnitude(c.args[i], negative, magnitude))
+    return true;
+  bool below = negative ? lo >= 0 || magnitude > uint64_t(-(lo + 1)) + 1
+                        : lo > 0 && magnitude < uint64_t(lo);
+  bool above = !negative && (hi < 0 || magnitude > uint64_t(hi));
+  if (!below && !above)
+    return true;
+  err(c.loc) << (negative ? "-" : "") << magnitude << " is not a valid " << what
+             << ", allowed range: [" << lo << "," << hi << "]";
+  return false;
+}
+
 // printf-style format strings: each conversion against its argument.
 void Semantic::check_format(Call &c) {
   if (!check_arity(c, 1, SIZE_MAX))
@@ -166,12 +209,28 @@ void Semantic::check_format(Call &c) {
       continue;
     while (i < fmt.size() && std::strchr("-+ #0", fmt[i]))
       i++;
-    while (i < fmt.size() && std::isdigit(static_cast<unsigned char>(fmt[i])))
-      i++;
-    if (i < fmt.size() && fmt[i] == '.') {
-      i++;
+    // Field width and precision: bounded, so that a typo cannot make every
+    // event print megabytes of padding.
+    auto number = [&](const char *what) {
+      size_t from = i;
       while (i < fmt.size() && std::isdigit(static_cast<unsigned char>(fmt[i])))
         i++;
+      if (i - from > 5 || (i > from && std::stoul(fmt.substr(from, i - from)) >
+                                           kMaxPrintfWidth)) {
+        err(c.loc) << c.name << ": " << fmt.substr(from, i - from)
+                   << " is not a valid " << what << " in '"
+                   << fmt.substr(start, i - start) << "', allowed range: [0,"
+                   << kMaxPrintfWidth << "]";
+        return false;
+      }
+      return true;
+    };
+    if (!number("field width"))
+      return;
+    if (i < fmt.size() && fmt[i] == '.') {
+      i++;
+      if (!number("precision"))
+        return;
     }
     while (i < fmt.size() && std::strchr("hlLqjzt", fmt[i]))
       i++;
@@ -378,8 +437,11 @@ void Semantic::check_call(Call &c) {
       return;
     auto *m = dyn_cast<Map>(c.args[0]);
     if (m && !m->subscripted) {
+      // print(@m, top, div): how many entries (0: all), divided by what.
       for (size_t i = 1; i < c.args.size(); i++)
-        expect_int_arg(c, i);
+        if (expect_int_arg(c, i))
+          check_literal_range(c, i, i == 1 ? 0 : 1, INT64_MAX,
+                              i == 1 ? "print() top" : "print() divisor");
       return;
     }
     if (c.args.size() > 1) {
@@ -439,8 +501,9 @@ void Semantic::check_call(Call &c) {
     return;
   }
   if (n == "exit") {
-    if (check_arity(c, 0, 1) && c.args.size() == 1)
-      expect_int_arg(c, 0);
+    // A process's exit status is 8 bits: exit(256) would exit 0.
+    if (check_arity(c, 0, 1) && c.args.size() == 1 && expect_int_arg(c, 0))
+      check_literal_range(c, 0, 0, 255, "exit code");
     return;
   }
   if (n == "time") {
@@ -718,9 +781,19 @@ void Semantic::check_call(Call &c) {
     }
     if (!check_arity(c, 1, 1))
       return;
+    if (auto *name = dyn_cast<String>(c.args[0])) {
+      if (signal_number(name->value) < 0)
+        err(c.loc) << name->value << " is not a valid signal";
+      return;
+    }
     Type t = decay(c.args[0]->type);
-    if (!t.is_none() && !t.is_intlike() && t.kind != TypeKind::String)
-      err(c.loc) << "signal() expects a signal name or number";
+    if (t.is_none())
+      return;
+    if (!t.is_intlike()) {
+      err(c.loc) << "signal only accepts string literals or integers";
+      return;
+    }
+    check_literal_range(c, 0, kMinSignal, kMaxSignal, "signal");
     return;
   }
   if (n == "assert") {

@@ -107,6 +107,11 @@ public:
   bool expect_int_arg(Call &c, size_t i);
   bool expect_string_literal(Call &c, size_t i, std::string &out);
   bool expect_int_literal(Call &c, size_t i, int64_t &out);
+  // A literal integer argument outside [lo, hi] is a located error,
+  // "<value> is not a valid <what>, allowed range: [lo,hi]" (bpftrace's
+  // words for signal()); false then. Other arguments pass.
+  bool check_literal_range(Call &c, size_t i, int64_t lo, int64_t hi,
+                           const char *what);
   void check_format(Call &c); // printf, errorf, system, cat, ...
   void check_aggregation(Call &c);
   bool gpu_probe() const;

@@ -3,6 +3,7 @@
 
 #include "ast/builtins.h"
 #include "ast/passes/attach_points.h"
+#include "ast/passes/config.h"
 #include "ast/passes/semantic_internal.h"
 
 namespace ubtrace::ast {
@@ -329,6 +330,8 @@ void Semantic::visit(MapDecl &d) {
                                     "positive integer literal";
     return;
   }
+  if (!check_literal_range(*call, 0, 1, kMaxMapEntries, "number of map entries"))
+    return;
   d.map_kind = call->name;
   d.max_entries = static_cast<uint64_t>(n);
   for (auto *other : ctx_.root->map_decls) {

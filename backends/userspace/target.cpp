@@ -1,5 +1,7 @@
 #include "backends/userspace/target.h"
 
+#include "backends/userspace/ifunc_placement.h"
+
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -16,6 +18,7 @@
 #include "runtime/agent/named_values.h"
 #include "runtime/agent/program_wire.h"
 #include "runtime/agent/protocol.h"
+#include "runtime/hook/trap_safety.h"
 #include "runtime/inject/channel.h"
 #include "runtime/inject/command_line.h"
 #include "runtime/inject/injector.h"
@@ -99,8 +102,24 @@ struct UserspaceTarget::Impl {
   // Has the agent drop the hooks whose library went away (they go back to
   // pending), then hooks what is pending and mapped now.
   Result<void> resync();
-  Result<void> hook_pending();
+  // `loaded`: the library whose load this follows ("" after an unload).
+  Result<void> hook_pending(const std::string &loaded = "");
   Result<void> watch_libraries();
+  // What is hooked where. An attach point hooks an address once (aliases,
+  // an IFUNC and its implementation under one wildcard). Two attach points
+  // of a block that name one function both fire, as in bpftrace; but one
+  // that reaches an implementation only through an IFUNC (memcpy and
+  // memmove share one) joins the block's hook there: each call runs the
+  // block once.
+  std::set<std::pair<size_t, uint64_t>> hooked_sites;        // (spec, address)
+  std::map<std::pair<std::string, uint64_t>, bool> block_sites; // (section, address) -> via an IFUNC
+  bool already_hooked(size_t spec_index, const std::string &section, uint64_t address,
+                      bool via_ifunc);
+  std::shared_ptr<runtime::symbols::BinaryCache> binaries =
+      std::make_shared<runtime::symbols::BinaryCache>();
+  // IFUNCs of the attach point being installed that stay on their
+  // resolvers (name, why): one warning per attach point.
+  std::vector<std::pair<std::string, std::string>> unplaced_ifuncs;
   // Native code for each program (section -> entry address in the target).
   std::map<std::string, uint64_t> native_entries;
   std::string jit_error; // why programs run interpreted, when they do
@@ -342,21 +361,40 @@ uint64_t UserspaceTarget::Impl::probe_id(const std::string &name) {
   return it->second;
 }
 
+bool UserspaceTarget::Impl::already_hooked(size_t spec_index, const std::string &section,
+                                           uint64_t address, bool via_ifunc) {
+  if (!hooked_sites.insert({spec_index, address}).second)
+    return true;
+  auto [it, fresh] = block_sites.try_emplace({section, address}, via_ifunc);
+  if (fresh)
+    return false;
+  if (via_ifunc || it->second)
+    return true;
+  return false;
+}
+
 Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
-                                         const runtime::symbols::ResolvedProbe &probe,
+                                         const runtime::symbols::ResolvedProbe &resolved,
                                          bool many,
                                          const runtime::symbols::AddressSpace &space) {
   const auto &spec = bundle->probes[spec_index];
+  if (!space.runtime_address(resolved.binary, resolved.file_offset))
+    return false;
+  // An IFUNC goes where the process's calls go (ifunc_placement.h).
+  std::string unplaced;
+  const runtime::symbols::ResolvedProbe probe = place_ifunc(resolved, space, *binaries, unplaced);
+  if (!unplaced.empty())
+    unplaced_ifuncs.emplace_back(probe.function, unplaced);
   auto addr = space.runtime_address(probe.binary, probe.file_offset);
   if (!addr)
     return false;
   uint32_t kind = spec.kind == runtime::ProbeKind::Uretprobe
                       ? static_cast<uint32_t>(agent::HookKind::Return)
                       : static_cast<uint32_t>(agent::HookKind::Entry);
-  // The same probe found again (resolved anew after a load): hooked once.
-  for (const auto &h : hooked_probes)
-    if (h.probe.spec == spec_index && h.address == *addr && h.kind == kind)
-      return true;
+  // Found again (resolved anew after a load, an alias, an IFUNC): hooked
+  // once.
+  if (already_hooked(spec_index, spec.section, *addr, resolved.ifunc && !probe.ifunc))
+    return true;
   auto program = program_for(spec);
   if (!program)
     return std::move(program).take_error();
@@ -498,7 +536,8 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
   if (!space)
     return make_error("cannot read the mappings of " + std::to_string(im.pid) + ": " +
                       space.error());
-  im.resolver = std::make_unique<runtime::symbols::ProbeResolver>();
+  im.resolver = std::make_unique<runtime::symbols::ProbeResolver>(
+      runtime::symbols::ProbeResolverOptions{}, im.binaries);
   auto &resolver = *im.resolver;
   for (size_t pi = 0; pi < bundle.probes.size(); pi++) {
     const auto &spec = bundle.probes[pi];
@@ -527,6 +566,8 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
     req.pid = im.pid;
     im.requests[pi] = req;
     auto expanded = resolver.expand(req);
+    for (auto &w : resolver.take_warnings())
+      warnings.push_back(std::move(w));
     std::string missing;
     if (!expanded)
       missing = spec.name + ": " + expanded.error();
@@ -545,11 +586,20 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
     bool many = expanded->size() > 1;
     for (const auto &probe : *expanded) {
       auto done = im.hook(pi, probe, many, *space);
+      // A site of a wildcard the agent would not patch without risking
+      // the process (runtime/hook/trap_safety.h): skipped, said once.
+      if (!done && many && runtime::hook::is_unsafe_site_error(done.error())) {
+        warnings.push_back(done.error() + ", skipping probe");
+        continue;
+      }
       if (!done)
         return std::move(done).take_error();
       if (!*done)
         im.pending.push_back({pi, probe, many}); // a library loaded later
     }
+    if (!im.unplaced_ifuncs.empty())
+      warnings.push_back(unplaced_ifunc_warning(spec.name, im.pid, im.unplaced_ifuncs));
+    im.unplaced_ifuncs.clear();
   }
   if (!im.pending.empty())
     if (auto r = im.watch_libraries(); !r)
@@ -646,13 +696,14 @@ Result<size_t> UserspaceTarget::service() {
     // where a load nested in a library constructor holds it), then what is
     // pending is hooked. A copy another thread loads in the old place
     // before the unload is told is hooked when it is.
-    if (auto r = loaded ? im.hook_pending() : im.resync(); !r)
-      return std::move(r).take_error();
     // Library and Unloaded: a u32 ticket (echoed in the answer), then
     // for Library the path.
     size_t ticket_end = std::min<size_t>(m.payload.size(), sizeof(uint32_t));
+    std::string path(m.payload.begin() + ticket_end, m.payload.end());
+    if (auto r = loaded ? im.hook_pending(path) : im.resync(); !r)
+      return std::move(r).take_error();
     if (loaded)
-      im.warn_other_copy(std::string(m.payload.begin() + ticket_end, m.payload.end()));
+      im.warn_other_copy(path);
     // The thread in dlopen (or dlclose) may go on.
     agent::Message done{loaded ? agent::MsgType::LibraryDone : agent::MsgType::UnloadDone,
                         {m.payload.begin(), m.payload.begin() + ticket_end}, -1};
@@ -685,7 +736,7 @@ Result<void> UserspaceTarget::Impl::watch_libraries() {
   return {};
 }
 
-Result<void> UserspaceTarget::Impl::hook_pending() {
+Result<void> UserspaceTarget::Impl::hook_pending(const std::string &loaded) {
   if (pending.empty())
     return {};
   auto space = runtime::symbols::AddressSpace::snapshot(pid);
@@ -702,7 +753,12 @@ Result<void> UserspaceTarget::Impl::hook_pending() {
       still.push_back(std::move(p));
   }
   pending = std::move(still);
-  return resolve_pending_again(*space);
+  auto again = resolve_pending_again(*space);
+  // No warning channel once the trace runs: -v says it.
+  if (!unplaced_ifuncs.empty() && verbose)
+    verbose(unplaced_ifunc_warning(loaded, pid, unplaced_ifuncs));
+  unplaced_ifuncs.clear();
+  return again;
 }
 
 Result<void> UserspaceTarget::Impl::resolve_pending_again(
@@ -760,6 +816,9 @@ Result<void> UserspaceTarget::Impl::resync() {
       if (verbose)
         verbose("unhooked " + h.probe.probe.name + ": its library was unloaded (hooked again "
                 "when it loads)");
+      // Hooked there no more: a copy loaded in the same place is hooked anew.
+      hooked_sites.erase({h.probe.spec, h.address});
+      block_sites.erase({bundle->probes[h.probe.spec].section, h.address});
       pending.push_back(std::move(h.probe));
     }
     hooked_probes = std::move(kept);

@@ -38,12 +38,17 @@
 #include "runtime/agent/session_counters.h"
 #include "runtime/agent/protocol.h"
 #include "runtime/helpers/all_helpers.h"
+#include "runtime/helpers/libcalls.h"
+#include "runtime/helpers/process_facts.h"
+#include "runtime/helpers/safe_copy.h"
 #include "runtime/agent/agent_thread.h"
 #include "runtime/agent/cli_link.h"
+#include "runtime/agent/got_interpose.h"
 #include "runtime/hook/hook.h"
 #include "runtime/hook/memory_map.h"
 #include "runtime/hook/thread_pool.h"
 #include "runtime/hook/trap_handler.h"
+#include "runtime/hook/trap_safety.h"
 #include "runtime/jit/remote_symbols.h"
 #include "runtime/maps/helpers.h"
 #include "runtime/maps/region.h"
@@ -453,18 +458,44 @@ namespace {
 // Functions that return twice, the first time with 0: their return hooks
 // keep the shadow entry for the second return (runtime/hook/hook.h). Found
 // by the dynamic symbol at exactly the hooked address (libc exports them).
-bool returns_twice(uint64_t address) {
+// Whether the dynamic symbol at exactly `address` is one of `names`.
+template <size_t N>
+bool named(uint64_t address, const char *const (&names)[N]) {
   Dl_info info{};
   if (!dladdr(reinterpret_cast<void *>(address), &info) || !info.dli_sname ||
       reinterpret_cast<uint64_t>(info.dli_saddr) != address)
     return false;
-  static const char *const kNames[] = {
-      "vfork",     "__vfork",    "setjmp",     "_setjmp", "__setjmp",
-      "sigsetjmp", "__sigsetjmp", "getcontext", "savectx", "__libc_vfork"};
-  for (const char *name : kNames)
+  for (const char *name : names)
     if (std::strcmp(info.dli_sname, name) == 0)
       return true;
   return false;
+}
+
+bool returns_twice(uint64_t address) {
+  static const char *const kNames[] = {
+      "vfork",     "__vfork",    "setjmp",     "_setjmp", "__setjmp",
+      "sigsetjmp", "__sigsetjmp", "getcontext", "savectx", "__libc_vfork"};
+  return named(address, kNames);
+}
+
+// Functions that act on their caller's address (__builtin_return_address):
+// dlsym(RTLD_NEXT, ...) looks past the calling object. A return probe would
+// make it see the return stub instead (glibc takes an unknown caller for
+// the main program), and an interposing library would find its own
+// definition again. Their return probes are refused. (dlopen also reads
+// it, for the caller's RUNPATH and $ORIGIN: under a return probe a library
+// that dlopens through its own RUNPATH gets the program's. Kernel
+// uretprobes do the same; dlopen's return probes, which tools rely on,
+// stay allowed.)
+const char *inspects_its_caller(uint64_t address) {
+  static const char *const kNames[] = {"dlsym", "dlvsym", "___dlsym",
+                                       "___dlvsym", "__libc_dlsym",
+                                       "__libc_dlvsym"};
+  Dl_info info{};
+  if (!named(address, kNames) ||
+      !dladdr(reinterpret_cast<void *>(address), &info))
+    return nullptr;
+  return info.dli_sname;
 }
 
 } // namespace
@@ -501,6 +532,12 @@ Result<void> Agent::add_hook(const HookMsg &h) {
   if (h.program >= nprograms_)
     return make_error("no program " + std::to_string(h.program));
   auto kind = static_cast<HookKind>(h.kind);
+  if (kind == HookKind::Return)
+    if (const char *name = inspects_its_caller(h.address))
+      return make_error("cannot hook the return of " + std::string(name) +
+                        runtime::hook::kUnsafeSiteMarker.data() +
+                        "it acts on its caller's return address, which a "
+                        "return probe replaces");
   runtime::hook::HookOptions opts;
   opts.function = {h.func_start, h.func_size};
   opts.returns_twice = kind == HookKind::Return && returns_twice(h.address);
@@ -556,9 +593,10 @@ void Agent::handle(const Message &m) {
         add(jit::helper_symbol(static_cast<int32_t>(id)),
             reinterpret_cast<const void *>(by_id[id]));
     add(jit::kMapIterateSymbol, reinterpret_cast<const void *>(&ubt_map_iterate));
-    add("memset", reinterpret_cast<const void *>(&memset));
-    add("memcpy", reinterpret_cast<const void *>(&memcpy));
-    add("memmove", reinterpret_cast<const void *>(&memmove));
+    // Not libc's: the program may have those hooked (helpers/libcalls.h).
+    add("memset", reinterpret_cast<const void *>(&ubt_libcall_memset));
+    add("memcpy", reinterpret_cast<const void *>(&ubt_libcall_memcpy));
+    add("memmove", reinterpret_cast<const void *>(&ubt_libcall_memmove));
     (void)send(out);
     return;
   }
@@ -794,9 +832,25 @@ void *serve_thread(void *arg) {
   return nullptr;
 }
 
+// What hooks, helpers and fault-safe reads need before the first hit, set
+// up off the probe path (so that a first hit takes no lock: runtime/hook/
+// thread_state.h, runtime/helpers/process_facts.h, safe_copy.h).
+void prepare_probe_path() {
+  (void)runtime::hook::prepare_hooks();
+  // Traps need SIGTRAP kept out of the program's masks: the preload does
+  // that, interposed by LD_PRELOAD (-c) or through the program's GOT (-p)
+  // (runtime/hook/trap_safety.h, got_interpose.h).
+  bool guarded = runtime::helpers::signals_interposed() ||
+                 interpose_loaded_objects();
+  runtime::hook::set_trap_guard(guarded, true);
+  runtime::helpers::prepare_process_facts();
+  runtime::helpers::arm_safe_copy();
+}
+
 // 0: a session started on `sock`; 1: another one runs (the CLI is told);
 // -1: it could not start.
 int start_session(OwnedFd sock, bool spawned) {
+  prepare_probe_path();
   pthread_mutex_lock(&g_session_lock);
   // A session on its way out (its CLI just ended; removing the hooks takes
   // milliseconds, more on a loaded machine) is waited for, up to 3 s: a
@@ -885,12 +939,36 @@ ubtrace_agent_inject(const char *argument) {
                                        false);
 }
 
-// Called by libubtrace_preload.so's sigaction() and signal() for SIGTRAP and
-// SIGILL: once the hooks' trap handlers are in, the program's handler is
-// chained behind them instead of replacing them (runtime/hook/trap_handler.h).
+// Called by libubtrace_preload.so's sigaction() and signal() for SIGTRAP,
+// SIGILL, SIGSEGV and SIGBUS: once the hooks' trap handlers and the
+// fault-safe reads' handlers are in, the program's handler is chained behind
+// them instead of replacing them (runtime/helpers/signal_chain.h).
 // 1: done here; 0: the caller asks the kernel.
 extern "C" __attribute__((visibility("default"))) int
 ubtrace_filter_sigaction(int sig, const struct sigaction *act,
                          struct sigaction *old) {
+  if (sig == SIGSEGV || sig == SIGBUS)
+    return ubtrace::runtime::helpers::filter_fault_sigaction(sig, act, old);
   return ubtrace::runtime::hook::filter_trap_sigaction(sig, act, old) ? 1 : 0;
+}
+
+// The preload interposes sigaction() (LD_PRELOAD, -c): no need to ask the
+// kernel whether our handlers are still in (runtime/helpers/safe_copy.h).
+extern "C" __attribute__((visibility("default"))) void
+ubtrace_signals_interposed() {
+  ubtrace::runtime::helpers::set_signals_interposed();
+}
+
+// The preload was dlopened (-p): its interposers, for the program's GOT
+// (runtime/agent/got_interpose.h).
+extern "C" __attribute__((visibility("default"))) void
+ubtrace_offer_interposers(const ubtrace::agent::Interposer *table,
+                          size_t count) {
+  ubtrace::agent::offer_interposers(table, count);
+}
+
+// The program is about to install a seccomp filter (the preload saw
+// prctl(PR_SET_SECCOMP) or syscall(SYS_seccomp)).
+extern "C" __attribute__((visibility("default"))) void ubtrace_sandboxed() {
+  ubtrace::runtime::helpers::set_sandboxed();
 }

@@ -14,7 +14,7 @@ namespace ubtrace::agent::counter {
 inline constexpr const char *kNestedSkips = "nested_skips";
 // A return not traced: the thread had 64 return-probed calls live.
 inline constexpr const char *kShadowOverflows = "shadow_overflows";
-// A hit on a thread that found no free hook state (4096 threads).
+// A hit on a thread that found no free hook state (the pool is full).
 inline constexpr const char *kRefusedClaims = "refused_claims";
 // A hit skipped while its probe was being installed.
 inline constexpr const char *kVectorSkips = "vector_skips";

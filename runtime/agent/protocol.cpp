@@ -1,7 +1,9 @@
 #include "runtime/agent/protocol.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <string>
 #include <cstring>
 #include <ctime>
 #include <poll.h>
@@ -75,6 +77,7 @@ Result<void> send_core(int sock, const Message &m, Guard guard) {
     c->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(c), &m.fd, sizeof(int));
   }
+  bool grown = false;
   for (;;) {
     if (!still_ours(guard))
       return make_error(kChannelLost);
@@ -83,6 +86,24 @@ Result<void> send_core(int sock, const Message &m, Guard guard) {
       return {};
     if (n < 0 && errno == EINTR)
       continue;
+    // A SEQPACKET message must fit the sender's buffer (212992 bytes by
+    // default): a large program or code image asks for more, as far as
+    // net.core.wmem_max lets it.
+    if (n < 0 && errno == EMSGSIZE && !grown) {
+      grown = true;
+      int want = static_cast<int>(std::min<size_t>(buf.size() + (64u << 10), INT32_MAX));
+      (void)setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
+      continue;
+    }
+    if (n < 0 && errno == EMSGSIZE) {
+      int have = 0;
+      socklen_t len = sizeof have;
+      (void)getsockopt(sock, SOL_SOCKET, SO_SNDBUF, &have, &len);
+      return make_error("cannot send a message of " + std::to_string(buf.size()) +
+                        " bytes to the agent: the channel carries at most about " +
+                        std::to_string(have / 2) +
+                        " (raise sysctl net.core.wmem_max, or make the probe smaller)");
+    }
     return make_error(std::string("cannot send to the agent channel: ") +
                       (n < 0 ? std::strerror(errno) : "short write"));
   }

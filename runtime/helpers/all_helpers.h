@@ -4,12 +4,16 @@
 #pragma once
 
 #include "runtime/helpers/host_helpers.h"
+#include "runtime/helpers/process_facts.h"
 #include "runtime/maps/helper_table.h"
 #include "runtime/vm/interpreter.h"
 
 namespace ubtrace::runtime::helpers {
 
+// Binding the helpers also prepares what they read at a hit
+// (process_facts.h): off the probe path, in the CLI and the agent alike.
 inline vm::HelperImpls all_helper_impls() {
+  prepare_process_facts();
   vm::HelperImpls h;
   for (const auto &e : maps::map_helpers())
     h.set(e.id, e.fn);

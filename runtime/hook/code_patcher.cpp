@@ -1,5 +1,6 @@
 #include "runtime/hook/code_patcher.h"
 
+#include "runtime/hook/cpu_features.h"
 #include "runtime/hook/cpu_sync.h"
 #include "runtime/hook/trap_bytes.h"
 #include "runtime/hook/trap_table.h"
@@ -103,7 +104,54 @@ bool write_rest(const Site &site, const uint8_t *image, Select select) {
   return wrote;
 }
 
+constexpr uint64_t kBlock = 16;
+
+PatchCounts g_counts; // under the installer's lock
+
+uint64_t block_of(const Site &site) {
+  return site.plan.patch_start & ~(kBlock - 1);
+}
+
+// Replaces the aligned 16 bytes at `block` if they still are `expect`.
+bool replace_block(uint64_t block, const uint8_t *expect, const uint8_t *want) {
+  uint64_t lo, hi, new_lo, new_hi;
+  memcpy(&lo, expect, 8);
+  memcpy(&hi, expect + 8, 8);
+  memcpy(&new_lo, want, 8);
+  memcpy(&new_hi, want + 8, 8);
+  bool replaced;
+  __asm__ volatile("lock cmpxchg16b %1\n\tsete %0"
+                   : "=q"(replaced),
+                     "+m"(*reinterpret_cast<volatile unsigned __int128 *>(block)),
+                     "+a"(lo), "+d"(hi)
+                   : "b"(new_lo), "c"(new_hi)
+                   : "memory", "cc");
+  return replaced;
+}
+
+// Writes image[0, patch_len) at the patch address in one store.
+Result<void> write_atomically(const Site &site, const uint8_t *image) {
+  uint64_t block = block_of(site);
+  uint8_t now[kBlock], want[kBlock];
+  for (uint32_t i = 0; i < kBlock; ++i)
+    now[i] = want[i] = peek(block + i);
+  uint64_t at = site.plan.patch_start - block;
+  for (uint32_t i = 0; i < site.patch_len; ++i)
+    want[at + i] = image[i];
+  if (!replace_block(block, now, want))
+    return make_error("the code at the hook changed while it was patched");
+  sync_cores();
+  return {};
+}
+
 } // namespace
+
+PatchCounts patch_counts() { return g_counts; }
+
+bool patches_atomically(const Site &site) {
+  return site.plan.mode == PatchMode::Jump && cpu_features().cmpxchg16b &&
+         site.plan.patch_start + site.patch_len <= block_of(site) + kBlock;
+}
 
 Result<void> attach_patch(Site &site, const MemoryMap &map) {
   if (site.attached)
@@ -117,6 +165,17 @@ Result<void> attach_patch(Site &site, const MemoryMap &map) {
     return opened;
   uint64_t p = site.plan.patch_start;
   set_traps_active(site, true);
+  if (patches_atomically(site)) {
+    Result<void> written = write_atomically(site, site.patched);
+    if (!written) {
+      set_traps_active(site, false);
+      return written;
+    }
+    ++g_counts.atomic;
+    site.attached = true;
+    return {};
+  }
+  ++g_counts.int3_first;
   poke(p, kInt3);
   sync_cores();
   if (write_rest(site, site.patched,
@@ -158,6 +217,16 @@ Result<void> detach_patch(Site &site, const MemoryMap &map) {
   if (!opened)
     return opened;
   uint64_t p = site.plan.patch_start;
+  if (patches_atomically(site)) {
+    Result<void> written = write_atomically(site, site.original);
+    if (!written)
+      return written;
+    ++g_counts.atomic;
+    set_traps_active(site, false);
+    site.attached = false;
+    return {};
+  }
+  ++g_counts.int3_first;
   if (site.patched[0] != kInt3) {
     poke(p, kInt3);
     sync_cores();

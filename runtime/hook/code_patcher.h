@@ -1,8 +1,18 @@
 // Writing a site's patch over code that other threads may be running, and
 // taking it out again.
 //
-// Protocol (after the Linux kernel's text_poke_bp, extended to patches that
-// cover several instructions); "sync" is sync_cores():
+// Atomic patches. A Jump patch that lies within one naturally aligned
+// 16-byte block (most function entries: functions start 16-byte aligned)
+// goes in and out with one LOCK CMPXCHG16B of that block, then sync: an
+// instruction fetch of an aligned block sees all old or all new bytes (the
+// reasoning of hot-patching on Windows), so no thread ever meets a
+// transient int3 at the patch address. The trap bytes at former
+// instruction starts stay, for threads that were between the displaced
+// instructions at that instant.
+//
+// Otherwise, the int3-first protocol (after the Linux kernel's
+// text_poke_bp, extended to patches that cover several instructions);
+// "sync" is sync_cores():
 //   attach: int3 at P, sync; the patch bytes at the other instruction
 //           starts (each a trap byte by construction), sync; the remaining
 //           bytes, sync; the jump's first byte, sync.
@@ -29,7 +39,18 @@
 
 namespace ubtrace::runtime::hook {
 
+// Whether the site's patch goes in and out in one atomic store (above).
+bool patches_atomically(const Site &site);
+
 Result<void> attach_patch(Site &site, const MemoryMap &map);
+
+// Patches written in or out so far: atomically, and int3-first.
+struct PatchCounts {
+  uint64_t atomic = 0;
+  uint64_t int3_first = 0;
+};
+PatchCounts patch_counts(); // installer, under its lock
+
 // (Code no longer mapped in `map` is forgotten instead: forget_patch.)
 Result<void> detach_patch(Site &site, const MemoryMap &map);
 // The patched code is gone (unmapped, or replaced by a new mapping): the

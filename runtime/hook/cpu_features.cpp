@@ -19,6 +19,7 @@ CpuFeatures detect() {
   CpuFeatures f;
   unsigned a, b, c, d;
   __cpuid(1, a, b, c, d);
+  f.cmpxchg16b = (c & (1u << 13)) != 0;
   bool xsave = (c & (1u << 26)) && (c & (1u << 27)); // XSAVE and OSXSAVE
   if (xsave) {
     uint32_t lo, hi;
@@ -63,5 +64,7 @@ const CpuFeatures &cpu_features() {
   }
   return g_features;
 }
+
+const CpuFeatures &detected_cpu_features() { return g_features; }
 
 } // namespace ubtrace::runtime::hook

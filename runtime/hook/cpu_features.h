@@ -33,9 +33,16 @@ struct CpuFeatures {
   // LAHF/SAHF work in 64-bit mode (all but the earliest x86-64 CPUs): the
   // trampolines restore flags with them instead of popfq.
   bool lahf_sahf = false;
+  // CMPXCHG16B: a patch within one aligned 16-byte block is written in one
+  // atomic store (code_patcher.h).
+  bool cmpxchg16b = false;
 };
 
 // Read once; cheap afterwards.
 const CpuFeatures &cpu_features();
+
+// The same, for the probe path: no detection (a system call through libc)
+// there; every install has detected them before a hook can fire.
+const CpuFeatures &detected_cpu_features();
 
 } // namespace ubtrace::runtime::hook

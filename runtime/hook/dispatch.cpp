@@ -22,11 +22,11 @@ namespace {
   __builtin_trap(); // <stdlib.h> (abort) cannot be included here
 }
 
-// claim_thread_state calls into libc (pthread_setspecific), which may use
-// vector registers: keep the traced code's vector state around it. Runs
-// once per thread.
-ThreadState *claim_keeping_vector_state() {
-  const CpuFeatures &cpu = cpu_features();
+// Runs f, which calls code built with vector registers allowed (libc's
+// pthread_setspecific at a claim; fault-safe reads of other stacks), with
+// the traced code's vector state kept around it. Rare paths only.
+template <class F> auto keeping_vector_state(F f) {
+  const CpuFeatures &cpu = detected_cpu_features();
   alignas(64) uint8_t area[4096 + 64];
   bool xsave = cpu.save_insn != VectorSaveInsn::Fxsave &&
                cpu.save_area_size <= sizeof area;
@@ -42,12 +42,17 @@ ThreadState *claim_keeping_vector_state() {
   } else {
     __asm__ volatile("fxsave64 (%0)" ::"r"(area) : "memory");
   }
-  ThreadState *ts = claim_thread_state();
+  auto result = f();
   if (xsave)
     __asm__ volatile("xrstor64 (%0)" ::"r"(area), "a"(lo), "d"(hi) : "memory");
   else
     __asm__ volatile("fxrstor64 (%0)" ::"r"(area) : "memory");
-  return ts;
+  return result;
+}
+
+// Once per thread.
+ThreadState *claim_keeping_vector_state() {
+  return keeping_vector_state([] { return claim_thread_state(); });
 }
 
 inline void enter(ThreadState *ts) {
@@ -73,6 +78,44 @@ inline void call(ThreadState *ts, const HandlerBinding *b, PtRegs *regs,
   b->fn(regs, b->user);
 }
 
+// An entry of a function that returns twice (setjmp, vfork, getcontext):
+// its return stub is saved (in a jmp_buf, a ucontext, the vfork child's
+// registers) and may be returned to again as long as its caller's frame
+// lives, so the entry stays at its index ("pinned") on every return, until
+// a return through an outer frame pops it.
+inline bool pinned(const ShadowEntry &e) {
+  return e.site && __atomic_load_n(&e.site->returns_twice, __ATOMIC_RELAXED);
+}
+
+// Entries at the top that are dead for a call whose return address is at
+// `slot`: tombstones, frames below it (returned, or jumped over by
+// longjmp) and frames at the same place, except pinned ones (a setjmp
+// whose caller lives) and frames of another stack that still return
+// through their stub (a coroutine's, see below).
+inline bool dead_for(ThreadState *ts, uint32_t k, uint64_t slot) {
+  const ShadowEntry &e = ts->shadow[k];
+  if (is_tombstone(e))
+    return true;
+  if (!(e.slot < slot || (e.slot == slot && !pinned(e))))
+    return false;
+  return !keeping_vector_state([&] { return entry_is_live(ts, k); });
+}
+
+inline void fill(ShadowEntry &e, uint64_t slot, uint64_t return_address,
+                 SiteBindings *site) {
+  e.slot = slot;
+  e.return_address = return_address;
+  e.site = site;
+}
+
+// Drops tombstones at the top.
+inline void shrink(ThreadState *ts) {
+  uint32_t k = ts->depth;
+  while (k > 0 && is_tombstone(ts->shadow[k - 1]))
+    --k;
+  ts->depth = k;
+}
+
 // Pushes the shadow entry; returns the return stub the function must return
 // to, 0 when the shadow stack is full. rsp points at the return address (the
 // site is a function entry). The caller puts the stub in place (the entry
@@ -80,27 +123,73 @@ inline void call(ThreadState *ts, const HandlerBinding *b, PtRegs *regs,
 inline uint64_t arm_return(ThreadState *ts, PtRegs *regs, SiteBindings *site,
                            bool save_vectors) {
   uint64_t slot = regs->rsp;
+  uint64_t return_address = *reinterpret_cast<uint64_t *>(slot);
   uint32_t k = ts->depth;
+  if (__atomic_load_n(&site->returns_twice, __ATOMIC_RELAXED)) {
+    // The same call again (setjmp in a loop: same frame, caller and site)
+    // names the same continuation: reuse its entry rather than pile up.
+    // Only above the live frames of outer callers.
+    for (uint32_t j = k; j > 0 && ts->shadow[j - 1].slot <= slot; --j) {
+      const ShadowEntry &e = ts->shadow[j - 1];
+      if (e.slot == slot && e.return_address == return_address &&
+          e.site == site)
+        return return_stub(j - 1, save_vectors);
+    }
+  }
   if (k == kShadowDepth) {
-    // Full: entries at or below this frame's slot are dead (longjmp'ed or
-    // thrown over without a return through us). Done only when full so a
+    // Full: drop the dead entries at the top. Done only when full so a
     // signal handler on an alternate stack higher up cannot drop live ones
     // in the common case.
-    while (k > 0 && ts->shadow[k - 1].slot <= slot)
+    while (k > 0 && dead_for(ts, k - 1, slot))
       --k;
     ts->depth = k;
     if (k == kShadowDepth) {
-      bump(ts->shadow_overflows);
-      return 0;
+      // Still full: coroutines interleave live frames with tombstones.
+      // The lowest tombstone takes the entry (any index works: the stub
+      // names it).
+      uint32_t hole = 0;
+      while (hole < kShadowDepth && !is_tombstone(ts->shadow[hole]))
+        ++hole;
+      if (hole == kShadowDepth) {
+        bump(ts->shadow_overflows);
+        return 0;
+      }
+      fill(ts->shadow[hole], slot, return_address, site);
+      return return_stub(hole, save_vectors);
     }
   }
-  uint64_t *ret = reinterpret_cast<uint64_t *>(slot);
-  ShadowEntry &e = ts->shadow[k];
-  e.slot = slot;
-  e.return_address = *ret;
-  e.site = site;
+  fill(ts->shadow[k], slot, return_address, site);
   ts->depth = k + 1;
   return return_stub(k, save_vectors);
+}
+
+// What the return through stub k leaves of the shadow stack, its function
+// having returned to `slot` + 8.
+//  * An ordinary function: entries above k are frames it called that never
+//    returned (jumped over by longjmp): popped with it. Except frames of
+//    another stack that still return through their stub: a coroutine
+//    (makecontext/swapcontext) switched away from inside them, and they
+//    return later; then k becomes a tombstone and nothing moves (indices
+//    are what the stubs name).
+//  * A pinned one (setjmp): stays, with the pinned entries right above it
+//    at the same slot (_setjmp tail-calls __sigsetjmp: both saved
+//    continuations stay valid); what longjmp jumped over goes.
+inline void pop_after_return(ThreadState *ts, uint32_t k, uint64_t slot) {
+  if (pinned(ts->shadow[k])) {
+    uint32_t top = k + 1;
+    while (top < ts->depth && ts->shadow[top].slot == slot &&
+           pinned(ts->shadow[top]))
+      ++top;
+    ts->depth = top;
+    return;
+  }
+  if (k + 1 < ts->depth &&
+      keeping_vector_state([&] { return live_entry_above(ts, k); })) {
+    make_tombstone(ts->shadow[k]);
+    return;
+  }
+  ts->depth = k;
+  shrink(ts);
 }
 
 } // namespace
@@ -125,6 +214,7 @@ extern "C" uint64_t ubt_hook_dispatch_entry(PtRegs *regs, SiteBindings *site,
   if (const HandlerBinding *r = load_binding(site->ret))
     stub = arm_return(ts, regs, site, r->save_vectors);
   leave(ts);
+  release_if_transient(ts);
   return stub;
 }
 
@@ -136,24 +226,19 @@ extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,
           "state\n");
   uint64_t slot = regs->rsp - 8;
   uint32_t k = static_cast<uint32_t>(index);
-  if (k >= ts->depth || ts->shadow[k].slot != slot) {
-    // Not where the stub says: look for the slot from the top.
-    k = ts->depth;
-    while (k > 0 && ts->shadow[k - 1].slot != slot)
-      --k;
-    if (k == 0)
-      fatal("ubtrace: return hook lost the return address of a frame "
-            "(stack switched by swapcontext?)\n");
-    --k;
-  }
+  // The stub names its entry. Its slot must be where the return came from:
+  // anything else is not the frame that entry was made for (a longjmp to
+  // a frame that has returned, a stack switched by swapcontext), and
+  // guessing another entry from the slot would resume the wrong caller.
+  // A dropped entry whose record is intact (k at or above depth) is still
+  // the right one.
+  if (k >= kShadowDepth || ts->shadow[k].slot != slot)
+    fatal("ubtrace: return hook lost the return address of a frame "
+          "(stack switched by swapcontext?)\n");
   uint64_t return_address = ts->shadow[k].return_address;
   SiteBindings *site = ts->shadow[k].site;
-  // Pops k and anything above it (stale after a longjmp); a function that
-  // returns twice keeps k on its first return (0): the vfork child, whose
-  // parent returns through the same entry, or setjmp before its longjmp.
-  bool again = regs->rax == 0 &&
-               __atomic_load_n(&site->returns_twice, __ATOMIC_RELAXED);
-  ts->depth = again ? k + 1 : k;
+  if (k < ts->depth)
+    pop_after_return(ts, k, slot);
   regs->rip = return_address;
   if (ts->seq & 1) {
     bump(ts->nested_skips);
@@ -162,6 +247,7 @@ extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,
   enter(ts);
   call(ts, load_binding(site->ret), regs, vectors_saved);
   leave(ts);
+  release_if_transient(ts);
   return return_address;
 }
 

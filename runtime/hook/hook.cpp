@@ -10,6 +10,7 @@
 #include "runtime/hook/trampoline.h"
 #include "runtime/hook/trap_bytes.h"
 #include "runtime/hook/trap_handler.h"
+#include "runtime/hook/trap_safety.h"
 #include "runtime/hook/trap_table.h"
 
 #include <algorithm>
@@ -24,6 +25,9 @@ std::mutex g_lock;
 // By requested address; erased only by forget_hook (the Site stays).
 std::map<uint64_t, Site *> g_sites;
 bool g_initialized = false;
+bool g_masks_guarded = false;
+bool g_guard_required = false;
+uint64_t g_patches_left_in = 0;
 
 std::string hex(uint64_t v) {
   char buf[32];
@@ -239,7 +243,50 @@ Result<Site *> create_site(uint64_t address, HookKind kind,
   return site;
 }
 
+// A site whose patching or hits take a trap (trap_safety.h): none may go in
+// while a thread blocks SIGTRAP or SIGILL.
+bool needs_traps(const Site &site) {
+  return site.plan.mode == PatchMode::Trap || !patches_atomically(site);
+}
+
+Result<void> traps_allowed(const Site &site, uint64_t address) {
+  if (site.attached || !needs_traps(site))
+    return {};
+  const char *why = site.plan.mode == PatchMode::Trap
+                        ? "this site would be an int3"
+                        : "patching this site takes a transient int3";
+  if (g_guard_required && !g_masks_guarded)
+    return make_error("cannot hook " + hex(address) +
+                      std::string(kUnsafeSiteMarker) + why +
+                      ", and without ubtrace's preload (-p) any thread may "
+                      "block SIGTRAP, which makes it fatal for that thread");
+  TrapBlocker blocker = find_trap_blocker();
+  if (!blocker.tid)
+    return {};
+  return make_error(
+      "cannot hook " + hex(address) + std::string(kUnsafeSiteMarker) +
+      describe(blocker) +
+      (site.plan.mode == PatchMode::Trap
+           ? ", and this site would be an int3 (" + site.plan.trap_reason +
+                 ")"
+           : ", and patching this site takes a transient int3") +
+      ", which the kernel makes fatal for that thread");
+}
+
 } // namespace
+
+void set_trap_guard(bool masks_guarded, bool guard_required) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  g_masks_guarded = masks_guarded;
+  g_guard_required = guard_required;
+}
+
+Result<void> prepare_hooks() {
+  if (!init_thread_pool())
+    return make_error("cannot map the hook thread-state pool");
+  std::lock_guard<std::mutex> guard(g_lock);
+  return install_trap_handlers();
+}
 
 Result<Patchability> check_patchable(uint64_t address,
                                      FunctionBounds function) {
@@ -314,6 +361,9 @@ Result<HookId> install_hook(uint64_t address, HookKind kind, Handler handler,
     return make_error(hex(address) + std::string(" already has ") +
                       (kind == HookKind::Entry ? "an entry" : "a return") +
                       " hook");
+  Result<void> safe = traps_allowed(*site, address);
+  if (!safe)
+    return std::move(safe).take_error();
   bool save = options.vectors == VectorState::Preserve;
   auto *binding = new HandlerBinding{handler, user, save};
   if (kind == HookKind::Entry)
@@ -350,8 +400,16 @@ Result<void> uninstall_hook(HookId id) {
     __atomic_store_n(&site->bindings.save_vectors_on_entry, 0,
                      __ATOMIC_RELEASE);
   Result<void> detached = {};
-  if (!load_binding(site->bindings.entry) &&
-      !load_binding(site->bindings.ret)) {
+  // Restoring a Jump site that is not patched atomically takes a transient
+  // int3: with a thread blocking SIGTRAP the patch stays, unbound (its
+  // trampoline just runs the displaced instructions).
+  bool keep_patch = site->plan.mode == PatchMode::Jump &&
+                    !patches_atomically(*site) && find_trap_blocker().tid;
+  bool unbound = !load_binding(site->bindings.entry) &&
+                 !load_binding(site->bindings.ret);
+  if (unbound && keep_patch && site->attached)
+    ++g_patches_left_in;
+  if (unbound && !keep_patch) {
     Result<MemoryMap> map = MemoryMap::read_self();
     if (!map)
       detached = std::move(map).take_error();
@@ -406,8 +464,14 @@ HookStats hook_stats() {
   s.vector_skips = c.vector_skips;
   s.unwound_entries = c.unwound_entries;
   s.refused_claims = c.refused_claims;
+  s.kept_at_exit = c.kept_at_exit;
+  s.reaped = c.reaped;
   s.threads_seen = c.threads_seen;
   s.code_bytes = code_memory_mapped_bytes();
+  PatchCounts patches = patch_counts();
+  s.atomic_patches = patches.atomic;
+  s.int3_patches = patches.int3_first;
+  s.patches_left_in = g_patches_left_in;
   TrapCounters t = trap_counters();
   s.trap_site_hits = t.trap_site;
   s.patching_traps = t.patching;

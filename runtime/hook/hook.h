@@ -26,35 +26,64 @@
 // stack pointer after the return (as a kernel uretprobe sees them), then
 // jumps to the real address. A full shadow stack (64 live hooked frames on
 // a thread) leaves that call untraced. Recursion works (one entry per
-// frame). longjmp over hooked frames leaves stale entries that the next
-// return through an outer frame pops (the stub names its entry; entries
-// above it are dead), or that a full stack drops by comparing stack
-// pointers. C++ exceptions and pthread_cancel unwind through replaced
-// return addresses thanks to registered unwind info for the stubs
-// (unwind_info.h), whose personality routine also pops the entries of the
-// unwound frames. Functions that return twice, the first time with 0
-// (vfork, whose child shares the parent's thread state; setjmp, again
-// through longjmp) work when installed with HookOptions::returns_twice: the
-// first return keeps its shadow entry. Not supported: return hooks on a
-// thread that switches stacks with swapcontext between a hooked entry and
-// its return, and on a function that returns twice installed without the
-// option: the process is aborted with a message (where the kernel kills it
-// with SIGILL). Also CET user shadow stacks (install refuses).
+// frame). The stub names its entry, and a return only ever resumes the
+// entry it names. longjmp over hooked frames leaves stale entries that the
+// next return through an outer frame pops, or that a full stack drops by
+// comparing stack pointers. Frames of another stack (makecontext/
+// swapcontext coroutines that switch inside hooked frames) stay: a return
+// keeps the entries above it whose slot still holds their stub (read
+// fault-safely) and leaves a tombstone; a full stack reuses tombstones.
+// C++ exceptions and pthread_cancel unwind through replaced return
+// addresses thanks to registered unwind info for the stubs (unwind_info.h),
+// whose personality routine also pops the entries of the unwound frames.
+// Functions that return twice (vfork, setjmp and its kin, getcontext)
+// need HookOptions::returns_twice: their entry stays at its index on every
+// return (the saved jmp_buf or context names its stub), the same call in a
+// loop reuses it, and a return through an outer frame pops it. Not
+// supported: a function that returns twice installed without the option
+// (its second return aborts the process with a message, where the kernel
+// kills it with SIGILL), CET user shadow stacks (install refuses). A
+// function that reads its return address sees the stub: the agent refuses
+// return hooks on dlsym (RTLD_NEXT); dlopen's (its caller's RUNPATH) stay,
+// as with kernel uretprobes.
 //
-// Patching live code. The int3-first protocol of code_patcher.h, with
-// membarrier(PRIVATE_EXPEDITED_SYNC_CORE) between the steps. Threads that
-// were between two displaced instructions when a jump went in resume on a
-// trap byte the patch leaves at every former instruction start (the
-// trampoline is placed so the jump's rel32 has trap bytes there,
-// trap_bytes.h) and the handler sends them to the relocated copy. Removing
-// a hook clears its handler, restores the original bytes with the same
-// protocol, then waits (membarrier + per-thread sequence counters) until
-// no thread can still be calling that handler; after uninstall returns,
-// the handler and its user data may be freed. Trampolines are never
-// unmapped.
+// Patching live code (code_patcher.h). A Jump patch within one aligned
+// 16-byte block goes in and out with one atomic store (most function
+// entries); others with the int3-first protocol, membarrier(PRIVATE_
+// EXPEDITED_SYNC_CORE) between the steps. Threads that were between two
+// displaced instructions when a jump went in resume on a trap byte the
+// patch leaves at every former instruction start (the trampoline is placed
+// so the jump's rel32 has trap bytes there, trap_bytes.h) and the handler
+// sends them to the relocated copy. Removing a hook clears its handler,
+// restores the original bytes, then waits (membarrier + per-thread
+// sequence counters) until no thread can still be calling that handler;
+// after uninstall returns, the handler and its user data may be freed.
+// Trampolines are never unmapped.
 //
-// Hot path: no allocation, no lock, no atomic read-modify-write; a thread's
-// first hit claims its state from a preallocated pool. Handlers must be
+// Threads that block SIGTRAP (trap_safety.h). The kernel kills a thread
+// that takes a synchronous SIGTRAP or SIGILL it blocks. Int3 sites (Trap
+// mode) and non-atomic patches are installed only while no thread blocks
+// SIGTRAP (read from /proc just before; refused otherwise, with the
+// reason); a non-atomic patch is left in, unbound, rather than removed
+// with an int3 while one does; the preload keeps SIGTRAP and SIGILL out of
+// every mask the program sets through libc (LD_PRELOAD with -c; with -p
+// the agent points the GOT entries of the objects loaded at the attach at
+// it, runtime/agent/got_interpose.h), and without it they are refused.
+// What remains: a thread that blocks SIGTRAP or SIGILL by a way the
+// preload does not see (a raw rt_sigprocmask system call, a pointer to
+// pthread_sigmask taken before a -p attach, an object dlopened after it,
+// glibc's own internal masks, a signal handler running during
+// sigsuspend/ppoll/pselect with such a mask)
+//  * dies at an int3 site, or at a non-atomic patch going in, if it blocked
+//    after the install checked;
+//  * dies if it was between the first instructions of a function (within
+//    the 5 bytes a jump covers) at the instant that function's jump went
+//    in, and resumes on a trap byte there.
+//
+// Hot path: no allocation, no lock, no atomic read-modify-write, no libc
+// call (runtime/probe_safe.h; tests/faults/hooks/probe_path_calls.py checks
+// the object code); a thread's first hit claims its state from a
+// preallocated pool (thread_state.h: set up by prepare_hooks). Handlers must be
 // async-signal-safe and must not throw. A handler that runs a hooked
 // function does not trigger hooks again (counted as nested skips).
 //
@@ -65,8 +94,7 @@
 // a signal handler or a hook handler (uninstall waits for running handlers,
 // so one calling it could deadlock against another uninstall). A thread
 // stopped inside a handler (SIGSTOP, a debugger) makes uninstall wait for
-// it. A thread that blocks SIGTRAP/SIGILL and runs into a trap of ours is
-// killed by the kernel (see trap_handler.h). Trampolines, sites and the
+// it. Trampolines, sites and the
 // return stubs stay mapped for the life of the process: the library must
 // never be unloaded once a hook was installed.
 #pragma once
@@ -100,8 +128,8 @@ struct HookOptions {
   // Fall back to the int3 path when a jump cannot be patched; when false,
   // such an install fails with the reason.
   bool allow_trap = true;
-  // Return hooks: the function returns twice, the first time with 0 (vfork,
-  // setjmp, getcontext): that return keeps the shadow entry for the second.
+  // Return hooks: the function may return again through its saved
+  // continuation (vfork, setjmp, getcontext): its shadow entry stays.
   bool returns_twice = false;
 };
 
@@ -121,6 +149,19 @@ struct Patchability {
 // install if no trampoline memory is within reach), or why it cannot.
 Result<Patchability> check_patchable(uint64_t address,
                                      FunctionBounds function = {});
+
+// Sets up what the probe path needs before any hook fires, off the probe
+// path: the thread-state pool, its thread-exit key (created early, so that
+// its index stays below 32 where pthread_setspecific never allocates) and
+// fork handler, the trap handlers. Install does it too; the agent calls it
+// at its start. Idempotent.
+Result<void> prepare_hooks();
+
+// Whether int3 sites and non-atomic patches may go in (trap_safety.h): by
+// default when no thread blocks SIGTRAP at install. A caller that knows
+// nothing keeps SIGTRAP out of the masks the program sets later (the agent
+// without its preload: -p) requires that guard; then they are refused.
+void set_trap_guard(bool masks_guarded, bool guard_required);
 
 // Return hooks need the function's entry address (the return address must
 // be at rsp).
@@ -162,8 +203,17 @@ struct HookStats {
   uint64_t vector_skips = 0;
   uint64_t unwound_entries = 0; // shadow entries popped by unwinding
   uint64_t refused_claims = 0;  // threads with no state: pool full
+  uint64_t kept_at_exit = 0;    // states kept for a frame still returning
+  uint64_t reaped = 0;          // states of gone threads taken back
   uint32_t threads_seen = 0;
   uint64_t code_bytes = 0; // trampoline memory mapped
+  // Patches written (in or out) in one atomic store, and with the
+  // int3-first protocol (code_patcher.h).
+  uint64_t atomic_patches = 0;
+  uint64_t int3_patches = 0;
+  // Uninstalls that left a non-atomic patch in place, unbound, because a
+  // thread blocked SIGTRAP (trap_safety.h).
+  uint64_t patches_left_in = 0;
   // Traps taken (trap_handler.h): hits of int3-path sites, threads that ran
   // into a Jump site while it was being patched, threads that resumed at a
   // former instruction start inside a patch, traps retried because the

@@ -15,8 +15,8 @@
 //
 // `common` builds a pt_regs frame (rsp = the caller's stack pointer after
 // the return), calls ubt_hook_dispatch_return(frame, k, saved), which pops
-// entry k (and anything above it, stale after a longjmp) and runs the
-// handler, writes the real return address over k, restores and `ret`s.
+// entry k (see hook.h for what goes with it) and runs the handler, writes
+// the real return address over k, restores and `ret`s.
 //
 // Why a call: the return stack buffer then holds stub k above the caller's
 // own return address, so the function's `ret` to stub k and the common

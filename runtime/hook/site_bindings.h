@@ -24,10 +24,10 @@ struct SiteBindings {
   // Read by the trampoline on every hit: nonzero makes it save vector state
   // before calling the dispatcher.
   uint64_t save_vectors_on_entry = 0;
-  // The function returns twice (vfork, setjmp): a return with rax == 0 (the
-  // vfork child, setjmp's first return) keeps its shadow entry for the
-  // second. Set by a return hook's install, never cleared (frames may still
-  // be in flight after an uninstall).
+  // The function returns twice (vfork, setjmp): its shadow entries stay at
+  // their index on every return ("pinned", dispatch.cpp). Set by a return
+  // hook's install, never cleared (frames may still be in flight after an
+  // uninstall).
   uint64_t returns_twice = 0;
 };
 

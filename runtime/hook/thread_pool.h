@@ -13,6 +13,11 @@ struct ThreadPool {
   std::atomic<uint64_t> used[kMaxThreads / 64] = {};
   std::atomic<uint32_t> high_water{0}; // 1 + highest index ever claimed
   std::atomic<uint64_t> refused{0};    // claims that found the pool full
+  // Exited threads whose state stayed claimed: a hooked frame above the
+  // exit destructor had not returned (see thread_state.h).
+  std::atomic<uint64_t> kept_at_exit{0};
+  // States of threads found gone by a claim that found the pool full.
+  std::atomic<uint64_t> reaped{0};
   // Counters of threads that have exited.
   std::atomic<uint64_t> exited_nested_skips{0};
   std::atomic<uint64_t> exited_shadow_overflows{0};
@@ -22,7 +27,15 @@ struct ThreadPool {
 
 extern ThreadPool g_thread_pool;
 
-// Maps the pool and creates the thread-exit key. Installer, once.
+// Whether state i of the pool is claimed.
+inline bool in_use(const ThreadPool &pool, uint32_t i,
+                   std::memory_order order = std::memory_order_acquire) {
+  return pool.used[i / 64].load(order) & (uint64_t{1} << (i % 64));
+}
+
+// Maps the pool, creates the thread-exit key and registers the fork
+// handler. Off the probe path (the agent's start, or the first install);
+// idempotent.
 bool init_thread_pool();
 
 // Sum of the counters over live and exited threads.
@@ -32,6 +45,8 @@ struct ThreadCounters {
   uint64_t vector_skips = 0;
   uint64_t unwound_entries = 0;
   uint64_t refused_claims = 0;
+  uint64_t kept_at_exit = 0;
+  uint64_t reaped = 0;
   uint32_t threads_seen = 0; // high-water mark of claimed states
 };
 ThreadCounters thread_counters();

@@ -2,12 +2,25 @@
 // stack. (The pool that holds the states is in thread_pool.h; this header is
 // light enough for the general-registers-only dispatcher.)
 //
-// States live in one preallocated pool (mapped at the first install, pages
-// touched only as threads claim them); a thread claims one the first time a
-// hook fires on it (lock-free, no allocation, async-signal-safe) and a
-// pthread key destructor releases it when the thread exits. The pool is one
+// States live in one preallocated pool (mapped by prepare_thread_states(),
+// pages touched only as threads claim them); a thread claims one the first
+// time a hook fires on it (lock-free, no allocation, async-signal-safe) and
+// a pthread key destructor releases it when the thread exits. The pool is one
 // array at a fixed address because the unwind info of the return trampoline
 // (unwind_info.h) searches it with a DWARF expression.
+//
+// Nothing that claims or releases a state calls a function that may be
+// hooked (probe_safe.h), with one audited exception: the claim's
+// pthread_setspecific, which for a key below 32 (PTHREAD_KEY_2NDLEVEL_SIZE)
+// only stores into the thread's descriptor, and which runs with seq odd so
+// that a hook on it is a nested skip. The release runs on the exiting
+// thread, where hooks may still fire (the program's own thread-exit code
+// calls hooked functions after our destructor): it zeroes the state with
+// its own loop, and keeps it while a frame above still returns through a
+// stub (a hooked function that is running the thread's exit). A thread that
+// hits a hook after its state was released, or any thread when the key is
+// 32 or above (pthread_setspecific would allocate), gets a transient state:
+// released again at the end of the dispatch that leaves no return armed.
 //
 // seq is odd while a dispatch runs on the thread. It is the reentrancy
 // guard (a handler that calls a hooked function, or a signal handler that
@@ -27,7 +40,9 @@ struct SiteBindings;
 
 // The kernel's uretprobe depth limit is 64 as well.
 inline constexpr uint32_t kShadowDepth = 64;
-inline constexpr uint32_t kMaxThreads = 4096;
+// Live threads with hook state at once (of the process); the pool reserves
+// address space for all of them (1.6 KiB each), memory as threads claim.
+inline constexpr uint32_t kMaxThreads = 16384;
 
 struct ShadowEntry {
   uint64_t slot;           // where the return address is (rsp at entry)
@@ -45,10 +60,35 @@ struct alignas(64) ThreadState {
   uint64_t shadow_overflows; // return not traced: shadow stack full
   uint64_t vector_skips;     // handler wanted vector state saved, was not
   uint64_t unwound_entries;  // dropped by an exception unwinding through
+  // Released as soon as no return is armed (see above), not at thread exit.
+  uint32_t transient;
+  // The owner: its id and the word of glibc's thread descriptor that holds
+  // it until the thread is gone (helpers/thread_identity.h). A claim that
+  // finds the pool full reaps the states whose owner is gone: a state kept
+  // at exit for a frame that never returns (a return probe on the thread's
+  // start routine), a thread that ended without its destructors (a raw exit
+  // system call).
+  int32_t owner_tid;
+  uint64_t owner_word;
   ShadowEntry shadow[kShadowDepth];
 };
 
 inline constexpr uint32_t kShadowOffset = offsetof(ThreadState, shadow);
+
+// An entry whose frame returned while entries above it live on (another
+// stack's: a coroutine's). Its index stays taken until they pop.
+inline bool is_tombstone(const ShadowEntry &e) { return e.slot == 0; }
+inline void make_tombstone(ShadowEntry &e) {
+  e.slot = 0;
+  e.site = nullptr;
+}
+
+// Whether the frame of entry k still returns through its stub: its return
+// address slot holds the stub that names k (read fault-safely: a
+// coroutine's stack may be gone). Entries above k: whether any is so.
+// Built with vector registers allowed: the dispatcher wraps the calls.
+bool entry_is_live(const ThreadState *ts, uint32_t k);
+bool live_entry_above(const ThreadState *ts, uint32_t k);
 
 // initial-exec: a dlopen'ed agent would otherwise pay __tls_get_addr on
 // every hit. One pointer fits glibc's static TLS surplus.
@@ -65,8 +105,16 @@ int64_t thread_state_tls_offset();
 int64_t thread_excluded_tls_offset();
 
 // Claims a state for the calling thread; null when the pool is full or not
-// set up. Calls pthread_setspecific (may touch vector registers).
+// set up. May call pthread_setspecific (may touch vector registers).
 ThreadState *claim_thread_state();
+
+// A transient state with no return armed goes back to the pool (the end of
+// a dispatch, or of an unwind; see above). Async-signal-safe.
+void release_transient_state(ThreadState *ts);
+inline void release_if_transient(ThreadState *ts) {
+  if (ts->transient && ts->depth == 0 && !(ts->seq & 1)) [[unlikely]]
+    release_transient_state(ts);
+}
 
 // The calling thread's shadow stack depth (0 without a state).
 uint32_t current_shadow_depth();

@@ -266,7 +266,7 @@ struct LeanEntry {
 // where the red zone is free and the flags are dead (the ABI preserves
 // neither across a call). Anything unusual takes the full path: no thread
 // state yet, an excluded thread, a dispatch already running, a full shadow
-// stack, an entry hook bound.
+// stack, an entry hook bound, a function that returns twice.
 std::optional<LeanEntry> emit_lean_return_entry(CodeBuffer &c, Site &site) {
   int64_t state_at = thread_state_tls_offset();
   int64_t excluded_at = thread_excluded_tls_offset();
@@ -282,6 +282,9 @@ std::optional<LeanEntry> emit_lean_return_entry(CodeBuffer &c, Site &site) {
   x86::mov_imm64(c, Reg::Rax, bindings);
   x86::cmp_mem_zero(c, Reg::Rax, offsetof(SiteBindings, entry));
   size_t has_entry = x86::jcc_near_forward(c, kCcNz);
+  // A function that returns twice reuses or pins entries (dispatch.cpp).
+  x86::cmp_mem_zero(c, Reg::Rax, offsetof(SiteBindings, returns_twice));
+  size_t twice = x86::jcc_near_forward(c, kCcNz);
   for (int i = 1; i < 4; ++i)
     x86::store_rsp(c, -(kLeanSaveBelowRsp + 8 * i), kLeanSaved[i]);
   x86::mov(c, Reg::Rcx, Reg::Rax);
@@ -344,6 +347,7 @@ std::optional<LeanEntry> emit_lean_return_entry(CodeBuffer &c, Site &site) {
   emit_lean_restore(c);
   size_t to_full = x86::jmp_near_forward(c);
   x86::bind_near(c, has_entry);
+  x86::bind_near(c, twice);
   x86::load_from(c, Reg::Rax, Reg::Rsp, -kLeanSaveBelowRsp);
   x86::bind_near(c, to_full);
   return lean;

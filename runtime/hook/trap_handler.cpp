@@ -4,31 +4,23 @@
 #include "runtime/hook/site.h"
 #include "runtime/hook/trap_bytes.h"
 #include "runtime/hook/trap_table.h"
+#include "runtime/helpers/signal_chain.h"
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <signal.h>
-#include <string>
 #include <sys/ucontext.h>
 
 namespace ubtrace::runtime::hook {
 namespace {
 
-// The handler ours chains to, per signal: set when ours goes in, and when
-// the program asks for another one later (filter_trap_sigaction). Read by
-// the handlers, so each change publishes a fresh copy (never freed: a
-// handler may be reading an old one; programs set these a few times).
-struct Previous {
-  std::atomic<const struct sigaction *> action{nullptr};
-  std::atomic<bool> installed{false}; // ours is the process's handler
-};
-Previous g_previous_trap;
-Previous g_previous_ill;
+void on_sigtrap(int sig, siginfo_t *info, void *context);
+void on_sigill(int sig, siginfo_t *info, void *context);
 
-void publish(Previous &prev, const struct sigaction &action) {
-  prev.action.store(new struct sigaction(action), std::memory_order_release);
-}
+// The program's handlers ours chains to (helpers/signal_chain.h).
+helpers::ChainedSignal g_trap{SIGTRAP, on_sigtrap};
+helpers::ChainedSignal g_ill{SIGILL, on_sigill};
 
 struct AtomicCounters {
   std::atomic<uint64_t> patching{0}, boundary{0}, trap_site{0}, retried{0},
@@ -141,27 +133,6 @@ bool handle(uint64_t address, greg_t *g, bool by_int3) {
   return false;
 }
 
-void chain(int sig, siginfo_t *info, void *context, const Previous &prev) {
-  const struct sigaction *action = prev.action.load(std::memory_order_acquire);
-  if (action && (action->sa_flags & SA_SIGINFO) && action->sa_sigaction) {
-    action->sa_sigaction(sig, info, context);
-    return;
-  }
-  if (action && action->sa_handler != SIG_DFL &&
-      action->sa_handler != SIG_IGN) {
-    action->sa_handler(sig);
-    return;
-  }
-  if (action && action->sa_handler == SIG_IGN && sig == SIGTRAP)
-    return; // an ignored int3 just continues
-  // The default action, as if we were not here: dies with a core dump.
-  struct sigaction dfl;
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  sigaction(sig, &dfl, nullptr);
-  raise(sig);
-}
-
 void on_sigtrap(int sig, siginfo_t *info, void *context) {
   int saved_errno = errno;
   auto *uc = static_cast<ucontext_t *>(context);
@@ -172,7 +143,7 @@ void on_sigtrap(int sig, siginfo_t *info, void *context) {
   errno = saved_errno;
   if (!ours) {
     count(g_counts.foreign);
-    chain(sig, info, context, g_previous_trap);
+    helpers::pass_on(g_trap, info, context, /*fault=*/false);
   }
 }
 
@@ -185,33 +156,8 @@ void on_sigill(int sig, siginfo_t *info, void *context) {
   errno = saved_errno;
   if (!ours) {
     count(g_counts.foreign);
-    chain(sig, info, context, g_previous_ill);
+    helpers::pass_on(g_ill, info, context, /*fault=*/true);
   }
-}
-
-Result<void> install_one(int sig, void (*fn)(int, siginfo_t *, void *),
-                         Previous &prev) {
-  struct sigaction current;
-  if (sigaction(sig, nullptr, &current) != 0)
-    return make_error(std::string("sigaction: ") + strerror(errno));
-  if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == fn)
-    return {};
-  struct sigaction ours;
-  memset(&ours, 0, sizeof ours);
-  ours.sa_sigaction = fn;
-  sigemptyset(&ours.sa_mask);
-  // NODEFER: a handler run from the trap path may hit another trap.
-  ours.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART | SA_ONSTACK;
-  publish(prev, current); // before ours runs: it may chain at once
-  if (sigaction(sig, &ours, nullptr) != 0)
-    return make_error(std::string("sigaction: ") + strerror(errno));
-  prev.installed.store(true, std::memory_order_release);
-  return {};
-}
-
-bool is_ours(const struct sigaction &action) {
-  return (action.sa_flags & SA_SIGINFO) &&
-         (action.sa_sigaction == on_sigtrap || action.sa_sigaction == on_sigill);
 }
 
 } // namespace
@@ -227,37 +173,18 @@ TrapCounters trap_counters() {
 }
 
 Result<void> install_trap_handlers() {
-  Result<void> r = install_one(SIGTRAP, on_sigtrap, g_previous_trap);
+  Result<void> r = helpers::install_first(g_trap);
   if (!r)
     return r;
-  return install_one(SIGILL, on_sigill, g_previous_ill);
+  return helpers::install_first(g_ill);
 }
 
 bool filter_trap_sigaction(int sig, const struct sigaction *act,
                            struct sigaction *old) {
-  Previous *prev = sig == SIGTRAP  ? &g_previous_trap
-                   : sig == SIGILL ? &g_previous_ill
-                                   : nullptr;
-  if (!prev || !prev->installed.load(std::memory_order_acquire))
-    return false;
-  // Ours (a re-install) and the default action (chain() dying as if we
-  // were not here) go to the kernel.
-  if (act && (is_ours(*act) || (!(act->sa_flags & SA_SIGINFO) &&
-                                act->sa_handler == SIG_DFL)))
-    return false;
-  if (old) {
-    const struct sigaction *current =
-        prev->action.load(std::memory_order_acquire);
-    if (current) {
-      *old = *current;
-    } else {
-      memset(old, 0, sizeof *old);
-      old->sa_handler = SIG_DFL;
-    }
-  }
-  if (act)
-    publish(*prev, *act);
-  return true;
+  helpers::ChainedSignal *s = sig == SIGTRAP  ? &g_trap
+                              : sig == SIGILL ? &g_ill
+                                              : nullptr;
+  return s && helpers::filter_sigaction(*s, act, old);
 }
 
 } // namespace ubtrace::runtime::hook

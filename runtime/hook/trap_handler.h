@@ -14,10 +14,9 @@
 // Traps that are not ours go to the handler installed before ours (or get
 // the default action: a core dump, as without us).
 //
-// Caveat: a thread that blocks SIGTRAP/SIGILL and runs into one of our
-// traps is killed by the kernel (it forces the default action for a
-// blocked synchronous signal). Transient traps exist only for the few
-// microseconds of a patch; Trap-mode sites keep theirs.
+// A thread that blocks SIGTRAP/SIGILL and runs into one of our traps is
+// killed by the kernel (it forces the default action for a blocked
+// synchronous signal): what install does about it is in trap_safety.h.
 #pragma once
 
 #include "runtime/result.h"

@@ -172,6 +172,7 @@ ubt_hook_return_personality(int, _Unwind_Action actions,
   if (k >= 0 && ts && static_cast<uint32_t>(k) < ts->depth) {
     ts->unwound_entries += ts->depth - static_cast<uint32_t>(k);
     ts->depth = static_cast<uint32_t>(k);
+    release_if_transient(ts);
   }
   return _URC_CONTINUE_UNWIND;
 }

@@ -6,6 +6,8 @@
 
 #include "runtime/jit/elf_link.h"
 
+#include <algorithm>
+
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
@@ -28,7 +30,7 @@ std::string host_features() {
 }
 
 Result<std::unique_ptr<llvm::TargetMachine>>
-target_machine(const RemoteOptions &options) {
+target_machine(const RemoteOptions &options, llvm::CodeGenOptLevel level) {
   std::string error;
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(options.triple, error);
@@ -41,7 +43,7 @@ target_machine(const RemoteOptions &options) {
   auto *tm = target->createTargetMachine(
       options.triple, cpu, features, to,
       options.pic ? llvm::Reloc::PIC_ : llvm::Reloc::Static,
-      llvm::CodeModel::Small, codegen_level(options.level));
+      llvm::CodeModel::Small, level);
   if (!tm)
     return make_error("cannot create a target machine for " + options.triple);
   return std::unique_ptr<llvm::TargetMachine>(tm);
@@ -54,7 +56,11 @@ compile_remote_object(std::span<const RemoteProgram> programs,
                       std::span<const MapConstants> maps,
                       const RemoteOptions &options) {
   initialize_llvm_targets();
-  auto tm = target_machine(options);
+  size_t largest = 0;
+  for (const RemoteProgram &p : programs)
+    largest = std::max(largest, p.program->insns.size());
+  Pipeline pipeline = pipeline_for(options.level, largest);
+  auto tm = target_machine(options, pipeline.codegen);
   if (!tm)
     return std::move(tm).take_error();
   RemoteObject out;
@@ -76,7 +82,7 @@ compile_remote_object(std::span<const RemoteProgram> programs,
   if (llvm::verifyModule(module, &broken_out))
     return make_error("BUG: lifted IR is invalid: " + broken);
   uint64_t t1 = steady_now_ns();
-  optimize_module(module, tm->get(), options.level);
+  optimize_module(module, tm->get(), pipeline.ir);
   uint64_t t2 = steady_now_ns();
 
   llvm::SmallVector<char, 0> elf;

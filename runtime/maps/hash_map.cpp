@@ -246,18 +246,49 @@ long drop(MapHeader *map, long error) {
   return error;
 }
 
+// A waiter for the insert lock whose key another thread inserted meanwhile
+// needs the lock no more: thousands of threads whose first hit makes the
+// same few keys (the first update of a per-thread map) then leave instead
+// of taking the lock one after another, which on a busy machine outlasted
+// the timeout and dropped their updates.
+template <class G, class A> struct InsertWait {
+  const Op<G, A> *op;
+  const void *key;
+  uint64_t hash;
+};
+
+template <class G, class A> bool key_appeared(void *context) {
+  const auto *wait = static_cast<const InsertWait<G, A> *>(context);
+  return bool(hash_find(wait->op->g, wait->op->m, wait->key, wait->hash));
+}
+
+template <class G, class A>
+long update_existing(const Op<G, A> &op, const Found &found, uint32_t slot,
+                     const void *value, uint64_t flags) {
+  if (flags == kBpfNoExist)
+    return -EEXIST;
+  store_existing(op, found.entry, slot, value);
+  return 0;
+}
+
 template <class G, class A>
 long insert(const Op<G, A> &op, const void *key, uint64_t hash,
             const void *value, uint32_t slot, uint64_t flags) {
   if (lock_abandoned(op.g))
     return drop(op.m, -EBUSY);
-  const LockResult locked = lock_map(op.actor, op.m, kInsertLockTimeoutNs);
+  InsertWait<G, A> wait{&op, key, hash};
+  const LockResult locked = lock_map(op.actor, op.m, kInsertLockTimeoutNs,
+                                     key_appeared<G, A>, &wait);
   switch (locked) {
   case LockResult::Acquired:
     break;
   case LockResult::OwnerDied:
     recover(op);
     break;
+  case LockResult::Abandoned:
+    if (const Found found = hash_find(op.g, op.m, key, hash))
+      return update_existing(op, found, slot, value, flags);
+    return drop(op.m, -EBUSY); // deleted again meanwhile
   case LockResult::TimedOut:
     op.m->lock_timeouts.fetch_add(1, std::memory_order_relaxed);
     lock_timed_out(op.g);
@@ -324,13 +355,8 @@ long update(const Op<G, A> &op, const void *key, const void *value,
       return drop(op.m, -E2BIG);
   }
   const uint64_t hash = hash_key(key, op.g.key_size);
-  const Found found = hash_find(op.g, op.m, key, hash);
-  if (found) {
-    if (flags == kBpfNoExist)
-      return -EEXIST;
-    store_existing(op, found.entry, slot, value);
-    return 0;
-  }
+  if (const Found found = hash_find(op.g, op.m, key, hash))
+    return update_existing(op, found, slot, value, flags);
   if (flags == kBpfExist)
     return -ENOENT;
   return insert(op, key, hash, value, slot, flags);

@@ -9,9 +9,6 @@ namespace ubtrace::runtime::maps {
 namespace {
 
 constexpr uint64_t kPage = 4096;
-constexpr uint32_t kMaxKeySize = 1u << 16;
-constexpr uint32_t kMaxValueSize = 1u << 24;
-constexpr uint32_t kMaxEntries = 1u << 30;
 constexpr uint32_t kMinBuckets = 16;
 
 uint64_t align_up(uint64_t value, uint64_t alignment) {
@@ -115,13 +112,44 @@ Result<MapPlacement> place_map(const MapLayout &map, uint32_t thread_slots) {
   return p;
 }
 
+namespace {
+
+// The automatic slot count (RegionOptions): per-slot bytes of all maps
+// against the address budget.
+Result<uint32_t> auto_thread_slots(std::span<const MapLayout> maps) {
+  uint64_t per_slot = 0;
+  for (const MapLayout &map : maps) {
+    if (!is_per_slot(map.kind))
+      continue;
+    auto placed = place_map(map, 1);
+    if (!placed)
+      return std::move(placed).take_error();
+    per_slot += placed->slot_stride;
+  }
+  if (per_slot == 0)
+    return kMaxThreadSlots; // only ring records name slots
+  uint64_t fit = kSlotAddressBudget / per_slot;
+  return static_cast<uint32_t>(std::clamp<uint64_t>(
+      fit, kMinAutoThreadSlots, kMaxThreadSlots));
+}
+
+} // namespace
+
 Result<RegionPlan> plan_region(std::span<const MapLayout> maps,
-                               const RegionOptions &options) {
+                               const RegionOptions &requested) {
+  RegionOptions options = requested;
+  if (options.thread_slots == kAutoThreadSlots) {
+    auto slots = auto_thread_slots(maps);
+    if (!slots)
+      return std::move(slots).take_error();
+    options.thread_slots = *slots;
+  }
   if (options.thread_slots == 0 || options.thread_slots > kMaxThreadSlots)
     return make_error("map region: thread slots must be 1.." +
                       std::to_string(kMaxThreadSlots));
 
   RegionPlan plan;
+  plan.thread_slots = options.thread_slots;
   uint64_t offset = align_up(sizeof(RegionHeader), kCacheLine);
   plan.map_table_offset = offset;
   offset = align_up(offset + maps.size() * sizeof(uint64_t), kCacheLine);

@@ -22,11 +22,19 @@ struct MapLayout {
   uint32_t max_entries = 0;
 };
 
+// RegionOptions::thread_slots: as many as the per-slot maps fit in
+// kSlotAddressBudget of address space, at least kMinAutoThreadSlots and at
+// most kMaxThreadSlots (a program of 10000 threads gets a slot each unless
+// its per-slot maps are huge).
+inline constexpr uint32_t kAutoThreadSlots = 0xffffffffu;
+inline constexpr uint32_t kMinAutoThreadSlots = 512;
+inline constexpr uint64_t kSlotAddressBudget = 16ull << 30;
+
 struct RegionOptions {
   // Slots of per-slot maps, i.e. how many threads (of all processes sharing
   // the region) can hold one at once. Memory is reserved for all of them, but
   // pages of slots no thread ever claimed are never touched.
-  uint32_t thread_slots = 512;
+  uint32_t thread_slots = kAutoThreadSlots;
   // Bytes of the region's own event ring, made only when the layouts have
   // no RingBuf map: a power of two from 4096 to 2^31.
   uint64_t ring_bytes = 1u << 20;
@@ -48,6 +56,7 @@ struct MapPlacement {
 };
 
 struct RegionPlan {
+  uint32_t thread_slots = 0; // the options', or the automatic choice
   uint64_t map_table_offset = 0;
   uint64_t slot_table_offset = 0;
   std::vector<uint64_t> map_offsets;
@@ -67,5 +76,11 @@ Result<RegionPlan> plan_region(std::span<const MapLayout> maps,
 // Regions above this size are refused: a layout asking for more is a bug or
 // a map specification gone wrong, not something to reserve address space for.
 inline constexpr uint64_t kMaxRegionBytes = 1ull << 40;
+
+// What one map may have (place_map refuses more); the compiler refuses
+// scripts past them at the map's first use.
+inline constexpr uint32_t kMaxKeySize = 1u << 16;
+inline constexpr uint32_t kMaxValueSize = 1u << 24;
+inline constexpr uint32_t kMaxEntries = 1u << 30;
 
 } // namespace ubtrace::runtime::maps

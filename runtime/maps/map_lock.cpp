@@ -1,6 +1,7 @@
 #include "runtime/maps/map_lock.h"
 
 #include "runtime/maps/actor.h"
+#include "runtime/probe_safe.h"
 
 #include <climits>
 #include <ctime>
@@ -28,7 +29,8 @@ template <class Actor> uint32_t my_holder_word(const Actor &actor) {
 
 uint64_t now_ns() {
   timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  probe_safe::raw_syscall(SYS_clock_gettime, CLOCK_MONOTONIC,
+                          reinterpret_cast<long>(&ts));
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull +
          static_cast<uint64_t>(ts.tv_nsec);
 }
@@ -41,7 +43,8 @@ void nap(std::atomic<uint32_t> &word, uint32_t expected, uint64_t ns) {
   timespec ts{static_cast<time_t>(ns / 1'000'000'000ull),
               static_cast<long>(ns % 1'000'000'000ull)};
   // Not FUTEX_PRIVATE: holders in other processes wake this.
-  syscall(SYS_futex, &word, FUTEX_WAIT, expected, &ts, nullptr, 0);
+  probe_safe::raw_syscall(SYS_futex, reinterpret_cast<long>(&word), FUTEX_WAIT,
+                          expected, reinterpret_cast<long>(&ts));
 }
 
 } // namespace
@@ -57,7 +60,8 @@ LockResult try_lock_map(const Actor &actor, MapHeader *map) {
 }
 
 template <class Actor>
-LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns) {
+LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns,
+                    LockAbandon abandon, void *context) {
   const uint32_t me = my_holder_word(actor);
   if (me == 0)
     return LockResult::Failed;
@@ -106,16 +110,21 @@ LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns) {
       continue;
     const uint64_t left = deadline - now;
     nap(word, held | kWaiters, left < kNapNs ? left : kNapNs);
+    if (abandon && abandon(context))
+      return LockResult::Abandoned;
   }
 }
 
-template LockResult lock_map(const ProbeActor &, MapHeader *, uint64_t);
-template LockResult lock_map(const CliActor &, MapHeader *, uint64_t);
+template LockResult lock_map(const ProbeActor &, MapHeader *, uint64_t,
+                             LockAbandon, void *);
+template LockResult lock_map(const CliActor &, MapHeader *, uint64_t,
+                             LockAbandon, void *);
 template LockResult try_lock_map(const ProbeActor &, MapHeader *);
 template LockResult try_lock_map(const CliActor &, MapHeader *);
 
-LockResult lock_map(MapHeader *map, uint64_t timeout_ns) {
-  return lock_map(ProbeActor{map}, map, timeout_ns);
+LockResult lock_map(MapHeader *map, uint64_t timeout_ns, LockAbandon abandon,
+                    void *context) {
+  return lock_map(ProbeActor{map}, map, timeout_ns, abandon, context);
 }
 
 LockResult try_lock_map(MapHeader *map) {
@@ -124,8 +133,9 @@ LockResult try_lock_map(MapHeader *map) {
 
 void unlock_map(MapHeader *map) {
   if (map->insert_lock.exchange(0, std::memory_order_release) & kWaiters)
-    syscall(SYS_futex, &map->insert_lock, FUTEX_WAKE, INT_MAX, nullptr, nullptr,
-            0);
+    probe_safe::raw_syscall(SYS_futex,
+                            reinterpret_cast<long>(&map->insert_lock),
+                            FUTEX_WAKE, INT_MAX);
 }
 
 } // namespace ubtrace::runtime::maps

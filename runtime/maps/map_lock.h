@@ -22,6 +22,7 @@ enum class LockResult {
   TimedOut,
   Failed, // not obtainable: re-entered by its holder (a probe in a signal
           // handler that interrupted it), or the caller has no thread slot
+  Abandoned, // the caller's reason to wait went away (see lock_map)
 };
 
 inline bool acquired(LockResult result) {
@@ -31,12 +32,16 @@ inline bool acquired(LockResult result) {
 // Spins, then sleeps on the word (futex, shared between processes) in short
 // naps, checking that the holder still lives, up to timeout_ns. `actor`
 // (actor.h) says who locks: the calling thread (the probe path: the
-// overloads without it) or the CLI.
+// overloads without it) or the CLI. After each nap (every unlock wakes the
+// sleepers) `abandon`, if given, may say the lock is not needed any more.
+using LockAbandon = bool (*)(void *context);
 template <class Actor>
-LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns);
+LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns,
+                    LockAbandon abandon = nullptr, void *context = nullptr);
 template <class Actor>
 LockResult try_lock_map(const Actor &actor, MapHeader *map); // never waits
-LockResult lock_map(MapHeader *map, uint64_t timeout_ns);
+LockResult lock_map(MapHeader *map, uint64_t timeout_ns,
+                    LockAbandon abandon = nullptr, void *context = nullptr);
 LockResult try_lock_map(MapHeader *map);
 void unlock_map(MapHeader *map);
 

@@ -273,6 +273,7 @@ std::unique_ptr<TrustedRegion> capture(char *base, uint64_t size) {
 
 Result<Region> Region::create(std::span<const MapLayout> maps,
                               const RegionOptions &options) {
+  prepare_thread_slots(); // before anything can claim a slot
   auto plan = plan_region(maps, options);
   if (!plan)
     return std::move(plan).take_error();
@@ -301,13 +302,13 @@ Result<Region> Region::create(std::span<const MapLayout> maps,
   header->total_size = plan->total_size;
   header->region_id = region_id;
   header->map_count = static_cast<uint32_t>(maps.size());
-  header->thread_slots = options.thread_slots;
+  header->thread_slots = plan->thread_slots;
   header->map_table_offset = plan->map_table_offset;
   header->slot_table_offset = plan->slot_table_offset;
   header->ring_offset = plan->ring_offset;
 
   ThreadSlot *slots = maps::thread_slots(header);
-  for (uint32_t s = 0; s < options.thread_slots; ++s)
+  for (uint32_t s = 0; s < plan->thread_slots; ++s)
     if (!init_thread_slot(*new (&slots[s]) ThreadSlot{}))
       return make_error("map region: cannot set up a process-shared mutex");
 
@@ -329,6 +330,7 @@ Result<Region> Region::create(std::span<const MapLayout> maps,
 }
 
 Result<Region> Region::attach(int fd) {
+  prepare_thread_slots(); // before anything can claim a slot
   struct stat st;
   if (fstat(fd, &st) != 0)
     return system_error("fstat");

@@ -1,7 +1,9 @@
 #include "runtime/maps/region_registry.h"
 
+#include "runtime/probe_safe.h"
+
 #include <atomic>
-#include <sys/mman.h>
+#include <sys/syscall.h>
 
 namespace ubtrace::runtime::maps::registry {
 namespace {
@@ -32,8 +34,10 @@ void unmap_if_unused(Mapping &m) {
   int32_t idle = 0;
   if (!m.claims.compare_exchange_strong(idle, -1, std::memory_order_acq_rel))
     return;
-  munmap(reinterpret_cast<void *>(m.base.load(std::memory_order_relaxed)),
-         m.size.load(std::memory_order_relaxed));
+  // A raw system call: the last release may run on the probe path.
+  probe_safe::raw_syscall(SYS_munmap,
+                          static_cast<long>(m.base.load(std::memory_order_relaxed)),
+                          static_cast<long>(m.size.load(std::memory_order_relaxed)));
   m.orphaned.store(false, std::memory_order_relaxed);
   m.base.store(0, std::memory_order_release);
 }

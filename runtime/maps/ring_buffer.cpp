@@ -1,6 +1,7 @@
 #include "runtime/maps/ring_buffer.h"
 
 #include "runtime/maps/thread_slot.h"
+#include "runtime/probe_safe.h"
 
 #include <cerrno>
 #include <climits>
@@ -94,7 +95,8 @@ void wake_consumer(RingHeader *ring, uint64_t flags) {
       !(waiting && ring->consumer_waiting.exchange(0) != 0))
     return;
   ring->wake_seq.fetch_add(1, std::memory_order_seq_cst);
-  syscall(SYS_futex, &ring->wake_seq, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+  probe_safe::raw_syscall(SYS_futex, reinterpret_cast<long>(&ring->wake_seq),
+                          FUTEX_WAKE, INT_MAX);
 }
 
 template <class G>
@@ -173,7 +175,7 @@ long output(const void *data, uint64_t size, uint64_t flags, Reserve reserve,
   void *record = reserve();
   if (record == nullptr)
     return -EAGAIN;
-  std::memcpy(record, data, size);
+  probe_safe::copy_bytes(record, data, size);
   commit(record);
   return 0;
 }

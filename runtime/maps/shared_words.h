@@ -82,8 +82,11 @@ inline uint64_t hash_key(const void *key, uint32_t size) {
   for (; size >= 8; size -= 8, p += 8)
     h = mix64(h ^ load_unaligned_word(p));
   if (size > 0) {
+    // Byte by byte: a variable-size memcpy would be a libc call on the
+    // probe path (runtime/probe_safe.h).
     uint64_t tail = 0;
-    std::memcpy(&tail, p, size);
+    for (uint32_t i = 0; i < size; ++i)
+      tail |= uint64_t{p[i]} << (8 * i);
     h = mix64(h ^ tail ^ (uint64_t{size} << 56));
   }
   return h;

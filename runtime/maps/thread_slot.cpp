@@ -3,8 +3,11 @@
 #include "runtime/maps/region_registry.h"
 #include "runtime/maps/robust_mutex.h"
 
+#include "runtime/probe_safe.h"
+
+#include <atomic>
 #include <cerrno>
-#include <cstring>
+#include <mutex>
 #include <pthread.h>
 
 namespace ubtrace::runtime::maps {
@@ -14,18 +17,27 @@ __thread ThreadSlotCache g_thread_slot_cache
 
 namespace {
 
-pthread_once_t g_hooks_once = PTHREAD_ONCE_INIT;
-pthread_key_t g_exit_key;
-bool g_exit_key_live = false;
+// glibc keeps the values of the first 32 keys in the thread descriptor;
+// pthread_setspecific on a higher key callocs (a lock, on the probe path).
+constexpr pthread_key_t kKeysWithoutAllocation = 32;
 
+std::atomic<bool> g_prepared{false};
+pthread_key_t g_exit_key;
+bool g_exit_key_live = false;   // created
+bool g_exit_key_usable = false; // and below 32
+
+// Takes the entry out of the cache first: a hook on the libc functions the
+// release calls may run a probe on this thread, which must not find the
+// slot being given up.
 void release_entry(SlotCacheEntry &entry) {
-  if (entry.region_id != 0 && entry.slot != kNoSlot) {
-    ThreadSlot &slot = thread_slots(entry.region)[entry.slot];
+  const SlotCacheEntry gone = entry;
+  entry = SlotCacheEntry{};
+  if (gone.region_id != 0 && gone.slot != kNoSlot) {
+    ThreadSlot &slot = thread_slots(gone.region)[gone.slot];
     slot.claimed.store(0, std::memory_order_relaxed);
     pthread_mutex_unlock(&slot.owner);
-    registry::release(entry.region);
+    registry::release(gone.region);
   }
-  entry = SlotCacheEntry{};
 }
 
 void on_thread_exit(void *) {
@@ -36,20 +48,15 @@ void on_thread_exit(void *) {
 // The child's only thread is a copy of the forking one, with another tid: the
 // slots in its cache belong to the parent's thread.
 void on_fork_child() {
-  std::memset(&g_thread_slot_cache, 0, sizeof g_thread_slot_cache);
+  probe_safe::fill_bytes(&g_thread_slot_cache, 0, sizeof g_thread_slot_cache);
   registry::reset_claims_in_child();
-}
-
-void install_thread_hooks() {
-  g_exit_key_live = pthread_key_create(&g_exit_key, on_thread_exit) == 0;
-  pthread_atfork(nullptr, nullptr, on_fork_child);
 }
 
 // When the agent library is unloaded, threads must not call into it at exit.
 __attribute__((destructor)) void remove_thread_hooks() {
   if (g_exit_key_live)
     pthread_key_delete(g_exit_key);
-  g_exit_key_live = false;
+  g_exit_key_live = g_exit_key_usable = false;
 }
 
 bool take_slot(ThreadSlot &slot) {
@@ -130,7 +137,6 @@ uint32_t claim_thread_slot(RegionHeader *region) {
     break;
   }
 
-  pthread_once(&g_hooks_once, install_thread_hooks);
   if (!registry::acquire(region))
     return kNoSlot;
   const uint32_t slot = try_claim(region);
@@ -143,9 +149,20 @@ uint32_t claim_thread_slot(RegionHeader *region) {
   const uint32_t generation =
       thread_slots(region)[slot].generation.load(std::memory_order_relaxed);
   insert_front({id, region, slot, generation});
-  if (g_exit_key_live)
+  if (g_exit_key_usable)
     pthread_setspecific(g_exit_key, &cache);
   return slot;
+}
+
+void prepare_thread_slots() {
+  static std::mutex lock;
+  std::lock_guard<std::mutex> guard(lock);
+  if (g_prepared.load(std::memory_order_acquire))
+    return;
+  g_exit_key_live = pthread_key_create(&g_exit_key, on_thread_exit) == 0;
+  g_exit_key_usable = g_exit_key_live && g_exit_key < kKeysWithoutAllocation;
+  pthread_atfork(nullptr, nullptr, on_fork_child);
+  g_prepared.store(true, std::memory_order_release);
 }
 
 void release_thread_slot(uint64_t region_id) {

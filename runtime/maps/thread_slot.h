@@ -50,7 +50,17 @@ struct ThreadSlotCache {
 extern __thread ThreadSlotCache g_thread_slot_cache
     __attribute__((tls_model("initial-exec")));
 
-// Slow path of thread_slot(): claims a slot. kNoSlot when none is free.
+// Creates the thread-exit key and registers the fork handler: off the probe
+// path, before the first claim (region creation and attachment do it), so
+// that a first claim takes no lock (once it was pthread_once and
+// pthread_atfork, which deadlocked a probe on _Fork: fork() holds the lock
+// pthread_atfork waits on). Without it, slots of exited threads are only
+// recovered through their dead owner's mutex. Idempotent.
+void prepare_thread_slots();
+
+// Slow path of thread_slot(): claims a slot. kNoSlot when none is free. Calls
+// only lock-free libc functions: the robust mutex's trylock (uncontended or
+// owner-dead: no system call) and, with a key below 32, pthread_setspecific.
 uint32_t claim_thread_slot(RegionHeader *region);
 
 inline uint32_t thread_slot(RegionHeader *region, uint64_t region_id) {

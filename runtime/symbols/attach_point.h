@@ -46,6 +46,9 @@ struct ResolvedProbe {
   uint64_t function_vaddr = 0; // start of the containing symbol
   uint64_t function_size = 0;  // 0: unknown
   uint64_t offset = 0;         // vaddr - function_vaddr (FUNC+OFFSET)
+  // An IFUNC (ifunc.h): vaddr is its resolver's until the probe is moved
+  // to the implementation the traced process uses.
+  bool ifunc = false;
   // USDT: this site's arguments and the probe's semaphore.
   std::vector<UsdtArg> usdt_args;
   std::string usdt_args_error;

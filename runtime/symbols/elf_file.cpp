@@ -73,6 +73,7 @@ ElfFile &ElfFile::operator=(ElfFile &&o) noexcept {
   image_ = std::move(o.image_);
   kind_ = o.kind_;
   machine_ = o.machine_;
+  entry_ = o.entry_;
   is_64bit_ = o.is_64bit_;
   segments_ = std::move(o.segments_);
   sections_ = std::move(o.sections_);
@@ -103,6 +104,7 @@ Result<void> ElfFile::load_headers() {
           : ehdr.e_type == ET_DYN ? ElfKind::SharedObject
                                   : ElfKind::Other;
   machine_ = ehdr.e_machine;
+  entry_ = ehdr.e_entry;
   is_64bit_ = gelf_getclass(elf_) == ELFCLASS64;
 
   size_t phnum = 0;

@@ -66,6 +66,8 @@ public:
   const std::string &path() const { return path_; }
   ElfKind kind() const { return kind_; }
   uint16_t machine() const { return machine_; }
+  // e_entry: where the program starts when the file is executed (0: none).
+  uint64_t entry() const { return entry_; }
   bool is_64bit() const { return is_64bit_; }
   const std::vector<LoadSegment> &segments() const { return segments_; }
   const std::vector<Section> &sections() const { return sections_; }
@@ -105,6 +107,7 @@ private:
   std::vector<uint8_t> image_; // backing store of from_memory()
   ElfKind kind_ = ElfKind::Other;
   uint16_t machine_ = 0;
+  uint64_t entry_ = 0;
   bool is_64bit_ = false;
   std::vector<LoadSegment> segments_;
   std::vector<Section> sections_;

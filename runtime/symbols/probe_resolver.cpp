@@ -1,6 +1,7 @@
 #include "runtime/symbols/probe_resolver.h"
 
 #include "runtime/symbols/demangle.h"
+#include "runtime/symbols/non_returning.h"
 #include "runtime/symbols/wildcard.h"
 
 #include <algorithm>
@@ -50,7 +51,36 @@ std::vector<ResolvedProbe> merge_aliases(std::vector<ResolvedProbe> probes) {
   return out;
 }
 
+// "a, b, c and 4 more" for a warning.
+std::string name_list(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  constexpr size_t kShown = 8;
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < kShown; i++)
+    out += (i ? ", " : "") + names[i];
+  if (names.size() > kShown)
+    out += " and " + std::to_string(names.size() - kShown) + " more";
+  return out;
+}
+
+std::string refusal_error(const ResolvedProbe &p, std::string_view why) {
+  return "cannot attach a uretprobe to " + p.binary + ":" + p.function + ": it " +
+         std::string(why) + ", so a return probe there would corrupt the program";
+}
+
 } // namespace
+
+std::string_view return_probe_refusal(const BinaryInfo &binary, const ElfSymbol &sym) {
+  if (binary.elf().entry() != 0 && sym.vaddr == binary.elf().entry())
+    return kEntryPointReason;
+  for (const ElfSymbol *alias : binary.symbols().functions_starting_at(sym.vaddr)) {
+    std::string_view why = non_returning_reason(alias->name);
+    if (!why.empty())
+      return why;
+  }
+  return non_returning_reason(sym.name);
+}
 
 std::vector<const ElfSymbol *>
 match_functions(const SymbolTable &table, std::string_view pattern, bool cpp) {
@@ -87,6 +117,7 @@ ProbeResolver::ProbeResolver(ProbeResolverOptions options,
 
 Result<std::vector<ResolvedProbe>>
 ProbeResolver::expand(const AttachRequest &request) {
+  warnings_.clear();
   BinaryResolveOptions binary_options = options_.binaries;
   if (request.pid) {
     binary_options.pid = request.pid;
@@ -179,6 +210,10 @@ Result<ResolvedProbe> ProbeResolver::probe_at_address(const BinaryInfo &binary,
   ResolvedProbe p = base;
   p.vaddr = address;
   p.name = probe_name(p, true);
+  if (p.type == UserProbeType::Uretprobe && address == binary.elf().entry())
+    return make_error("cannot attach a uretprobe to " + binary.path() + ":" + hex(address) +
+                      ": it " + std::string(kEntryPointReason) +
+                      ", so a return probe there would corrupt the program");
   const ElfSymbol *sym = binary.symbols().function_at(address);
   if (!sym) {
     // A stripped binary: no instruction boundary to check against.
@@ -200,6 +235,9 @@ Result<ResolvedProbe> ProbeResolver::probe_at_address(const BinaryInfo &binary,
     return make_error("uretprobes cannot be attached at function offset. "
                       "(address resolved to: " +
                       sym->name + "+" + std::to_string(p.offset) + ")");
+  if (p.type == UserProbeType::Uretprobe)
+    if (std::string_view why = return_probe_refusal(binary, *sym); !why.empty())
+      return make_error(refusal_error(p, why));
   if (auto ok = place_offset(binary, p); !ok)
     return std::move(ok).take_error();
   return p;
@@ -210,6 +248,10 @@ ProbeResolver::expand_uprobe(const AttachRequest &request,
                              const std::vector<ResolvedBinary> &binaries) {
   std::vector<ResolvedProbe> all;
   std::string last_error;
+  // Return probes a wildcard matched where they would harm the program.
+  const bool returns = request.type == UserProbeType::Uretprobe;
+  const bool explicit_name = !has_wildcard(request.function);
+  std::vector<std::string> skipped;
   for (const ResolvedBinary &bin : binaries) {
     auto info = cache_->get(bin.path);
     if (!info) {
@@ -251,6 +293,14 @@ ProbeResolver::expand_uprobe(const AttachRequest &request,
       p.function_vaddr = sym->vaddr;
       p.function_size = sym->size;
       p.offset = request.offset.value_or(0);
+      p.ifunc = sym->type == SymbolType::IndirectFunction && p.offset == 0;
+      if (returns)
+        if (std::string_view why = return_probe_refusal(binary, *sym); !why.empty()) {
+          if (explicit_name)
+            return make_error(refusal_error(p, why));
+          skipped.push_back(sym->name);
+          continue;
+        }
       if (auto ok = place_offset(binary, p); !ok)
         return std::move(ok).take_error();
       p.name = probe_name(p, false);
@@ -266,11 +316,22 @@ ProbeResolver::expand_uprobe(const AttachRequest &request,
     for (auto &p : found)
       all.push_back(std::move(p));
   }
+  std::string what =
+      request.target + ":" + (request.cpp ? "cpp:" : "") + request.function;
+  if (!skipped.empty()) {
+    std::string why = "function" + std::string(skipped.size() == 1 ? "" : "s") +
+                      " where a return probe would corrupt the program (" +
+                      "it never returns, or is entered without a return "
+                      "address): " +
+                      name_list(skipped);
+    if (all.empty())
+      return make_error("uretprobe:" + what + ": every match is a " + why);
+    warnings_.push_back("uretprobe:" + what + ": skipped " +
+                        std::to_string(skipped.size()) + " " + why);
+  }
   if (all.empty()) {
     if (!last_error.empty() && binaries.size() == 1)
       return make_error(last_error);
-    std::string what =
-        request.target + ":" + (request.cpp ? "cpp:" : "") + request.function;
     return make_error(
         has_wildcard(request.function) || request.cpp
             ? "no function matches '" + what + "'"

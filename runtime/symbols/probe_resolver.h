@@ -12,7 +12,11 @@
 //     "ns::Foo::bar" matches every overload);
 //   - symbols at the same address (aliases: malloc and __libc_malloc) make
 //     one probe, named by the first match in byte order, the others kept in
-//     `aliases` (bpftrace's uprobe_multi attaches each address once).
+//     `aliases` (bpftrace's uprobe_multi attaches each address once);
+//   - a uretprobe is never put where it harms the program (the ELF entry,
+//     functions that never return or are entered by a jump: see
+//     non_returning.h): an explicit one is an error, a wildcard skips them
+//     with one warning (take_warnings()).
 #pragma once
 
 #include "runtime/result.h"
@@ -63,6 +67,11 @@ public:
   Result<std::vector<std::string>> list(std::string_view pattern,
                                         std::optional<pid_t> pid = {});
 
+  // Warnings of the last expand(): return probes a wildcard would have
+  // put where they harm the program (non_returning.h), skipped, in one
+  // line per request.
+  std::vector<std::string> take_warnings() { return std::move(warnings_); }
+
   BinaryCache &cache() { return *cache_; }
   const std::shared_ptr<BinaryCache> &shared_cache() const { return cache_; }
 
@@ -82,7 +91,13 @@ private:
 
   ProbeResolverOptions options_;
   std::shared_ptr<BinaryCache> cache_;
+  std::vector<std::string> warnings_;
 };
+
+// Why a return probe on `sym` of `binary` would harm the program (it is the
+// ELF entry point, or it or an alias at its address never returns or is
+// entered by a jump: non_returning.h), or empty.
+std::string_view return_probe_refusal(const BinaryInfo &binary, const ElfSymbol &sym);
 
 // The function names of `table` that FUNC selects (see above), sorted.
 std::vector<const ElfSymbol *>

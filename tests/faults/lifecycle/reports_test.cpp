@@ -45,14 +45,14 @@ TEST(LossReport, SentencesByCount) {
                                  {agent::counter::kRefusedClaims, 3},
                                  {kRegionSlotExhausted, 2},
                                  {"from_a_newer_agent", 5}};
-  auto lines = describe_losses(counters, {512});
+  auto lines = describe_losses(counters, {512, 1000, 64});
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(lines[0].message, "1 probe hit skipped: nested in a signal handler "
                               "or in another probe's run");
   EXPECT_EQ(lines[0].reason, "nested");
   EXPECT_EQ(lines[1].message,
             "3 probe hits skipped: no hook state left for the thread "
-            "(4096 threads at once)");
+            "(1000 threads at once)");
   EXPECT_EQ(lines[2].message,
             "2 probe hits lost map updates or events: no thread slot "
             "left (512 threads at once)");

@@ -66,7 +66,7 @@ TEST(ConfigPass, ValuesOfTheWrongKind) {
   EXPECT_EQ(diagnostics("config = {\n  max_strlen = -1;\n  stack_mode = fast;\n"
                         "  print_maps_on_exit = 2;\n  max_probes = \"x\";\n"
                         "  cpp_demangle = yes\n}\nBEGIN { }"),
-            R"(stdin:2:16-18: ERROR: max_strlen expects a non-negative integer
+            R"(stdin:2:16-18: ERROR: max_strlen expects a non-negative integer in [1, 65536], got '-1'
   max_strlen = -1;
                ~~
 stdin:3:16-20: ERROR: stack_mode expects one of bpftrace, perf, raw; got 'fast'
@@ -75,7 +75,7 @@ stdin:3:16-20: ERROR: stack_mode expects one of bpftrace, perf, raw; got 'fast'
 stdin:4:24-25: ERROR: print_maps_on_exit expects true or false (or 1 or 0), got '2'
   print_maps_on_exit = 2;
                        ~
-stdin:5:16-19: ERROR: max_probes expects a non-negative integer, got 'x'
+stdin:5:16-19: ERROR: max_probes expects a non-negative integer in [1, 4294967295], got 'x'
   max_probes = "x";
                ~~~
 stdin:6:18-21: ERROR: cpp_demangle expects true or false (or 1 or 0), got 'yes'
@@ -139,7 +139,7 @@ TEST(ConfigSettings, Lookup) {
   EXPECT_EQ(err, "stack_mode expects one of bpftrace, perf, raw; got 'x'");
   const ast::ConfigSetting *n = ast::find_config_setting("perf_rb_pages");
   EXPECT_FALSE(ast::check_config_value(*n, "", norm, err));
-  EXPECT_EQ(err, "perf_rb_pages expects a non-negative integer, got ''");
+  EXPECT_EQ(err, "perf_rb_pages expects a non-negative integer in [1, 65536], got ''");
 }
 
 } // namespace

@@ -21,7 +21,7 @@ TEST(PassManager, StopsAtTheFirstPassWithErrors) {
   // is reported, the attach point pass does not run.
   EXPECT_EQ(
       diagnostics("config = { max_strlen = x } kprobe:f { $x = nope; }"),
-      R"(stdin:1:25-26: ERROR: max_strlen expects a non-negative integer, got 'x'
+      R"(stdin:1:25-26: ERROR: max_strlen expects a non-negative integer in [1, 65536], got 'x'
 config = { max_strlen = x } kprobe:f { $x = nope; }
                         ~
 )");

@@ -1,0 +1,229 @@
+#include "runtime/helpers/process_facts.h"
+
+#include "runtime/helpers/safe_copy.h"
+#include "runtime/helpers/thread_identity.h"
+#include "runtime/probe_safe.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+#include <elf.h>
+#include <string>
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+namespace ubtrace::runtime::helpers {
+namespace {
+
+using ClockGettime = int (*)(clockid_t, struct timespec *);
+using Getcpu = long (*)(unsigned *, unsigned *, void *);
+
+// Set once by prepare_process_facts (before the agent installs a hook).
+ClockGettime g_vdso_clock = nullptr;
+Getcpu g_vdso_getcpu = nullptr;
+long g_rseq_offset = 0;   // from the thread pointer; valid if g_rseq
+bool g_rseq = false;
+uint64_t g_cgroup_id = 0;
+char g_process_comm[16] = {};
+
+std::atomic<uint64_t> g_sandbox_skips{0};
+
+struct Ids {
+  uint32_t pid;
+  uint32_t tid;
+};
+__thread Ids t_ids __attribute__((tls_model("initial-exec"))) = {0, 0};
+__thread char t_comm[16] __attribute__((tls_model("initial-exec"))) = {};
+__thread bool t_comm_read __attribute__((tls_model("initial-exec"))) = false;
+
+uint64_t thread_pointer() {
+  uint64_t tp;
+  __asm__("mov %%fs:0, %0" : "=r"(tp));
+  return tp;
+}
+
+// The vDSO's functions, from its dynamic symbol table.
+void read_vdso() {
+  auto base = static_cast<uintptr_t>(getauxval(AT_SYSINFO_EHDR));
+  if (!base)
+    return;
+  const auto *eh = reinterpret_cast<const Elf64_Ehdr *>(base);
+  if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+    return;
+  const auto *ph = reinterpret_cast<const Elf64_Phdr *>(base + eh->e_phoff);
+  uintptr_t bias = 0;
+  const Elf64_Dyn *dyn = nullptr;
+  bool bias_set = false;
+  for (int i = 0; i < eh->e_phnum; ++i) {
+    if (ph[i].p_type == PT_LOAD && !bias_set) {
+      bias = base + ph[i].p_offset - ph[i].p_vaddr;
+      bias_set = true;
+    }
+    if (ph[i].p_type == PT_DYNAMIC)
+      dyn = reinterpret_cast<const Elf64_Dyn *>(base + ph[i].p_offset);
+  }
+  if (!dyn || !bias_set)
+    return;
+  const Elf64_Sym *symtab = nullptr;
+  const char *strtab = nullptr;
+  const uint32_t *hash = nullptr;
+  for (; dyn->d_tag != DT_NULL; ++dyn) {
+    if (dyn->d_tag == DT_SYMTAB)
+      symtab = reinterpret_cast<const Elf64_Sym *>(bias + dyn->d_un.d_ptr);
+    else if (dyn->d_tag == DT_STRTAB)
+      strtab = reinterpret_cast<const char *>(bias + dyn->d_un.d_ptr);
+    else if (dyn->d_tag == DT_HASH)
+      hash = reinterpret_cast<const uint32_t *>(bias + dyn->d_un.d_ptr);
+  }
+  if (!symtab || !strtab || !hash)
+    return;
+  for (uint32_t i = 0; i < hash[1]; ++i) { // nchain: the symbol count
+    const Elf64_Sym &sym = symtab[i];
+    if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
+      continue;
+    const char *name = strtab + sym.st_name;
+    void *at = reinterpret_cast<void *>(bias + sym.st_value);
+    if (strcmp(name, "__vdso_clock_gettime") == 0)
+      g_vdso_clock = reinterpret_cast<ClockGettime>(at);
+    else if (strcmp(name, "__vdso_getcpu") == 0)
+      g_vdso_getcpu = reinterpret_cast<Getcpu>(at);
+  }
+}
+
+// glibc 2.35+ registers rseq for every thread; cpu_id is its second word.
+void read_rseq() {
+  const auto *offset = static_cast<const ptrdiff_t *>(dlsym(RTLD_DEFAULT, "__rseq_offset"));
+  const auto *size = static_cast<const unsigned *>(dlsym(RTLD_DEFAULT, "__rseq_size"));
+  if (offset && size && *size >= 8) {
+    g_rseq_offset = *offset;
+    g_rseq = true;
+  }
+}
+
+uint64_t read_cgroup_id() {
+  // The cgroup2 directory's inode, as the kernel reports cgroup ids.
+  FILE *f = fopen("/proc/self/cgroup", "re");
+  if (!f)
+    return 0;
+  char line[4096];
+  uint64_t id = 0;
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "0::", 3) != 0)
+      continue;
+    line[strcspn(line, "\n")] = 0;
+    std::string path = std::string("/sys/fs/cgroup") + (line + 3);
+    struct stat st;
+    if (stat(path.c_str(), &st) == 0)
+      id = st.st_ino;
+  }
+  fclose(f);
+  return id;
+}
+
+} // namespace
+
+void prepare_process_facts() {
+  static std::atomic<bool> done{false};
+  if (done.exchange(true))
+    return;
+  read_vdso();
+  read_rseq();
+  prepare_thread_identity();
+  g_cgroup_id = read_cgroup_id();
+  probe_safe::raw_syscall(SYS_prctl, PR_GET_NAME,
+                          reinterpret_cast<long>(g_process_comm));
+  g_process_comm[15] = 0;
+}
+
+uint64_t clock_ns(clockid_t clock) {
+  struct timespec ts = {0, 0};
+  if (!g_vdso_clock || g_vdso_clock(clock, &ts) != 0)
+    probe_safe::raw_syscall(SYS_clock_gettime, clock,
+                            reinterpret_cast<long>(&ts));
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint32_t current_cpu() {
+  if (g_rseq) {
+    uint32_t cpu = *reinterpret_cast<const volatile uint32_t *>(
+        thread_pointer() + g_rseq_offset + 4);
+    if (static_cast<int32_t>(cpu) >= 0)
+      return cpu;
+  }
+  unsigned cpu = 0;
+  if (g_vdso_getcpu && g_vdso_getcpu(&cpu, nullptr, nullptr) == 0)
+    return cpu;
+  if (probe_safe::raw_syscall(SYS_getcpu, reinterpret_cast<long>(&cpu)) != 0)
+    return 0;
+  return cpu;
+}
+
+uint32_t current_numa_node() {
+  unsigned cpu = 0, node = 0;
+  if (g_vdso_getcpu && g_vdso_getcpu(&cpu, &node, nullptr) == 0)
+    return node;
+  if (probe_safe::raw_syscall(SYS_getcpu, reinterpret_cast<long>(&cpu),
+                              reinterpret_cast<long>(&node)) != 0)
+    return 0;
+  return node;
+}
+
+uint32_t current_tid() {
+  if (const volatile int32_t *word = thread_id_word()) {
+    int32_t tid = *word;
+    if (tid > 0)
+      return static_cast<uint32_t>(tid);
+  }
+  return static_cast<uint32_t>(probe_safe::raw_syscall(SYS_gettid));
+}
+
+uint32_t current_pid() {
+  // A fork child's thread has another id than the one the cache was made
+  // on: ask again.
+  uint32_t tid = current_tid();
+  if (t_ids.pid == 0 || t_ids.tid != tid) {
+    t_ids.pid = static_cast<uint32_t>(probe_safe::raw_syscall(SYS_getpid));
+    t_ids.tid = tid;
+  }
+  return t_ids.pid;
+}
+
+uint64_t current_cgroup_id() { return g_cgroup_id; }
+
+void current_comm(char out[16]) {
+  if (!sandboxed()) {
+    char name[16] = {};
+    if (probe_safe::raw_syscall(SYS_prctl, PR_GET_NAME,
+                                reinterpret_cast<long>(name)) == 0) {
+      name[15] = 0;
+      probe_safe::copy_bytes(t_comm, name, sizeof name);
+      t_comm_read = true;
+    }
+  } else {
+    count_sandbox_skip();
+  }
+  probe_safe::copy_bytes(out, t_comm_read ? t_comm : g_process_comm, 16);
+}
+
+long signal_self(int sig) {
+  if (sandboxed()) {
+    count_sandbox_skip();
+    return -EPERM;
+  }
+  return probe_safe::raw_syscall(SYS_kill, current_pid(), sig);
+}
+
+uint64_t sandbox_skips() {
+  return g_sandbox_skips.load(std::memory_order_relaxed);
+}
+
+void count_sandbox_skip() {
+  g_sandbox_skips.fetch_add(1, std::memory_order_relaxed);
+}
+
+} // namespace ubtrace::runtime::helpers
