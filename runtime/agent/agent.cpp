@@ -134,21 +134,29 @@ std::vector<std::unique_ptr<HookEntry>> &forgotten_hooks() {
   return *list;
 }
 
-// The load bias of the loaded object holding `addr` (0 if none).
-uint64_t object_bias_of(uint64_t addr) {
+// The loaded object holding `addr` (null if none).
+const struct link_map *object_of(uint64_t addr) {
   Dl_info info{};
   struct link_map *map = nullptr;
   if (!dladdr1(reinterpret_cast<void *>(addr), &info, reinterpret_cast<void **>(&map),
-               RTLD_DL_LINKMAP) ||
-      !map)
-    return 0;
-  return map->l_addr;
+               RTLD_DL_LINKMAP))
+    return nullptr;
+  return map;
+}
+
+// Its load bias (0 if none).
+uint64_t object_bias_of(uint64_t addr) {
+  const struct link_map *map = object_of(addr);
+  return map ? map->l_addr : 0;
 }
 
 class Agent {
 public:
   Agent(OwnedFd sock, bool spawned)
-      : sock_(std::move(sock)), spawned_(spawned) {}
+      : sock_(std::move(sock)), spawned_(spawned),
+        // A command's agent starts before main: what is loaded then is
+        // the program and what it needs, never unloaded.
+        startup_objects_(spawned ? loaded_objects() : std::vector<LoadedObject>{}) {}
   bool spawned() const { return spawned_; }
   // The CLI asked to detach or hung up: the session is on its way out.
   bool ending() const { return ending_.load(std::memory_order_acquire); }
@@ -195,6 +203,10 @@ private:
   };
   std::vector<Semaphore> semaphores_;
   bool forgot_any_ = false; // hooks went to forgotten_hooks() this session
+  std::vector<LoadedObject> startup_objects_;
+  // Whether the code at `address` lies in an object the program may still
+  // unload (not the program itself, not what it was started with).
+  bool unloadable(uint64_t address) const;
   uint64_t unloads_seen_ = 0; // objects_unloaded() at the last revalidation
 
   Result<void> send(const Message &m);
@@ -555,8 +567,21 @@ Result<void> Agent::add_hook(const HookMsg &h) {
   (*entry)->sites.store(site.get(), std::memory_order_release);
   (*entry)->owned.push_back(std::move(site));
   // Its library may be unloaded: the hook must not outlive it.
-  (void)watch_unloads();
+  if (unloadable(h.address))
+    (void)watch_unloads();
   return {};
+}
+
+bool Agent::unloadable(uint64_t address) const {
+  const struct link_map *map = object_of(address);
+  if (!map)
+    return true; // unknown: watch
+  if (!map->l_name || !map->l_name[0])
+    return false; // the program
+  for (const LoadedObject &o : startup_objects_)
+    if (o.bias == map->l_addr && o.name == map->l_name)
+      return false;
+  return true;
 }
 
 void Agent::handle(const Message &m) {

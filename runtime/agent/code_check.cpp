@@ -50,6 +50,12 @@ int find_data(struct dl_phdr_info *info, size_t, void *arg) {
   return w.found ? 1 : 0;
 }
 
+int list_object(struct dl_phdr_info *info, size_t, void *arg) {
+  static_cast<std::vector<LoadedObject> *>(arg)->push_back(
+      {info->dlpi_addr, info->dlpi_name ? info->dlpi_name : ""});
+  return 0;
+}
+
 int first_object(struct dl_phdr_info *info, size_t size, void *arg) {
   if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
     *static_cast<uint64_t *>(arg) = info->dlpi_subs;
@@ -69,6 +75,12 @@ bool data_of_object_loaded(uint64_t addr, uint64_t base) {
   DataWalk w{addr, base};
   dl_iterate_phdr(find_data, &w);
   return w.found;
+}
+
+std::vector<LoadedObject> loaded_objects() {
+  std::vector<LoadedObject> out;
+  dl_iterate_phdr(list_object, &out);
+  return out;
 }
 
 uint64_t objects_unloaded() {

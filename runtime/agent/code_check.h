@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace ubtrace::agent {
@@ -31,5 +32,13 @@ bool data_of_object_loaded(uint64_t addr, uint64_t base);
 
 // Objects the loader has unloaded since the process started (cheap).
 uint64_t objects_unloaded();
+
+// The objects loaded now, by load bias and name (for telling later which
+// of them the program could still unload).
+struct LoadedObject {
+  uint64_t bias;
+  std::string name;
+};
+std::vector<LoadedObject> loaded_objects();
 
 } // namespace ubtrace::agent
