@@ -453,11 +453,21 @@ void Session::report_losses() {
     if (bundle_.maps[i].role != runtime::MapRole::User)
       continue;
     auto c = runtime::maps::map_counters(region_->map(static_cast<uint32_t>(i)));
-    if (c.drops && !c.overwritten)
+    if (!c.drops || c.overwritten)
+      continue;
+    // Lock timeouts are part of the drops; the rest found the map full.
+    const uint64_t waited = std::min(c.lock_timeouts, c.drops);
+    if (c.drops > waited)
       out_->runtime_error("map " + bundle_.maps[i].name + " dropped " +
-                              std::to_string(c.drops) +
+                              std::to_string(c.drops - waited) +
                               " update(s): the map was full (raise max_map_keys or "
                               "declare it with a larger size)",
+                          {});
+    if (waited)
+      out_->runtime_error("map " + bundle_.maps[i].name + " dropped " +
+                              std::to_string(waited) +
+                              " update(s) that waited too long for its insert "
+                              "lock (the holder was stopped or never let go)",
                           {});
   }
   // What the traced process wrote over in the shared region (it can: the

@@ -27,6 +27,9 @@ struct ProbeActor {
   bool holder_alive(uint32_t slot, uint32_t generation_low14) const {
     return slot_holder_alive(region_of(map), slot, generation_low14);
   }
+  bool holder_is_sibling(uint32_t slot) const {
+    return slot_holder_in_this_process(region_of(map), slot);
+  }
 };
 
 struct CliActor {
@@ -36,6 +39,7 @@ struct CliActor {
   bool holder_alive(uint32_t slot, uint32_t generation_low14) const {
     return slot_holder_alive_readonly(*region, slot, generation_low14);
   }
+  bool holder_is_sibling(uint32_t) const { return false; } // not the CLI's
 };
 
 } // namespace ubtrace::runtime::maps

@@ -27,11 +27,11 @@ inline constexpr uint64_t kBpfAny = 0;
 inline constexpr uint64_t kBpfNoExist = 1;
 inline constexpr uint64_t kBpfExist = 2;
 
-// How long an insert waits for the insert lock before the update is dropped.
-// Holders keep it for ~100 ns, but a holder preempted on a busy machine can
-// be off the CPU for several scheduling periods, and dropping an insert then
-// would be wrong; a stopped holder (SIGSTOP'ed CLI, a debugger) is what the
-// bound is for. Waiters sleep (futex) rather than spin.
+// How long an insert waits for a holder of the insert lock that makes no
+// progress before the update is dropped (map_lock.h says how "no progress"
+// is told from "preempted on a busy machine"). Holders keep it for ~100 ns;
+// a stopped holder (SIGSTOP'ed CLI, a debugger) is what the bound is for.
+// Waiters sleep (futex) rather than spin.
 inline constexpr uint64_t kInsertLockTimeoutNs = 200'000'000;
 
 void init_hash_map(MapHeader &map);

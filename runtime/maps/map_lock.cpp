@@ -19,6 +19,10 @@ constexpr uint32_t kWaiters = 1u << 31;
 constexpr uint32_t kHolderBits = kHeld | 0x0fffffff;
 constexpr int kSpins = 2000;
 constexpr uint64_t kNapNs = 1'000'000;
+constexpr uint64_t kMaxNapNs = 256'000'000;
+constexpr uint64_t kStallNaps = 8;
+// However the lock moves, no wait outlasts this many timeouts.
+constexpr uint64_t kHardBoundTimeouts = 25;
 
 template <class Actor> uint32_t my_holder_word(const Actor &actor) {
   const uint32_t slot = actor.slot();
@@ -77,41 +81,73 @@ LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns,
     }
     if ((held & kHolderBits) == me)
       return LockResult::Failed; // re-entered: a probe in a signal handler
+    // Others sleep on it already: spinning too only takes the CPU from the
+    // holder.
+    if (held & kWaiters)
+      break;
     __builtin_ia32_pause();
   }
-  const uint64_t deadline = now_ns() + timeout_ns;
+  // A holder is given up on when it makes no progress (keeps the lock) for
+  // timeout_ns and for several of this waiter's naps, unless it is a thread
+  // of the waiter's own process: such a holder stops alone only under a
+  // debugger, but is runnable and starved often: a thousand threads woken at
+  // once on two CPUs kept one, preempted in a page fault while holding the
+  // lock, off the CPU for more than the timeout (the scheduler runs woken
+  // sleepers first). A holder elsewhere (a SIGSTOP'ed CLI, a stopped child)
+  // is what the timeout is for. The naps grow from kNapNs to kMaxNapNs: they
+  // are only there to see a holder that died or stalled (nobody wakes the
+  // word then), and waiters polling every millisecond took the CPUs from the
+  // holder. Counting naps keeps a stopped whole process from timing out its
+  // waiters when it continues. However the word moves (a process writing
+  // over the region can keep it moving, name a sibling as its holder, or
+  // keep any compare-and-swap below failing) no wait outlasts the hard bound.
+  const uint64_t start = now_ns();
+  const uint64_t hard_deadline = start + kHardBoundTimeouts * timeout_ns;
+  uint64_t stalled_since = start;
+  uint64_t naps = 0;
+  uint64_t nap_ns = kNapNs;
+  uint32_t last_holder = 0;
+  bool sibling = false;
   for (;;) {
-    // The deadline holds however the word moves (a process writing over
-    // the region can keep any compare-and-swap below failing).
-    if (now_ns() >= deadline)
-      return LockResult::TimedOut;
     uint32_t held = word.load(std::memory_order_relaxed);
     if (held == 0) {
       // Others may still sleep: keep the flag so that unlock wakes them.
       if (word.compare_exchange_weak(held, me | kWaiters,
                                      std::memory_order_acquire))
         return LockResult::Acquired;
+      if (now_ns() >= hard_deadline)
+        return LockResult::TimedOut;
       continue;
     }
     if ((held & kHolderBits) == me)
       return LockResult::Failed;
+    const uint64_t now = now_ns();
+    if ((held & kHolderBits) != last_holder) {
+      last_holder = held & kHolderBits; // progress: the wait starts again
+      sibling = actor.holder_is_sibling(held & 0x3fff);
+      stalled_since = now;
+      naps = 0;
+      nap_ns = kNapNs;
+    }
     if (!holder_alive(actor, held)) {
       if (word.compare_exchange_strong(held, me | (held & kWaiters),
                                        std::memory_order_acquire))
         return LockResult::OwnerDied;
       continue;
     }
-    const uint64_t now = now_ns();
-    if (now >= deadline)
+    if (abandon && abandon(context))
+      return LockResult::Abandoned;
+    if (now >= hard_deadline ||
+        (!sibling && naps >= kStallNaps && now - stalled_since >= timeout_ns))
       return LockResult::TimedOut;
     if (!(held & kWaiters) &&
         !word.compare_exchange_weak(held, held | kWaiters,
                                     std::memory_order_relaxed))
       continue;
-    const uint64_t left = deadline - now;
-    nap(word, held | kWaiters, left < kNapNs ? left : kNapNs);
-    if (abandon && abandon(context))
-      return LockResult::Abandoned;
+    nap(word, held | kWaiters, nap_ns);
+    ++naps;
+    if (nap_ns < kMaxNapNs)
+      nap_ns *= 2;
   }
 }
 

@@ -30,7 +30,8 @@ inline bool acquired(LockResult result) {
 }
 
 // Spins, then sleeps on the word (futex, shared between processes) in short
-// naps, checking that the holder still lives, up to timeout_ns. `actor`
+// naps, checking that the holder still lives, until one holder has made no
+// progress for timeout_ns of naps (map_lock.cpp; at most 25 timeouts in all). `actor`
 // (actor.h) says who locks: the calling thread (the probe path: the
 // overloads without it) or the CLI. After each nap (every unlock wakes the
 // sleepers) `abandon`, if given, may say the lock is not needed any more.
