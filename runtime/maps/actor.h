@@ -27,8 +27,9 @@ struct ProbeActor {
   bool holder_alive(uint32_t slot, uint32_t generation_low14) const {
     return slot_holder_alive(region_of(map), slot, generation_low14);
   }
-  bool holder_is_sibling(uint32_t slot) const {
-    return slot_holder_in_this_process(region_of(map), slot);
+  // The CPU time of a holder in this process; -1 for one elsewhere.
+  int64_t holder_cpu_ns(uint32_t slot) const {
+    return slot_holder_cpu_ns(region_of(map), slot);
   }
 };
 
@@ -39,7 +40,7 @@ struct CliActor {
   bool holder_alive(uint32_t slot, uint32_t generation_low14) const {
     return slot_holder_alive_readonly(*region, slot, generation_low14);
   }
-  bool holder_is_sibling(uint32_t) const { return false; } // not the CLI's
+  int64_t holder_cpu_ns(uint32_t) const { return -1; } // not the CLI's
 };
 
 } // namespace ubtrace::runtime::maps

@@ -21,6 +21,10 @@ constexpr int kSpins = 2000;
 constexpr uint64_t kNapNs = 1'000'000;
 constexpr uint64_t kMaxNapNs = 256'000'000;
 constexpr uint64_t kStallNaps = 8;
+// CPU time a holder in the waiter's process spends with the lock before it
+// is judged to have left its insert (one with page faults under contention
+// was seen to take 14 ms).
+constexpr int64_t kSiblingRunNs = 50'000'000;
 // However the lock moves, no wait outlasts this many timeouts.
 constexpr uint64_t kHardBoundTimeouts = 25;
 
@@ -88,26 +92,30 @@ LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns,
     __builtin_ia32_pause();
   }
   // A holder is given up on when it makes no progress (keeps the lock) for
-  // timeout_ns and for several of this waiter's naps, unless it is a thread
-  // of the waiter's own process: such a holder stops alone only under a
-  // debugger, but is runnable and starved often: a thousand threads woken at
-  // once on two CPUs kept one, preempted in a page fault while holding the
-  // lock, off the CPU for more than the timeout (the scheduler runs woken
-  // sleepers first). A holder elsewhere (a SIGSTOP'ed CLI, a stopped child)
-  // is what the timeout is for. The naps grow from kNapNs to kMaxNapNs: they
-  // are only there to see a holder that died or stalled (nobody wakes the
-  // word then), and waiters polling every millisecond took the CPUs from the
-  // holder. Counting naps keeps a stopped whole process from timing out its
-  // waiters when it continues. However the word moves (a process writing
-  // over the region can keep it moving, name a sibling as its holder, or
-  // keep any compare-and-swap below failing) no wait outlasts the hard bound.
+  // timeout_ns and for several of this waiter's naps. A holder that is a
+  // thread of the waiter's own process must also have run meanwhile (used
+  // kSiblingRunNs of CPU: an insert takes a microsecond): such a holder is
+  // often runnable and starved (a thousand threads woken at once on two
+  // CPUs kept one, preempted in a page fault while holding the lock, off
+  // the CPU for more than the timeout: the scheduler runs woken sleepers
+  // first), and stops alone only under a debugger; one that runs on with
+  // the lock held has left its insert (a signal handler's longjmp). A
+  // holder elsewhere (a SIGSTOP'ed CLI, a stopped child) is what the
+  // timeout is for. The naps grow from kNapNs to kMaxNapNs: they are only
+  // there to see a holder that died or stalled (nobody wakes the word
+  // then), and waiters polling every millisecond took the CPUs from the
+  // holder. Counting naps keeps a stopped whole process from timing out
+  // its waiters when it continues. However the word moves (a process
+  // writing over the region can keep it moving, name a sibling as its
+  // holder, or keep any compare-and-swap below failing) no wait outlasts
+  // the hard bound.
   const uint64_t start = now_ns();
   const uint64_t hard_deadline = start + kHardBoundTimeouts * timeout_ns;
   uint64_t stalled_since = start;
   uint64_t naps = 0;
   uint64_t nap_ns = kNapNs;
   uint32_t last_holder = 0;
-  bool sibling = false;
+  int64_t holder_cpu = -1; // when the holder was first seen; -1: elsewhere
   for (;;) {
     uint32_t held = word.load(std::memory_order_relaxed);
     if (held == 0) {
@@ -124,7 +132,7 @@ LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns,
     const uint64_t now = now_ns();
     if ((held & kHolderBits) != last_holder) {
       last_holder = held & kHolderBits; // progress: the wait starts again
-      sibling = actor.holder_is_sibling(held & 0x3fff);
+      holder_cpu = actor.holder_cpu_ns(held & 0x3fff);
       stalled_since = now;
       naps = 0;
       nap_ns = kNapNs;
@@ -138,7 +146,9 @@ LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns,
     if (abandon && abandon(context))
       return LockResult::Abandoned;
     if (now >= hard_deadline ||
-        (!sibling && naps >= kStallNaps && now - stalled_since >= timeout_ns))
+        (naps >= kStallNaps && now - stalled_since >= timeout_ns &&
+         (holder_cpu < 0 ||
+          actor.holder_cpu_ns(held & 0x3fff) - holder_cpu >= kSiblingRunNs)))
       return LockResult::TimedOut;
     if (!(held & kWaiters) &&
         !word.compare_exchange_weak(held, held | kWaiters,

@@ -202,22 +202,24 @@ bool slot_holder_alive(RegionHeader *region, uint32_t slot,
   return false;
 }
 
-bool slot_holder_in_this_process(RegionHeader *region, uint32_t slot) {
+int64_t slot_holder_cpu_ns(RegionHeader *region, uint32_t slot) {
   if (slot >= region->thread_slots)
-    return false;
+    return -1;
   // A robust mutex's futex word is its holder's tid (and flag bits).
   const auto *lock_word = reinterpret_cast<const std::atomic<uint32_t> *>(
       &thread_slots(region)[slot].owner.__data.__lock);
   const uint32_t tid = lock_word->load(std::memory_order_relaxed) & 0x3fffffff;
   if (tid == 0 || tid >= 0x3fffffff)
-    return false; // free, or the CLI (cli_identity.h)
+    return -1; // free, or the CLI (cli_identity.h)
   // The kernel reads a thread's CPU clock only for threads of the caller's
   // process: the clock id is CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD with the
   // tid inverted above them. (clock_gettime: a call every sandbox allows.)
   const long clock = static_cast<long>((~static_cast<uint64_t>(tid)) << 3 | 6);
   timespec ts;
-  return probe_safe::raw_syscall(SYS_clock_gettime, clock,
-                                 reinterpret_cast<long>(&ts)) == 0;
+  if (probe_safe::raw_syscall(SYS_clock_gettime, clock,
+                              reinterpret_cast<long>(&ts)) != 0)
+    return -1;
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 } // namespace ubtrace::runtime::maps

@@ -95,10 +95,10 @@ bool init_thread_slot(ThreadSlot &slot);
 bool slot_holder_alive(RegionHeader *region, uint32_t slot,
                        uint32_t generation_low14);
 
-// Whether the thread holding `slot` is a thread of the calling process
-// (not the CLI, not another process sharing the region). The tid comes from
-// the slot mutex's word in the shared region: a wrong one names some other
-// thread or none.
-bool slot_holder_in_this_process(RegionHeader *region, uint32_t slot);
+// The CPU time the thread holding `slot` has used, in nanoseconds, if it is
+// a thread of the calling process (not the CLI, not another process sharing
+// the region); -1 otherwise. The tid comes from the slot mutex's word in the
+// shared region: a wrong one names some other thread or none.
+int64_t slot_holder_cpu_ns(RegionHeader *region, uint32_t slot);
 
 } // namespace ubtrace::runtime::maps

@@ -109,5 +109,27 @@ TEST(MapsInsertLock, ASiblingThatNeverLetsGoIsGivenUpOnAtTheHardBound) {
   EXPECT_EQ(update_u64(map, 3, 3), 0);
 }
 
+// A sibling that runs on with the lock held has left its insert (a signal
+// handler's longjmp out of a probe): it is given up on like a stopped one.
+TEST(MapsInsertLock, ASiblingThatRunsOnWithTheLockIsGivenUpOn) {
+  Region region = make_region({{MapKind::Hash, 8, 8, 64}});
+  auto *map = static_cast<MapHeader *>(region.map(0));
+  std::atomic<bool> held{false}, done{false};
+  std::thread holder([&] {
+    ASSERT_EQ(lock_map(map, 1'000'000'000), LockResult::Acquired);
+    held.store(true);
+    while (!done.load(std::memory_order_relaxed))
+      ; // runs: its CPU clock moves
+    unlock_map(map);
+  });
+  while (!held.load())
+    std::this_thread::yield();
+  EXPECT_EQ(lock_map(map, 20'000'000), LockResult::TimedOut);
+  done.store(true);
+  holder.join();
+  EXPECT_EQ(lock_map(map, 20'000'000), LockResult::Acquired);
+  unlock_map(map);
+}
+
 } // namespace
 } // namespace ubtrace::runtime::maps
