@@ -33,6 +33,8 @@ constexpr Meaning kMeanings[] = {
     {c::kUnwoundEntries, "unwound", "return probe hit",
      "missed: the frame was unwound (a C++ exception or a thread "
      "cancellation)"},
+    {c::kAbandonedRuns, "abandoned", "probe run",
+     "cut short: a signal handler jumped out (longjmp)"},
     {c::kInsnBudget, "insn_budget", "probe run",
      "stopped early: past the interpreter's instruction budget"},
     {c::kMissingHelper, "missing_helper", "probe run",

@@ -17,6 +17,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
+#include <sys/syscall.h>
 
 namespace ubtrace::runtime::probe_safe {
 
@@ -73,6 +75,21 @@ inline long raw_syscall(long nr, long a = 0, long b = 0, long c = 0,
                      "r"(r9)
                    : "rcx", "r11", "memory");
   return ret;
+}
+
+// The CPU time thread `tid` has used, in nanoseconds, or -1. The kernel
+// reads another thread's CPU clock only within the caller's process, so -1
+// also means "not a thread of this process". The clock id is
+// CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD with the tid inverted above them;
+// clock_gettime is a call every sandbox allows.
+inline int64_t thread_cpu_ns(int64_t tid) {
+  if (tid <= 0)
+    return -1;
+  const long clock = static_cast<long>((~static_cast<uint64_t>(tid)) << 3 | 6);
+  timespec t;
+  if (raw_syscall(SYS_clock_gettime, clock, reinterpret_cast<long>(&t)) != 0)
+    return -1;
+  return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
 
 } // namespace ubtrace::runtime::probe_safe

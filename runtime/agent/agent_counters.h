@@ -21,6 +21,9 @@ inline constexpr const char *kVectorSkips = "vector_skips";
 // Returns that never fire: their frames were unwound (C++ exception,
 // thread cancellation).
 inline constexpr const char *kUnwoundEntries = "unwound_entries";
+// Probe runs a signal handler jumped out of (longjmp), found by the next
+// hit on the thread or by an uninstall that stopped waiting for them.
+inline constexpr const char *kAbandonedRuns = "abandoned_runs";
 // Interpreted runs stopped early: past the instruction budget, or calling a
 // helper the agent lacks.
 inline constexpr const char *kInsnBudget = "interpreter_insn_budget";

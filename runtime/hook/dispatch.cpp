@@ -7,7 +7,9 @@
 #include "runtime/hook/return_stubs.h"
 #include "runtime/hook/site_bindings.h"
 #include "runtime/hook/thread_state.h"
+#include "runtime/probe_safe.h"
 
+#include <csignal>
 #include <unistd.h>
 
 namespace ubtrace::runtime::hook {
@@ -55,15 +57,51 @@ ThreadState *claim_keeping_vector_state() {
   return keeping_vector_state([] { return claim_thread_state(); });
 }
 
-inline void enter(ThreadState *ts) {
+inline void enter(ThreadState *ts, PtRegs *regs) {
+  store_relaxed(ts->running_regs, reinterpret_cast<uint64_t>(regs));
   store_relaxed(ts->seq, ts->seq + 1);
   // Only the compiler must not sink the store below the binding load; the
   // remover's membarrier orders it for the CPU (thread_state.h).
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
+// seq first: a signal handler that jumps out between the two stores must
+// not leave seq odd with no dispatch named.
 inline void leave(ThreadState *ts) {
   __atomic_store_n(&ts->seq, ts->seq + 1, __ATOMIC_RELEASE);
+  store_relaxed(ts->running_regs, 0);
+}
+
+// Whether the thread runs on its alternate signal stack; true when it
+// cannot tell (then nothing is judged abandoned).
+bool on_alternate_stack() {
+  stack_t ss;
+  if (probe_safe::raw_syscall(SYS_sigaltstack, 0,
+                              reinterpret_cast<long>(&ss)) != 0)
+    return true;
+  return ss.ss_flags & SS_ONSTACK;
+}
+
+// A hit found seq odd. Either a dispatch runs below it (a handler called a
+// hooked function, or a signal handler interrupted the dispatch and calls
+// one), or a signal handler's longjmp left a dispatch for good, after which
+// every hit on the thread would be skipped and uninstall would wait for it
+// forever. A dispatch that runs has its frame (running_regs) above any
+// code it leads to on the same stack, so a hit whose own frame is at or
+// above it, not on the signal stack (where a handler's frame lies anywhere),
+// comes after the dispatch was left: seq is made even again and the hit
+// runs. (Not told apart: a longjmp that lands deeper than the dispatch was,
+// seq odd on the lean path, and a signal handler that switches to another
+// context while a dispatch runs, which this takes for a longjmp.)
+bool left_by_longjmp(ThreadState *ts, PtRegs *regs) {
+  const uint64_t running = load_relaxed(ts->running_regs);
+  if (running == 0 || reinterpret_cast<uint64_t>(regs) < running)
+    return false;
+  if (on_alternate_stack())
+    return false;
+  bump(ts->abandoned);
+  leave(ts);
+  return true;
 }
 
 inline void call(ThreadState *ts, const HandlerBinding *b, PtRegs *regs,
@@ -204,11 +242,11 @@ extern "C" uint64_t ubt_hook_dispatch_entry(PtRegs *regs, SiteBindings *site,
     if (!ts)
       return 0;
   }
-  if (ts->seq & 1) {
+  if ((ts->seq & 1) && !left_by_longjmp(ts, regs)) {
     bump(ts->nested_skips);
     return 0;
   }
-  enter(ts);
+  enter(ts, regs);
   call(ts, load_binding(site->entry), regs, vectors_saved);
   uint64_t stub = 0;
   if (const HandlerBinding *r = load_binding(site->ret))
@@ -240,11 +278,11 @@ extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,
   if (k < ts->depth)
     pop_after_return(ts, k, slot);
   regs->rip = return_address;
-  if (ts->seq & 1) {
+  if ((ts->seq & 1) && !left_by_longjmp(ts, regs)) {
     bump(ts->nested_skips);
     return return_address;
   }
-  enter(ts);
+  enter(ts, regs);
   call(ts, load_binding(site->ret), regs, vectors_saved);
   leave(ts);
   release_if_transient(ts);

@@ -23,6 +23,10 @@ struct ThreadPool {
   std::atomic<uint64_t> exited_shadow_overflows{0};
   std::atomic<uint64_t> exited_vector_skips{0};
   std::atomic<uint64_t> exited_unwound_entries{0};
+  std::atomic<uint64_t> exited_abandoned{0};
+  // Uninstalls that stopped waiting for a thread whose dispatch a longjmp
+  // left (thread_state.h).
+  std::atomic<uint64_t> abandoned_waits{0};
 };
 
 extern ThreadPool g_thread_pool;
@@ -44,6 +48,8 @@ struct ThreadCounters {
   uint64_t shadow_overflows = 0;
   uint64_t vector_skips = 0;
   uint64_t unwound_entries = 0;
+  uint64_t abandoned = 0; // dispatches a signal handler's longjmp left
+  uint64_t abandoned_waits = 0;
   uint64_t refused_claims = 0;
   uint64_t kept_at_exit = 0;
   uint64_t reaped = 0;

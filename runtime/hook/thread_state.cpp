@@ -38,6 +38,7 @@ void fold_counters(const ThreadState &ts) {
   pool.exited_shadow_overflows.fetch_add(ts.shadow_overflows);
   pool.exited_vector_skips.fetch_add(ts.vector_skips);
   pool.exited_unwound_entries.fetch_add(ts.unwound_entries);
+  pool.exited_abandoned.fetch_add(ts.abandoned);
 }
 
 // Back to the pool. Zeroed so the unwinder's search never matches a dead
@@ -74,7 +75,7 @@ void release_at_exit(void *p) {
   ts->depth = k;
   fold_counters(*ts);
   ts->nested_skips = ts->shadow_overflows = ts->vector_skips =
-      ts->unwound_entries = 0;
+      ts->unwound_entries = ts->abandoned = 0;
   if (k == 0) {
     free_state(ts);
     return;
@@ -245,6 +246,8 @@ ThreadCounters thread_counters() {
   c.shadow_overflows = pool.exited_shadow_overflows.load();
   c.vector_skips = pool.exited_vector_skips.load();
   c.unwound_entries = pool.exited_unwound_entries.load();
+  c.abandoned = pool.exited_abandoned.load();
+  c.abandoned_waits = pool.abandoned_waits.load();
   c.refused_claims = pool.refused.load();
   c.kept_at_exit = pool.kept_at_exit.load();
   c.reaped = pool.reaped.load();
@@ -259,9 +262,18 @@ ThreadCounters thread_counters() {
     c.shadow_overflows += load_relaxed(ts.shadow_overflows);
     c.vector_skips += load_relaxed(ts.vector_skips);
     c.unwound_entries += load_relaxed(ts.unwound_entries);
+    c.abandoned += load_relaxed(ts.abandoned);
   }
   return c;
 }
+
+namespace {
+// CPU time a thread spends with seq odd and unmoved before uninstall judges
+// its dispatch left (a probe runs in microseconds; the interpreter's
+// instruction budget ends a run long before this).
+constexpr int64_t kAbandonedAfterCpuNs = 1'000'000'000;
+
+} // namespace
 
 void wait_for_running_dispatches() {
   ThreadPool &pool = g_thread_pool;
@@ -276,8 +288,24 @@ void wait_for_running_dispatches() {
     uint64_t seq = __atomic_load_n(&ts->seq, __ATOMIC_ACQUIRE);
     if (!(seq & 1))
       continue;
-    while (__atomic_load_n(&ts->seq, __ATOMIC_ACQUIRE) == seq)
+    // A thread stopped in a handler (SIGSTOP, a debugger) is waited for;
+    // one that runs on without moving seq left its dispatch for good (a
+    // signal handler's longjmp): its handler never runs again.
+    const int32_t tid = ts->owner_tid;
+    const int64_t start = probe_safe::thread_cpu_ns(tid);
+    for (uint32_t yields = 1;
+         __atomic_load_n(&ts->seq, __ATOMIC_ACQUIRE) == seq; ++yields) {
       sched_yield();
+      if (yields % 256 != 0 || start < 0)
+        continue;
+      const int64_t now = probe_safe::thread_cpu_ns(tid);
+      if (now < 0)
+        break; // gone
+      if (now - start >= kAbandonedAfterCpuNs) {
+        pool.abandoned_waits.fetch_add(1, std::memory_order_relaxed);
+        break;
+      }
+    }
   }
 }
 

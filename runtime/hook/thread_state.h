@@ -26,7 +26,9 @@
 // guard (a handler that calls a hooked function, or a signal handler that
 // does, is not traced again) and what uninstall waits on: it stores the
 // binding pointer null, runs barrier_all() (membarrier), then waits for every
-// odd seq to move. The hot path's plain store to seq followed by the load of
+// odd seq to move, except on a thread that runs on (uses a second of CPU)
+// without moving it: a signal handler's longjmp left its dispatch, whose
+// handler will never run again. The hot path's plain store to seq followed by the load of
 // the binding is ordered against the remover by that membarrier (an
 // asymmetric fence), so a dispatch either sees null or is waited for.
 #pragma once
@@ -60,6 +62,12 @@ struct alignas(64) ThreadState {
   uint64_t shadow_overflows; // return not traced: shadow stack full
   uint64_t vector_skips;     // handler wanted vector state saved, was not
   uint64_t unwound_entries;  // dropped by an exception unwinding through
+  uint64_t abandoned;        // dispatches a signal handler jumped out of
+  // The PtRegs of the dispatch the C dispatcher runs (it is on the thread's
+  // stack), 0 between dispatches and on the lean path: a hit that finds seq
+  // odd with its own frame at or above it, on the same stack, comes after a
+  // longjmp out of that dispatch (dispatch.cpp).
+  uint64_t running_regs;
   // Released as soon as no return is armed (see above), not at thread exit.
   uint32_t transient;
   // The owner: its id and the word of glibc's thread descriptor that holds

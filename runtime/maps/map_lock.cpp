@@ -83,8 +83,15 @@ LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns,
         return LockResult::Acquired;
       continue;
     }
-    if ((held & kHolderBits) == me)
-      return LockResult::Failed; // re-entered: a probe in a signal handler
+    if ((held & kHolderBits) == me) {
+      // Held by this thread, which is in no insert (a probe never runs
+      // inside another's on one thread): a signal handler's longjmp left
+      // the insert that took it.
+      if (word.compare_exchange_strong(held, me | (held & kWaiters),
+                                       std::memory_order_acquire))
+        return LockResult::OwnerDied;
+      continue;
+    }
     // Others sleep on it already: spinning too only takes the CPU from the
     // holder.
     if (held & kWaiters)
@@ -92,23 +99,23 @@ LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns,
     __builtin_ia32_pause();
   }
   // A holder is given up on when it makes no progress (keeps the lock) for
-  // timeout_ns and for several of this waiter's naps. A holder that is a
-  // thread of the waiter's own process must also have run meanwhile (used
-  // kSiblingRunNs of CPU: an insert takes a microsecond): such a holder is
-  // often runnable and starved (a thousand threads woken at once on two
-  // CPUs kept one, preempted in a page fault while holding the lock, off
-  // the CPU for more than the timeout: the scheduler runs woken sleepers
-  // first), and stops alone only under a debugger; one that runs on with
-  // the lock held has left its insert (a signal handler's longjmp). A
-  // holder elsewhere (a SIGSTOP'ed CLI, a stopped child) is what the
-  // timeout is for. The naps grow from kNapNs to kMaxNapNs: they are only
-  // there to see a holder that died or stalled (nobody wakes the word
-  // then), and waiters polling every millisecond took the CPUs from the
-  // holder. Counting naps keeps a stopped whole process from timing out
-  // its waiters when it continues. However the word moves (a process
-  // writing over the region can keep it moving, name a sibling as its
-  // holder, or keep any compare-and-swap below failing) no wait outlasts
-  // the hard bound.
+  // timeout_ns and for several of this waiter's naps, if it is elsewhere
+  // (a SIGSTOP'ed CLI, a stopped child: what the timeout is for). A holder
+  // that is a thread of the waiter's own process is different: it is often
+  // runnable and starved (a thousand threads woken at once on two CPUs kept
+  // one, preempted in a page fault while holding the lock, off the CPU for
+  // more than the timeout: the scheduler runs woken sleepers first) and
+  // stops alone only under a debugger; so it is waited for, unless it has
+  // run meanwhile (used kSiblingRunNs of CPU; an insert takes a
+  // microsecond): then it left its insert (a signal handler's longjmp out of
+  // a probe) and the lock is taken over as from a dead holder. The naps grow
+  // from kNapNs to kMaxNapNs: they are only there to see a holder that died
+  // or stalled (nobody wakes the word then), and waiters polling every
+  // millisecond took the CPUs from the holder. Counting naps keeps a stopped
+  // whole process from timing out its waiters when it continues. However
+  // the word moves (a process writing over the region can keep it moving,
+  // name a sibling as its holder, or keep any compare-and-swap below
+  // failing) no wait outlasts the hard bound.
   const uint64_t start = now_ns();
   const uint64_t hard_deadline = start + kHardBoundTimeouts * timeout_ns;
   uint64_t stalled_since = start;
@@ -127,8 +134,12 @@ LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns,
         return LockResult::TimedOut;
       continue;
     }
-    if ((held & kHolderBits) == me)
-      return LockResult::Failed;
+    if ((held & kHolderBits) == me) {
+      if (word.compare_exchange_strong(held, me | (held & kWaiters),
+                                       std::memory_order_acquire))
+        return LockResult::OwnerDied; // as above
+      continue;
+    }
     const uint64_t now = now_ns();
     if ((held & kHolderBits) != last_holder) {
       last_holder = held & kHolderBits; // progress: the wait starts again
@@ -145,11 +156,20 @@ LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns,
     }
     if (abandon && abandon(context))
       return LockResult::Abandoned;
-    if (now >= hard_deadline ||
-        (naps >= kStallNaps && now - stalled_since >= timeout_ns &&
-         (holder_cpu < 0 ||
-          actor.holder_cpu_ns(held & 0x3fff) - holder_cpu >= kSiblingRunNs)))
+    if (now >= hard_deadline)
       return LockResult::TimedOut;
+    if (naps >= kStallNaps && now - stalled_since >= timeout_ns) {
+      if (holder_cpu < 0)
+        return LockResult::TimedOut; // elsewhere, and stopped
+      if (actor.holder_cpu_ns(held & 0x3fff) - holder_cpu >= kSiblingRunNs) {
+        // A sibling that runs on with the lock left its insert: its
+        // half-done insert is undone like a dead holder's.
+        if (word.compare_exchange_strong(held, me | (held & kWaiters),
+                                         std::memory_order_acquire))
+          return LockResult::OwnerDied;
+        continue;
+      }
+    }
     if (!(held & kWaiters) &&
         !word.compare_exchange_weak(held, held | kWaiters,
                                     std::memory_order_relaxed))

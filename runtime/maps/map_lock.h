@@ -18,10 +18,11 @@ namespace ubtrace::runtime::maps {
 
 enum class LockResult {
   Acquired,
-  OwnerDied, // acquired from a holder that died: repair what it left
+  OwnerDied, // acquired from a holder that died, or that left its insert
+             // (a longjmp out of it): repair what it left
   TimedOut,
-  Failed, // not obtainable: re-entered by its holder (a probe in a signal
-          // handler that interrupted it), or the caller has no thread slot
+  Failed, // not obtainable: the caller has no thread slot (or, for
+          // try_lock_map, the lock is held)
   Abandoned, // the caller's reason to wait went away (see lock_map)
 };
 

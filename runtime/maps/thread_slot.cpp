@@ -7,8 +7,6 @@
 
 #include <atomic>
 #include <cerrno>
-#include <ctime>
-#include <sys/syscall.h>
 #include <mutex>
 #include <pthread.h>
 
@@ -211,15 +209,7 @@ int64_t slot_holder_cpu_ns(RegionHeader *region, uint32_t slot) {
   const uint32_t tid = lock_word->load(std::memory_order_relaxed) & 0x3fffffff;
   if (tid == 0 || tid >= 0x3fffffff)
     return -1; // free, or the CLI (cli_identity.h)
-  // The kernel reads a thread's CPU clock only for threads of the caller's
-  // process: the clock id is CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD with the
-  // tid inverted above them. (clock_gettime: a call every sandbox allows.)
-  const long clock = static_cast<long>((~static_cast<uint64_t>(tid)) << 3 | 6);
-  timespec ts;
-  if (probe_safe::raw_syscall(SYS_clock_gettime, clock,
-                              reinterpret_cast<long>(&ts)) != 0)
-    return -1;
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  return probe_safe::thread_cpu_ns(tid);
 }
 
 } // namespace ubtrace::runtime::maps

@@ -1,5 +1,6 @@
 #!/bin/sh
-# attach_run.sh UBTRACE PROGRAM -- TARGET [ARGS...]
+# attach_run.sh UBTRACE PROGRAM -- TARGET [ARGS...]   (UBTRACE: a command
+# line, split at spaces: "path --unsafe")
 # Starts TARGET with UBT_WAIT_STDIN set (it waits for a line on stdin),
 # attaches `UBTRACE -p` with PROGRAM, lets the target go once ubtrace says
 # it attached, and prints what both printed. Exit status: ubtrace's.
@@ -12,7 +13,7 @@ mkfifo "$dir/go"
 UBT_WAIT_STDIN=1 "$@" < "$dir/go" > "$dir/target.out" 2>&1 &
 target=$!
 exec 3> "$dir/go" # keeps the fifo open: the target blocks in its read
-"$ubtrace" -p "$target" -e "$program" > "$dir/ubtrace.out" 2> "$dir/ubtrace.err" &
+$ubtrace -p "$target" -e "$program" > "$dir/ubtrace.out" 2> "$dir/ubtrace.err" &
 tracer=$!
 # Until ubtrace attached (or gave up): a safety net of 30 s, not a timing.
 i=0

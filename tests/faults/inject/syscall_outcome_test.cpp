@@ -71,9 +71,24 @@ std::string syscall_line(pid_t pid, pid_t tid) {
                    std::to_string(tid) + "/syscall");
 }
 
+// Asleep: a thread that only entered the call again (a restart after a
+// signal handler) shows it in /proc before it has checked the futex word
+// and slept; woken then, the restarted wait saw the word changed (EAGAIN),
+// which made the kernel's answer and ubtrace's differ by timing alone.
+bool sleeping(pid_t pid, pid_t tid) {
+  std::string stat = read_file("/proc/" + std::to_string(pid) + "/task/" +
+                               std::to_string(tid) + "/stat");
+  size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() &&
+         stat[paren + 2] == 'S';
+}
+
 // Blocked again in the call it was in: the same arguments, stack and pc
-// (a call resumed through restart_syscall shows that number instead).
+// (a call resumed through restart_syscall shows that number instead), and
+// asleep in it.
 bool back_in_call(const Blocked &blocked) {
+  if (!sleeping(blocked.process.pid(), blocked.tid))
+    return false;
   std::string now = syscall_line(blocked.process.pid(), blocked.tid);
   size_t a = blocked.call.find(' '), b = now.find(' ');
   if (a == std::string::npos || b == std::string::npos)

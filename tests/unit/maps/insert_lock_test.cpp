@@ -110,25 +110,43 @@ TEST(MapsInsertLock, ASiblingThatNeverLetsGoIsGivenUpOnAtTheHardBound) {
 }
 
 // A sibling that runs on with the lock held has left its insert (a signal
-// handler's longjmp out of a probe): it is given up on like a stopped one.
-TEST(MapsInsertLock, ASiblingThatRunsOnWithTheLockIsGivenUpOn) {
+// handler's longjmp out of a probe): the lock is taken over, as from a dead
+// holder, and its half-done insert undone.
+TEST(MapsInsertLock, ASiblingThatRunsOnWithTheLockIsTakenOverFrom) {
   Region region = make_region({{MapKind::Hash, 8, 8, 64}});
   auto *map = static_cast<MapHeader *>(region.map(0));
   std::atomic<bool> held{false}, done{false};
   std::thread holder([&] {
     ASSERT_EQ(lock_map(map, 1'000'000'000), LockResult::Acquired);
+    map->pending_entry = map->bump++;
+    map->pending_state = 2; // counted, never published
+    map->count.fetch_add(1);
     held.store(true);
     while (!done.load(std::memory_order_relaxed))
-      ; // runs: its CPU clock moves
-    unlock_map(map);
+      ; // runs (its CPU clock moves) and never unlocks, as a left insert
   });
   while (!held.load())
     std::this_thread::yield();
-  EXPECT_EQ(lock_map(map, 20'000'000), LockResult::TimedOut);
+  EXPECT_EQ(update_u64(map, 5, 50), 0);
   done.store(true);
   holder.join();
-  EXPECT_EQ(lock_map(map, 20'000'000), LockResult::Acquired);
-  unlock_map(map);
+  ASSERT_NE(lookup_u64(map, 5), nullptr);
+  const MapCounters counters = map_counters(map);
+  EXPECT_EQ(counters.recoveries, 1u);
+  EXPECT_EQ(counters.entries, 1u); // the half-done insert was undone
+  EXPECT_EQ(counters.drops, 0u);
+}
+
+// This thread holds the lock but runs no insert: a longjmp left the one
+// that took it. Its next insert takes the lock over.
+TEST(MapsInsertLock, ALockTheCallerLeftHeldIsTakenOver) {
+  Region region = make_region({{MapKind::Hash, 8, 8, 64}});
+  auto *map = static_cast<MapHeader *>(region.map(0));
+  ASSERT_EQ(lock_map(map, 1'000'000'000), LockResult::Acquired);
+  EXPECT_EQ(update_u64(map, 9, 90), 0);
+  EXPECT_EQ(map_counters(map).recoveries, 1u);
+  EXPECT_EQ(update_u64(map, 10, 100), 0); // and it was let go after
+  EXPECT_EQ(map_counters(map).recoveries, 1u);
 }
 
 } // namespace
