@@ -318,7 +318,9 @@ private:
                                 " of process " + std::to_string(pid_) +
                                 " did not run the injected code within " +
                                 std::to_string(options_.load_timeout.count()) +
-                                " ms (is the process stopped?)");
+                                " ms (is the process stopped, or does a "
+                                "signal handler of it jump away, as with "
+                                "siglongjmp from a frequent timer?)");
       ::usleep(round < 50 ? 200 : 1000);
     }
   }

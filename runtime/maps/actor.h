@@ -31,6 +31,11 @@ struct ProbeActor {
   int64_t holder_cpu_ns(uint32_t slot) const {
     return slot_holder_cpu_ns(region_of(map), slot);
   }
+  // Whether the caller really is the thread its slot names (not a _Fork or
+  // vfork child running with its parent's thread's slot).
+  bool is_slot_owner(uint32_t slot) const {
+    return holds_slot_mutex(region_of(map), slot);
+  }
 };
 
 struct CliActor {
@@ -41,6 +46,9 @@ struct CliActor {
     return slot_holder_alive_readonly(*region, slot, generation_low14);
   }
   int64_t holder_cpu_ns(uint32_t) const { return -1; } // not the CLI's
+  // The CLI never leaves an insert half-done: its own hold is not taken
+  // over.
+  bool is_slot_owner(uint32_t) const { return false; }
 };
 
 } // namespace ubtrace::runtime::maps

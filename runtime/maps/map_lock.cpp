@@ -86,7 +86,11 @@ LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns,
     if ((held & kHolderBits) == me) {
       // Held by this thread, which is in no insert (a probe never runs
       // inside another's on one thread): a signal handler's longjmp left
-      // the insert that took it.
+      // the insert that took it. Unless the caller only borrows the
+      // holder's identity: a _Fork or vfork child, whose parent's thread
+      // may be in that insert right now.
+      if (!actor.is_slot_owner(me & 0x3fff))
+        return LockResult::Failed;
       if (word.compare_exchange_strong(held, me | (held & kWaiters),
                                        std::memory_order_acquire))
         return LockResult::OwnerDied;
@@ -135,9 +139,11 @@ LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns,
       continue;
     }
     if ((held & kHolderBits) == me) {
+      if (!actor.is_slot_owner(me & 0x3fff))
+        return LockResult::Failed; // as above
       if (word.compare_exchange_strong(held, me | (held & kWaiters),
                                        std::memory_order_acquire))
-        return LockResult::OwnerDied; // as above
+        return LockResult::OwnerDied;
       continue;
     }
     const uint64_t now = now_ns();

@@ -21,8 +21,9 @@ enum class LockResult {
   OwnerDied, // acquired from a holder that died, or that left its insert
              // (a longjmp out of it): repair what it left
   TimedOut,
-  Failed, // not obtainable: the caller has no thread slot (or, for
-          // try_lock_map, the lock is held)
+  Failed, // not obtainable: the caller has no thread slot, or runs with
+          // the identity of the thread holding it (a _Fork or vfork child);
+          // for try_lock_map, the lock is held
   Abandoned, // the caller's reason to wait went away (see lock_map)
 };
 

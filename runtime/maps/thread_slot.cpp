@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <mutex>
 #include <pthread.h>
+#include <sys/syscall.h>
 
 namespace ubtrace::runtime::maps {
 
@@ -200,16 +201,30 @@ bool slot_holder_alive(RegionHeader *region, uint32_t slot,
   return false;
 }
 
+namespace {
+// The tid a slot's robust mutex names as its holder (its futex word, less
+// the flag bits): 0 when free; kCliOwner-like values are no thread.
+uint32_t slot_holder_tid(RegionHeader *region, uint32_t slot) {
+  const auto *lock_word = reinterpret_cast<const std::atomic<uint32_t> *>(
+      &thread_slots(region)[slot].owner.__data.__lock);
+  return lock_word->load(std::memory_order_relaxed) & 0x3fffffff;
+}
+} // namespace
+
 int64_t slot_holder_cpu_ns(RegionHeader *region, uint32_t slot) {
   if (slot >= region->thread_slots)
     return -1;
-  // A robust mutex's futex word is its holder's tid (and flag bits).
-  const auto *lock_word = reinterpret_cast<const std::atomic<uint32_t> *>(
-      &thread_slots(region)[slot].owner.__data.__lock);
-  const uint32_t tid = lock_word->load(std::memory_order_relaxed) & 0x3fffffff;
+  const uint32_t tid = slot_holder_tid(region, slot);
   if (tid == 0 || tid >= 0x3fffffff)
     return -1; // free, or the CLI (cli_identity.h)
   return probe_safe::thread_cpu_ns(tid);
+}
+
+bool holds_slot_mutex(RegionHeader *region, uint32_t slot) {
+  if (slot >= region->thread_slots)
+    return false;
+  return slot_holder_tid(region, slot) ==
+         static_cast<uint32_t>(probe_safe::raw_syscall(SYS_gettid));
 }
 
 } // namespace ubtrace::runtime::maps

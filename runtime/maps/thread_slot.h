@@ -101,4 +101,10 @@ bool slot_holder_alive(RegionHeader *region, uint32_t slot,
 // shared region: a wrong one names some other thread or none.
 int64_t slot_holder_cpu_ns(RegionHeader *region, uint32_t slot);
 
+// Whether the calling thread is the one that holds `slot`'s mutex: not so
+// in a child made by _Fork() or vfork(), which runs with its parent's
+// thread's slot cache (no fork handler ran to clear it). A system call:
+// for rare paths.
+bool holds_slot_mutex(RegionHeader *region, uint32_t slot);
+
 } // namespace ubtrace::runtime::maps

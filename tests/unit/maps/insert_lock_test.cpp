@@ -13,6 +13,7 @@
 #include <chrono>
 #include <csignal>
 #include <thread>
+#include <unistd.h>
 
 namespace ubtrace::runtime::maps {
 namespace {
@@ -147,6 +148,27 @@ TEST(MapsInsertLock, ALockTheCallerLeftHeldIsTakenOver) {
   EXPECT_EQ(map_counters(map).recoveries, 1u);
   EXPECT_EQ(update_u64(map, 10, 100), 0); // and it was let go after
   EXPECT_EQ(map_counters(map).recoveries, 1u);
+}
+
+// A child made by _Fork() runs no fork handler: it has its parent's
+// thread's slot, and the lock that thread holds looks like its own. It must
+// not take it over (the parent may be inside that insert).
+TEST(MapsInsertLock, AForkChildDoesNotTakeOverItsParentsLock) {
+  Region region = make_region({{MapKind::Hash, 8, 8, 64}});
+  auto *map = static_cast<MapHeader *>(region.map(0));
+  ASSERT_EQ(lock_map(map, 1'000'000'000), LockResult::Acquired);
+  const uint32_t held = map->insert_lock.load();
+  const pid_t child = _Fork();
+  if (child == 0)
+    _exit(update_u64(map, 1, 1) == -EBUSY ? 0 : 1);
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(test::exited_ok(status)) << status;
+  EXPECT_EQ(map->insert_lock.load(), held);
+  EXPECT_EQ(map_counters(map).recoveries, 0u);
+  unlock_map(map);
+  EXPECT_EQ(update_u64(map, 1, 1), 0);
 }
 
 } // namespace
