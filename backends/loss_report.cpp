@@ -35,6 +35,9 @@ constexpr Meaning kMeanings[] = {
      "cancellation)"},
     {c::kAbandonedRuns, "abandoned", "probe run",
      "cut short: a signal handler jumped out (longjmp)"},
+    {c::kNoticeTimeouts, "library_wait", "dlopen/dlclose call",
+     "outlasted the 2 s wait for ubtrace: calls into the library meanwhile "
+     "may have been missed"},
     {c::kInsnBudget, "insn_budget", "probe run",
      "stopped early: past the interpreter's instruction budget"},
     {c::kMissingHelper, "missing_helper", "probe run",

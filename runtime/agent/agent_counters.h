@@ -24,6 +24,9 @@ inline constexpr const char *kUnwoundEntries = "unwound_entries";
 // Probe runs a signal handler jumped out of (longjmp), found by the next
 // hit on the thread or by an uninstall that stopped waiting for them.
 inline constexpr const char *kAbandonedRuns = "abandoned_runs";
+// dlopen/dlclose calls whose wait for the CLI ended unanswered (2 s): the
+// library's calls meanwhile may have run unprobed.
+inline constexpr const char *kNoticeTimeouts = "library_wait_timeouts";
 // Interpreted runs stopped early: past the instruction budget, or calling a
 // helper the agent lacks.
 inline constexpr const char *kInsnBudget = "interpreter_insn_budget";

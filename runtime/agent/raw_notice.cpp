@@ -77,6 +77,8 @@ namespace {
 
 constexpr uint32_t kReleased = 0xffffffffu;
 
+std::atomic<uint64_t> g_wait_timeouts{0};
+
 void wake(TicketedNotices &t) {
   (void)raw_syscall(SYS_futex, reinterpret_cast<long>(&t.done),
                     FUTEX_WAKE_PRIVATE, INT32_MAX);
@@ -99,15 +101,23 @@ bool notify_and_wait(TicketedNotices &t, MsgType type, const uint8_t *extra,
   copy_without_libc(payload + sizeof ticket, extra, size);
   if (!send_raw_notice(type, payload, sizeof ticket + size))
     return false;
-  for (int round = 0; round < 200; round++) { // 10 ms a wait, 2 s in all
+  for (int round = 0;; round++) { // 10 ms a wait, 2 s in all
     uint32_t done = t.done.load(std::memory_order_acquire);
     if (done == kReleased || static_cast<int32_t>(done - ticket) >= 0)
       break;
+    if (round == 200) {
+      g_wait_timeouts.fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
     struct timespec left = {0, 10000000};
     (void)raw_syscall(SYS_futex, reinterpret_cast<long>(&t.done),
                       FUTEX_WAIT_PRIVATE, done, reinterpret_cast<long>(&left));
   }
   return true;
+}
+
+uint64_t notice_wait_timeouts() {
+  return g_wait_timeouts.load(std::memory_order_relaxed);
 }
 
 void acknowledge_ticket(TicketedNotices &t, uint32_t ticket) {

@@ -52,5 +52,8 @@ bool notify_and_wait(TicketedNotices &t, MsgType type, const uint8_t *extra,
 void acknowledge_ticket(TicketedNotices &t, uint32_t ticket);
 // The session ends: waiters go on, and later notices do not wait.
 void release_tickets(TicketedNotices &t);
+// Waits that ended at the bound, unanswered (a CLI too slow or stopped):
+// the calls into the library meanwhile may have been missed.
+uint64_t notice_wait_timeouts();
 
 } // namespace ubtrace::agent

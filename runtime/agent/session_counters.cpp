@@ -22,8 +22,8 @@ namespace c = counter;
 // The order of kNames is the order of values().
 constexpr const char *kNames[] = {
     c::kNestedSkips,    c::kShadowOverflows, c::kRefusedClaims, c::kVectorSkips,
-    c::kUnwoundEntries, c::kAbandonedRuns,   c::kInsnBudget,
-    c::kMissingHelper};
+    c::kUnwoundEntries, c::kAbandonedRuns,   c::kNoticeTimeouts,
+    c::kInsnBudget,     c::kMissingHelper};
 constexpr size_t kCount = sizeof kNames / sizeof kNames[0];
 
 struct Values {
@@ -34,6 +34,7 @@ Values values() {
   runtime::hook::ThreadCounters t = runtime::hook::thread_counters();
   return {{t.nested_skips, t.shadow_overflows, t.refused_claims, t.vector_skips,
            t.unwound_entries, t.abandoned + t.abandoned_waits,
+           notice_wait_timeouts(),
            g_run_errors[size_t(vm::RunStatus::InsnBudgetExceeded)].load(
                std::memory_order_relaxed),
            g_run_errors[size_t(vm::RunStatus::MissingHelper)].load(

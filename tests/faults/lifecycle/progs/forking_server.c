@@ -4,7 +4,8 @@
 //
 //   forking_server N reaped         N workers serve once and exit; the
 //                                   parent reaps them, serves, exits
-//   forking_server N orphans FILE   the workers serve, then wait for FILE;
+//   forking_server N orphans FILE   the workers serve, then wait for FILE
+//                                   (or for its directory to go);
 //                                   the parent exits once all have served
 //                                   (they outlive it, still this program)
 //   forking_server N exec PIDFILE   the workers serve, then exec a sleeper
@@ -61,9 +62,21 @@ int main(int argc, char **argv) {
         _exit(127);
       }
       close(done[1]);
-      if (!strcmp(mode, "orphans") && file)
-        while (access(file, F_OK) != 0)
+      // Until FILE exists, or its directory is gone: a test that made the
+      // file and removed its directory before this worker looked (a busy
+      // machine) must not leave it waiting forever, holding the test's
+      // output open.
+      if (!strcmp(mode, "orphans") && file) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", file);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+          *slash = 0;
+        else
+          snprintf(dir, sizeof dir, ".");
+        while (access(file, F_OK) != 0 && access(dir, F_OK) == 0)
           usleep(1000);
+      }
       _exit(0);
     }
     if (pids)
