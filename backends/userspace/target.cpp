@@ -27,6 +27,8 @@
 #include "runtime/symbols/address_space.h"
 #include "runtime/symbols/binary_cache.h"
 #include "runtime/symbols/binary_resolver.h"
+#include "runtime/symbols/file_identity.h"
+#include "runtime/symbols/library_names.h"
 #include "runtime/symbols/probe_resolver.h"
 
 namespace ubtrace::backends {
@@ -143,6 +145,10 @@ struct UserspaceTarget::Impl {
   // A library was loaded (`path`, as the process names it): pending
   // probes of a library of that name that still wait are said once.
   void warn_other_copy(const std::string &path);
+  // A probe left waiting on a program (not a library) that is not the one
+  // the process runs: it fires only if the process loads that file, and a
+  // program it execs is not traced. Said once per probe.
+  void warn_not_its_program(const Pending &p);
   Result<bool> hook(size_t spec_index, const runtime::symbols::ResolvedProbe &probe,
                     bool many, const runtime::symbols::AddressSpace &space);
 
@@ -601,6 +607,8 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
       warnings.push_back(unplaced_ifunc_warning(spec.name, im.pid, im.unplaced_ifuncs));
     im.unplaced_ifuncs.clear();
   }
+  for (const auto &p : im.pending)
+    im.warn_not_its_program(p);
   if (!im.pending.empty())
     if (auto r = im.watch_libraries(); !r)
       return std::move(r).take_error();
@@ -779,6 +787,29 @@ Result<void> UserspaceTarget::Impl::resolve_pending_again(
         return std::move(done).take_error();
   }
   return {};
+}
+
+void UserspaceTarget::Impl::warn_not_its_program(const Pending &p) {
+  namespace sym = runtime::symbols;
+  const std::string &file = p.probe.binary;
+  if (!warn || warned.count(p.spec) || file.empty() ||
+      sym::looks_like_library(sym::basename_of(file)))
+    return;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::error_code ec;
+  // A confined process names files under its own root: not compared here.
+  if (fs::read_symlink(proc + "/root", ec) != "/" || ec)
+    return;
+  auto want = sym::identify_file(file);
+  auto runs = sym::identify_file(proc + "/exe");
+  if (!want || !runs || want->same_inode(runs->dev_major, runs->dev_minor, runs->inode))
+    return;
+  warned.insert(p.spec);
+  std::string exe = fs::read_symlink(proc + "/exe", ec).string();
+  warn(bundle->probes[p.spec].name + ": process " + std::to_string(pid) + " runs " +
+       (ec ? std::string("another program") : exe) + ", not " + file +
+       ": the probe fires only if the process loads that file (a program it "
+       "execs is not traced)");
 }
 
 void UserspaceTarget::Impl::warn_other_copy(const std::string &path) {
