@@ -17,6 +17,7 @@ using test::count_event;
 using test::exited_ok;
 using test::lookup_u64;
 using test::make_region;
+using test::start_attached_child;
 using test::start_child;
 using test::update_u64;
 
@@ -82,28 +83,17 @@ TEST(MapsCrossProcess, ChildWritesThroughASecondMappingWhileParentReads) {
 TEST(MapsCrossProcess, SlotOfAKilledProcessIsTakenOverWithItsSums) {
   Region region =
       make_region({{MapKind::PerCpuArray, 0, 8, 1}}, {.thread_slots = 1});
-  const int fd = region.fd();
-  int ready[2];
-  ASSERT_EQ(pipe(ready), 0);
-  const pid_t child = start_child([&]() -> int {
-    auto mine = Region::attach(fd);
-    if (!mine)
-      return 10;
+  const pid_t child = start_attached_child(region, [](Region &mine) {
     const uint32_t zero = 0;
     auto *value =
-        static_cast<uint64_t *>(ubt_bpf_map_lookup_elem(mine->map(0), &zero));
+        static_cast<uint64_t *>(ubt_bpf_map_lookup_elem(mine.map(0), &zero));
     if (value == nullptr)
       return 11;
     for (int i = 0; i < 500; ++i)
       test::plain_increment(value);
-    const char byte = 1;
-    if (write(ready[1], &byte, 1) != 1)
-      return 12;
-    for (;;)
-      pause();
+    return 0;
   });
-  char byte;
-  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  ASSERT_GT(child, 0);
   const uint32_t zero = 0;
   // The child holds the only slot.
   EXPECT_EQ(ubt_bpf_map_lookup_elem(region.map(0), &zero), nullptr);
@@ -121,8 +111,6 @@ TEST(MapsCrossProcess, SlotOfAKilledProcessIsTakenOverWithItsSums) {
   EXPECT_EQ(*value, 500u); // the dead process's partial sum is kept
   *value += 1;
   EXPECT_EQ(merged_total(region.map(0)), 501u);
-  close(ready[0]);
-  close(ready[1]);
 }
 
 // A process killed while holding a map's insert lock, half-way through an
@@ -130,27 +118,16 @@ TEST(MapsCrossProcess, SlotOfAKilledProcessIsTakenOverWithItsSums) {
 TEST(MapsCrossProcess, InsertLockOfAKilledHolderIsRecovered) {
   constexpr uint32_t kMax = 8;
   Region region = make_region({{MapKind::Hash, 8, 8, kMax}});
-  const int fd = region.fd();
-  int ready[2];
-  ASSERT_EQ(pipe(ready), 0);
-  const pid_t child = start_child([&]() -> int {
-    auto mine = Region::attach(fd);
-    if (!mine)
-      return 10;
-    auto *map = static_cast<MapHeader *>(mine->map(0));
+  const pid_t child = start_attached_child(region, [](Region &mine) {
+    auto *map = static_cast<MapHeader *>(mine.map(0));
     if (lock_map(map, 1'000'000'000) != LockResult::Acquired)
       return 11;
     map->pending_entry = map->bump++;
     map->pending_state = 2; // counted, as insert() does before publishing
     map->count.fetch_add(1);
-    const char byte = 1;
-    if (write(ready[1], &byte, 1) != 1)
-      return 12;
-    for (;;)
-      pause();
+    return 0;
   });
-  char byte;
-  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  ASSERT_GT(child, 0);
   kill(child, SIGKILL);
   int status;
   waitpid(child, &status, 0);
@@ -163,8 +140,6 @@ TEST(MapsCrossProcess, InsertLockOfAKilledHolderIsRecovered) {
   EXPECT_EQ(counters.recoveries, 1u);
   EXPECT_EQ(counters.entries, kMax); // nothing leaked
   EXPECT_EQ(update_u64(map, 100, 0), -E2BIG);
-  close(ready[0]);
-  close(ready[1]);
 }
 
 } // namespace

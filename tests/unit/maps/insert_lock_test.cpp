@@ -20,7 +20,7 @@ namespace {
 
 using test::lookup_u64;
 using test::make_region;
-using test::start_child;
+using test::start_attached_child;
 using test::update_u64;
 
 // The lock is held by another thread of this process that does not run
@@ -51,26 +51,14 @@ TEST(MapsInsertLock, ASiblingHolderOffTheCpuPastTheTimeoutCostsNoUpdate) {
 // lock: the insert is dropped after the timeout, and counted as such.
 TEST(MapsInsertLock, AStoppedHolderInAnotherProcessIsGivenUpOn) {
   Region region = make_region({{MapKind::Hash, 8, 8, 64}});
-  const int fd = region.fd();
-  int ready[2];
-  ASSERT_EQ(pipe(ready), 0);
-  const pid_t child = start_child([&]() -> int {
-    auto mine = Region::attach(fd);
-    if (!mine)
-      return 10;
-    if (lock_map(static_cast<MapHeader *>(mine->map(0)), 1'000'000'000) !=
-        LockResult::Acquired)
-      return 11;
-    const char byte = 1;
-    if (write(ready[1], &byte, 1) != 1)
-      return 12;
-    raise(SIGSTOP);
-    for (;;)
-      pause();
+  const pid_t child = start_attached_child(region, [](Region &mine) {
+    return lock_map(static_cast<MapHeader *>(mine.map(0)), 1'000'000'000) ==
+                   LockResult::Acquired
+               ? 0
+               : 11;
   });
   ASSERT_GT(child, 0);
-  char byte;
-  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  kill(child, SIGSTOP);
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, WUNTRACED), child);
   ASSERT_TRUE(WIFSTOPPED(status));
@@ -84,8 +72,6 @@ TEST(MapsInsertLock, AStoppedHolderInAnotherProcessIsGivenUpOn) {
   waitpid(child, &status, 0);
   // The dead holder's lock is taken over by the next insert.
   EXPECT_EQ(update_u64(map, 1, 1), 0);
-  close(ready[0]);
-  close(ready[1]);
 }
 
 // A sibling that never lets go (a written-over lock word can name one, too)

@@ -15,6 +15,7 @@ namespace {
 
 using test::exited_ok;
 using test::make_region;
+using test::start_attached_child;
 using test::start_child;
 
 struct Sequenced {
@@ -89,28 +90,15 @@ std::vector<std::string> poll_until_one(RingConsumer &consumer) {
 // pipe, then SIGKILLs it.
 void kill_child_after(const Region &region,
                       const std::function<void(Region &)> &stage) {
-  int ready[2];
-  ASSERT_EQ(pipe(ready), 0);
-  const int fd = region.fd();
-  const pid_t child = start_child([&]() -> int {
-    auto mine = Region::attach(fd);
-    if (!mine)
-      return 10;
-    stage(*mine);
-    const char byte = 1;
-    if (write(ready[1], &byte, 1) != 1)
-      return 12;
-    for (;;)
-      pause();
+  const pid_t child = start_attached_child(region, [&](Region &mine) {
+    stage(mine);
+    return 0;
   });
-  char byte;
-  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  ASSERT_GT(child, 0);
   kill(child, SIGKILL);
   int status;
   waitpid(child, &status, 0);
   EXPECT_TRUE(WIFSIGNALED(status));
-  close(ready[0]);
-  close(ready[1]);
 }
 
 TEST(MapsRingCrossProcess, WriterKilledBetweenReserveAndSubmitIsSkipped) {

@@ -5,6 +5,7 @@
 #include "runtime/maps/region.h"
 
 #include <cerrno>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -86,6 +87,39 @@ inline pid_t start_child(const std::function<int()> &body) {
   if (pid == 0)
     _exit(body());
   return pid;
+}
+
+// Forks a child that maps the region again (through its descriptor), runs
+// `stage` on its own mapping (a non-zero result is its exit code), says so
+// on a pipe and then waits to be killed. Returns once the child has said so:
+// its pid, or -1 when it never got there.
+inline pid_t start_attached_child(const Region &region,
+                                  const std::function<int(Region &)> &stage) {
+  int ready[2];
+  if (pipe(ready) != 0)
+    return -1;
+  const int fd = region.fd();
+  const pid_t child = start_child([&]() -> int {
+    auto mine = Region::attach(fd);
+    if (!mine)
+      return 10;
+    if (const int failed = stage(*mine))
+      return failed;
+    const char byte = 1;
+    if (write(ready[1], &byte, 1) != 1)
+      return 12;
+    for (;;)
+      pause();
+  });
+  close(ready[1]);
+  char byte;
+  const bool got = child > 0 && read(ready[0], &byte, 1) == 1;
+  close(ready[0]);
+  if (!got && child > 0) {
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+  }
+  return got ? child : -1;
 }
 
 inline bool exited_ok(int status) {
