@@ -3,12 +3,12 @@
 // pointer that holds it.
 #pragma once
 
+#include "ast/location.h"
+#include "ast/types.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "ast/location.h"
-#include "ast/types.h"
 
 namespace ubtrace::ast {
 
@@ -79,7 +79,9 @@ template <class T> T *dyn_cast(Node *n) {
 template <class T> const T *dyn_cast(const Node *n) {
   return n && n->kind == T::Kind ? static_cast<const T *>(n) : nullptr;
 }
-template <class T> bool isa(const Node *n) { return n && n->kind == T::Kind; }
+template <class T> bool isa(const Node *n) {
+  return n && n->kind == T::Kind;
+}
 
 // ---- Parsed type syntax (casts, let annotations, sizeof, fn signatures) ----
 struct TypeSpec {
@@ -109,10 +111,11 @@ struct Integer : Expr {
   static constexpr NodeKind Kind = NodeKind::Integer;
   Integer(Location l, uint64_t v, bool neg = false)
       : Expr(Kind, l), value(v), negative(neg) {}
-  uint64_t value;  // magnitude
-  bool negative;   // value is -magnitude
+  uint64_t value; // magnitude
+  bool negative;  // value is -magnitude
   int64_t as_signed() const {
-    return negative ? -static_cast<int64_t>(value) : static_cast<int64_t>(value);
+    return negative ? -static_cast<int64_t>(value)
+                    : static_cast<int64_t>(value);
   }
 };
 
@@ -147,7 +150,7 @@ enum class IdentKind : uint8_t {
   EnumValue, // a constant of a C enum
   StackMode, // bpftrace, perf, raw (as a function argument)
   TimestampMode,
-  TypeName,  // in sizeof/offsetof
+  TypeName, // in sizeof/offsetof
 };
 
 struct Identifier : Expr {
@@ -183,10 +186,24 @@ struct Call : Expr {
 };
 
 enum class BinOp : uint8_t {
-  Add, Sub, Mul, Div, Mod,
-  BitAnd, BitOr, BitXor, Shl, Shr,
-  Eq, Ne, Lt, Le, Gt, Ge,
-  LogAnd, LogOr,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,
+  BitAnd,
+  BitOr,
+  BitXor,
+  Shl,
+  Shr,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  LogAnd,
+  LogOr,
 };
 const char *binop_str(BinOp op);
 bool binop_is_comparison(BinOp op);
@@ -202,7 +219,15 @@ struct Binop : Expr {
 };
 
 enum class UnOp : uint8_t {
-  Neg, LogNot, BitNot, Deref, AddrOf, PreInc, PreDec, PostInc, PostDec,
+  Neg,
+  LogNot,
+  BitNot,
+  Deref,
+  AddrOf,
+  PreInc,
+  PreDec,
+  PostInc,
+  PostDec,
 };
 const char *unop_str(UnOp op);
 

@@ -3,12 +3,12 @@
 // and semantic analysis.
 #pragma once
 
+#include "ast/types.h"
+
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "ast/types.h"
 
 namespace ubtrace::ast {
 

@@ -2,14 +2,14 @@
 // C types its definitions declare.
 #pragma once
 
+#include "ast/ast.h"
+#include "ast/diagnostics.h"
+#include "ast/types.h"
+
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "ast/ast.h"
-#include "ast/diagnostics.h"
-#include "ast/types.h"
 
 namespace ubtrace::ast {
 
@@ -26,8 +26,8 @@ struct CTypes {
 // What semantic analysis learnt about a map, for code generation.
 struct MapInfo {
   std::string name;
-  Type key;   // None for a scalar map; a tuple for @m[a, b]
-  Type value; // an aggregation kind for count(), hist(), ...
+  Type key;              // None for a scalar map; a tuple for @m[a, b]
+  Type value;            // an aggregation kind for count(), hist(), ...
   bool keyed = false;    // used with [...]
   bool scalar = false;   // used without [...]
   bool assigned = false; // written somewhere

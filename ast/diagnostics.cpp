@@ -2,7 +2,9 @@
 
 namespace ubtrace::ast {
 
-DiagBuilder::~DiagBuilder() { diags_.at(index_).message = msg_.str(); }
+DiagBuilder::~DiagBuilder() {
+  diags_.at(index_).message = msg_.str();
+}
 
 DiagBuilder &DiagBuilder::hint(std::string text) {
   diags_.at(index_).hints.push_back(std::move(text));

@@ -8,12 +8,12 @@
 // All errors of a run are collected and printed together, errors first.
 #pragma once
 
+#include "ast/location.h"
+
 #include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include "ast/location.h"
 
 namespace ubtrace::ast {
 

@@ -2,10 +2,10 @@
 // reports errors (each pass reports all the errors it finds).
 #pragma once
 
+#include "ast/context.h"
+
 #include <string>
 #include <vector>
-
-#include "ast/context.h"
 
 namespace ubtrace::ast {
 

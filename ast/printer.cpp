@@ -1,31 +1,49 @@
 #include "ast/printer.h"
 
-#include <string>
-
 #include "ast/visitor.h"
+
+#include <string>
 
 namespace ubtrace::ast {
 
 const char *binop_str(BinOp op) {
   switch (op) {
-  case BinOp::Add: return "+";
-  case BinOp::Sub: return "-";
-  case BinOp::Mul: return "*";
-  case BinOp::Div: return "/";
-  case BinOp::Mod: return "%";
-  case BinOp::BitAnd: return "&";
-  case BinOp::BitOr: return "|";
-  case BinOp::BitXor: return "^";
-  case BinOp::Shl: return "<<";
-  case BinOp::Shr: return ">>";
-  case BinOp::Eq: return "==";
-  case BinOp::Ne: return "!=";
-  case BinOp::Lt: return "<";
-  case BinOp::Le: return "<=";
-  case BinOp::Gt: return ">";
-  case BinOp::Ge: return ">=";
-  case BinOp::LogAnd: return "&&";
-  case BinOp::LogOr: return "||";
+  case BinOp::Add:
+    return "+";
+  case BinOp::Sub:
+    return "-";
+  case BinOp::Mul:
+    return "*";
+  case BinOp::Div:
+    return "/";
+  case BinOp::Mod:
+    return "%";
+  case BinOp::BitAnd:
+    return "&";
+  case BinOp::BitOr:
+    return "|";
+  case BinOp::BitXor:
+    return "^";
+  case BinOp::Shl:
+    return "<<";
+  case BinOp::Shr:
+    return ">>";
+  case BinOp::Eq:
+    return "==";
+  case BinOp::Ne:
+    return "!=";
+  case BinOp::Lt:
+    return "<";
+  case BinOp::Le:
+    return "<=";
+  case BinOp::Gt:
+    return ">";
+  case BinOp::Ge:
+    return ">=";
+  case BinOp::LogAnd:
+    return "&&";
+  case BinOp::LogOr:
+    return "||";
   }
   return "?";
 }
@@ -62,15 +80,24 @@ bool binop_is_logical(BinOp op) {
 
 const char *unop_str(UnOp op) {
   switch (op) {
-  case UnOp::Neg: return "-";
-  case UnOp::LogNot: return "!";
-  case UnOp::BitNot: return "~";
-  case UnOp::Deref: return "*";
-  case UnOp::AddrOf: return "&";
-  case UnOp::PreInc: return "++ (pre)";
-  case UnOp::PreDec: return "-- (pre)";
-  case UnOp::PostInc: return "++ (post)";
-  case UnOp::PostDec: return "-- (post)";
+  case UnOp::Neg:
+    return "-";
+  case UnOp::LogNot:
+    return "!";
+  case UnOp::BitNot:
+    return "~";
+  case UnOp::Deref:
+    return "*";
+  case UnOp::AddrOf:
+    return "&";
+  case UnOp::PreInc:
+    return "++ (pre)";
+  case UnOp::PreDec:
+    return "-- (pre)";
+  case UnOp::PostInc:
+    return "++ (post)";
+  case UnOp::PostDec:
+    return "-- (post)";
   }
   return "?";
 }
@@ -96,7 +123,8 @@ std::string typespec_str(const TypeSpec &t) {
     break;
   }
   for (const auto &x : t.suffixes)
-    s += x.pointer ? " *" : "[" + (x.count ? std::to_string(x.count) : "") + "]";
+    s +=
+        x.pointer ? " *" : "[" + (x.count ? std::to_string(x.count) : "") + "]";
   return s;
 }
 
@@ -141,9 +169,12 @@ public:
   }
 
   void visit(Integer &i) {
-    line("int: " + std::string(i.negative ? "-" : "") + std::to_string(i.value), &i);
+    line("int: " + std::string(i.negative ? "-" : "") + std::to_string(i.value),
+         &i);
   }
-  void visit(Boolean &b) { line(std::string("bool: ") + (b.value ? "true" : "false"), &b); }
+  void visit(Boolean &b) {
+    line(std::string("bool: ") + (b.value ? "true" : "false"), &b);
+  }
   void visit(String &s) { line("string: " + s.value, &s); }
   void visit(PositionalParam &p) { line("param: $" + std::to_string(p.n), &p); }
   void visit(PositionalCount &p) { line("param: $#", &p); }
@@ -208,7 +239,9 @@ public:
     std::string path;
     for (const auto &f : o.fields)
       path += (path.empty() ? "" : ".") + f;
-    line("offsetof" + (o.has_spec ? ": " + typespec_str(o.spec) : "") + ", " + path, &o);
+    line("offsetof" + (o.has_spec ? ": " + typespec_str(o.spec) : "") + ", " +
+             path,
+         &o);
     nested([&] { Visitor::visit(o); });
   }
   void visit(ExprStmt &s) {
@@ -234,7 +267,8 @@ public:
     });
   }
   void visit(VarDecl &s) {
-    line("let " + s.var->name + (s.has_spec ? ": " + typespec_str(s.spec) : ""));
+    line("let " + s.var->name +
+         (s.has_spec ? ": " + typespec_str(s.spec) : ""));
     nested([&] { visit(s.init); });
   }
   void visit(If &s) {

@@ -2,9 +2,9 @@
 // every expression).
 #pragma once
 
-#include <ostream>
-
 #include "ast/ast.h"
+
+#include <ostream>
 
 namespace ubtrace::ast {
 

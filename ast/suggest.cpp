@@ -12,7 +12,8 @@ static size_t edit_distance(const std::string &a, const std::string &b) {
   for (size_t i = 1; i <= a.size(); i++) {
     cur[0] = i;
     for (size_t j = 1; j <= b.size(); j++) {
-      size_t sub = prev[j - 1] + (std::tolower(a[i - 1]) != std::tolower(b[j - 1]));
+      size_t sub =
+          prev[j - 1] + (std::tolower(a[i - 1]) != std::tolower(b[j - 1]));
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
     }
     std::swap(prev, cur);

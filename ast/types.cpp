@@ -20,8 +20,12 @@ Type make_int(uint32_t bytes, bool is_signed) {
   return t;
 }
 
-Type make_bool() { return make_simple(TypeKind::Boolean, 1); }
-Type make_void() { return make_simple(TypeKind::Void, 0); }
+Type make_bool() {
+  return make_simple(TypeKind::Boolean, 1);
+}
+Type make_void() {
+  return make_simple(TypeKind::Void, 0);
+}
 
 Type make_string(uint32_t size) {
   return make_simple(TypeKind::String, size);

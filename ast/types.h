@@ -10,9 +10,9 @@
 namespace ubtrace::ast {
 
 enum class TypeKind : uint8_t {
-  None,      // not (yet) known
-  Void,      // no value (printf(), exit(), ...)
-  Integer,   // size 1/2/4/8, signed or not; enums too (enum_name set)
+  None,    // not (yet) known
+  Void,    // no value (printf(), exit(), ...)
+  Integer, // size 1/2/4/8, signed or not; enums too (enum_name set)
   Boolean,
   Pointer,   // elem = pointee
   CStruct,   // struct/union from C definitions: name, fields
@@ -29,7 +29,7 @@ enum class TypeKind : uint8_t {
   MacAddr,   // macaddr()
   Timestamp, // strftime()
   CgroupPath,
-  StrError,  // strerror()
+  StrError, // strerror()
   Username,
   ProbeName, // `probe`: an id of the probe that fired, printed as its name
   // Aggregations: the value types of maps assigned count(), sum(), ...

@@ -5,12 +5,12 @@
 // overrides the script: a runbook's tool can be retuned without editing it.
 #pragma once
 
+#include "ast/passes/config.h"
+#include "runtime/result.h"
+
 #include <map>
 #include <optional>
 #include <string>
-
-#include "ast/passes/config.h"
-#include "runtime/result.h"
 
 namespace ubtrace::cli {
 

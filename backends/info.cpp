@@ -28,14 +28,14 @@ namespace ubtrace::cli {
 namespace {
 
 std::string os_line() {
-  struct utsname u {};
+  struct utsname u{};
   if (uname(&u) != 0)
     return "unknown";
   return std::string(u.sysname) + " " + u.release + " " + u.version;
 }
 
 std::string arch_line() {
-  struct utsname u {};
+  struct utsname u{};
   return uname(&u) == 0 ? u.machine : "unknown";
 }
 

@@ -2,10 +2,10 @@
 // fatbins in its ELF (PTX entries and SASS cubins), without a GPU.
 #pragma once
 
+#include "runtime/result.h"
+
 #include <string>
 #include <vector>
-
-#include "runtime/result.h"
 
 namespace ubtrace::cli {
 

@@ -79,15 +79,17 @@ int list_probes(const cli::Options &opts) {
   if (pattern.rfind("kernel:", 0) == 0 || pattern.rfind("kernelret:", 0) == 0) {
     size_t c1 = pattern.find(':');
     size_t c2 = pattern.find(':', c1 + 1);
-    std::string bin = pattern.substr(c1 + 1, c2 == std::string::npos ? std::string::npos
-                                                                      : c2 - c1 - 1);
+    std::string bin = pattern.substr(
+        c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1);
     if (bin.empty()) {
       std::cerr << "ERROR: -l " << pattern.substr(0, c1)
-                << " needs a binary: -l '" << pattern.substr(0, c1) << ":./app:*'" << std::endl;
+                << " needs a binary: -l '" << pattern.substr(0, c1)
+                << ":./app:*'" << std::endl;
       return 1;
     }
-    auto kernels = cli::list_kernels(pattern.substr(0, c1), bin,
-                                     c2 == std::string::npos ? "" : pattern.substr(c2 + 1));
+    auto kernels = cli::list_kernels(
+        pattern.substr(0, c1), bin,
+        c2 == std::string::npos ? "" : pattern.substr(c2 + 1));
     if (!kernels) {
       std::cerr << "ERROR: " << kernels.error() << std::endl;
       return 1;
@@ -140,8 +142,9 @@ bool check_return_probes(ast::ASTContext &ctx) {
       std::string_view why = runtime::symbols::non_returning_reason(ap->func);
       if (why.empty())
         continue;
-      ctx.diags().error(ap->loc) << "cannot attach a uretprobe to " << ap->func << ": it "
-                                 << why << ", so a return probe there would corrupt the program";
+      ctx.diags().error(ap->loc)
+          << "cannot attach a uretprobe to " << ap->func << ": it " << why
+          << ", so a return probe there would corrupt the program";
       ok = false;
     }
   return ok;
@@ -228,7 +231,7 @@ int run(const cli::Options &opts) {
   so.unsafe = opts.unsafe;
   so.command = opts.command;
   so.pid = opts.pid;
-  struct sigaction sa {};
+  struct sigaction sa{};
   sa.sa_handler = [](int) { backends::g_stop_requested.store(true); };
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);

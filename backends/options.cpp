@@ -5,10 +5,10 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <sys/stat.h>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <sys/stat.h>
 
 namespace ubtrace::cli {
 
@@ -54,7 +54,7 @@ ENVIRONMENT:
 // refused by name (EISDIR) rather than run as an empty program; any other
 // read error is one too (pipes and /dev/fd paths read as files do).
 static bool read_file(const std::string &path, std::string &out) {
-  struct stat st {};
+  struct stat st{};
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     errno = EISDIR;
     return false;

@@ -1,11 +1,11 @@
 #include "backends/program_set.h"
 
-#include <linux/bpf.h>
-
 #include "runtime/abi.h"
 #include "runtime/helpers/all_helpers.h"
 #include "runtime/maps/helper_table.h"
 #include "runtime/maps/helpers.h"
+
+#include <linux/bpf.h>
 
 namespace ubtrace::backends {
 
@@ -21,7 +21,6 @@ const vm::HelperImpls &host_helper_impls() {
   }();
   return impls;
 }
-
 
 Result<ProgramSet> ProgramSet::load(const runtime::Bundle &bundle,
                                     runtime::maps::Region &region) {
@@ -44,7 +43,8 @@ Result<ProgramSet> ProgramSet::load(const runtime::Bundle &bundle,
       b.for_each = &runtime::maps::cli_map_iterate;
     }
     if (b.handle == 0)
-      return make_error("BUG: the object's map " + def.name + " is not in the bundle");
+      return make_error("BUG: the object's map " + def.name +
+                        " is not in the bundle");
     bindings.push_back(b);
   }
 
@@ -62,13 +62,15 @@ Result<ProgramSet> ProgramSet::load(const runtime::Bundle &bundle,
     if (!prog)
       return make_error("BUG: no program in section " + probe.section);
     vm::ContextInfo ctx{abi::kHostCtxSize, false, false};
-    auto verified = vm::verify(*prog, set.object_.maps, vm::standard_helpers(), ctx);
+    auto verified =
+        vm::verify(*prog, set.object_.maps, vm::standard_helpers(), ctx);
     if (!verified)
-      return make_error("the verifier rejected the program of " + probe.name + ": " +
-                        verified.error());
+      return make_error("the verifier rejected the program of " + probe.name +
+                        ": " + verified.error());
     auto bound = vm::bind_program(*verified, bindings, host_helper_impls());
     if (!bound)
-      return make_error("cannot bind the program of " + probe.name + ": " + bound.error());
+      return make_error("cannot bind the program of " + probe.name + ": " +
+                        bound.error());
     set.verified_.emplace(probe.section, std::move(*verified));
     set.bound_.emplace(probe.section, std::move(*bound));
   }
@@ -80,7 +82,8 @@ const vm::BoundProgram *ProgramSet::bound(const std::string &section) const {
   return it == bound_.end() ? nullptr : &it->second;
 }
 
-const vm::VerifiedProgram *ProgramSet::verified(const std::string &section) const {
+const vm::VerifiedProgram *
+ProgramSet::verified(const std::string &section) const {
   auto it = verified_.find(section);
   return it == verified_.end() ? nullptr : &it->second;
 }

@@ -2,17 +2,17 @@
 // bound to the maps of a region and to the helpers, ready for a backend.
 #pragma once
 
-#include <map>
-#include <memory>
-#include <string>
-#include <vector>
-
 #include "runtime/bundle.h"
 #include "runtime/maps/region.h"
 #include "runtime/result.h"
 #include "runtime/vm/interpreter.h"
 #include "runtime/vm/loader.h"
 #include "runtime/vm/verifier.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace ubtrace::backends {
 

@@ -1,26 +1,16 @@
 #include "backends/session.h"
 
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstring>
-#include <ctime>
-#include <fstream>
-#include <set>
-#include <sstream>
-#include <thread>
-
+#include "backends/gpu/gpu_backend.h" // GPU probes (backends/gpu)
+#include "backends/loss_report.h"
 #include "backends/output/decode.h"
-#include "backends/output/host_system.h"
 #include "backends/output/folded_output.h"
+#include "backends/output/host_system.h"
 #include "backends/output/json_output.h"
 #include "backends/output/merge.h"
 #include "backends/output/printed_map.h"
 #include "backends/output/printf_format.h"
 #include "backends/output/text_output.h"
 #include "backends/output/time_format.h"
-#include "backends/gpu/gpu_backend.h" // GPU probes (backends/gpu)
-#include "backends/loss_report.h"
 #include "backends/program_set.h"
 #include "backends/user_symbols.h"
 #include "backends/userspace/target.h"
@@ -30,6 +20,16 @@
 #include "runtime/maps/map_reader.h"
 #include "runtime/maps/ring_consumer.h"
 #include "runtime/maps/spec_layout.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
 
 namespace ubtrace::backends {
 
@@ -147,8 +147,8 @@ Result<void> Session::setup() {
   for (size_t i = 0; i < bundle_.maps.size(); i++) {
     if (bundle_.maps[i].role != runtime::MapRole::Globals)
       continue;
-    auto *g = static_cast<abi::Globals *>(
-        runtime::maps::array_value_base(region_->map(static_cast<uint32_t>(i))));
+    auto *g = static_cast<abi::Globals *>(runtime::maps::array_value_base(
+        region_->map(static_cast<uint32_t>(i))));
     if (g) {
       g->start_ns = now_ns();
       g->ncpus = region_->thread_slots();
@@ -195,8 +195,9 @@ Result<void> Session::setup() {
     struct timespec real, mono;
     clock_gettime(CLOCK_REALTIME, &real);
     clock_gettime(CLOCK_MONOTONIC, &mono);
-    fmt_.timestamp_offset_ns = (int64_t(real.tv_sec) - mono.tv_sec) * 1000000000ll +
-                               (int64_t(real.tv_nsec) - mono.tv_nsec);
+    fmt_.timestamp_offset_ns =
+        (int64_t(real.tv_sec) - mono.tv_sec) * 1000000000ll +
+        (int64_t(real.tv_nsec) - mono.tv_nsec);
   }
   return {};
 }
@@ -210,14 +211,14 @@ void Session::run_cli_probe(size_t index) {
   ctx.probe_id = index;
   vm::RunResult r = vm::run(*prog, &ctx);
   if (r.status != vm::RunStatus::Ok)
-    out_->runtime_error(std::string(vm::describe(r.status)) + " in " + spec.name +
-                            " at PC " + std::to_string(r.stop_pc),
+    out_->runtime_error(std::string(vm::describe(r.status)) + " in " +
+                            spec.name + " at PC " + std::to_string(r.stop_pc),
                         {});
 }
 
 void Session::drain() {
-  size_t n =
-      consumer_->drain([this](std::span<const uint8_t> rec) { return handle_event(rec); });
+  size_t n = consumer_->drain(
+      [this](std::span<const uint8_t> rec) { return handle_event(rec); });
   // Events print before whatever the traced program writes next.
   if (n)
     opts_.out->flush();
@@ -249,9 +250,10 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
     if (h.id >= printf_.size())
       return true;
     const auto &spec = bundle_.printf_formats[h.id];
-    output::SourceLocation where{spec.filename, spec.line, spec.column, spec.location,
-                                 spec.context};
-    out_->diagnostic(static_cast<abi::EventType>(h.type) == abi::EventType::Errorf
+    output::SourceLocation where{spec.filename, spec.line, spec.column,
+                                 spec.location, spec.context};
+    out_->diagnostic(static_cast<abi::EventType>(h.type) ==
+                             abi::EventType::Errorf
                          ? output::Severity::Error
                          : output::Severity::Warning,
                      printf_[h.id].format(spec, payload, fmt_),
@@ -289,12 +291,12 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
   case abi::EventType::Time: {
     if (h.id >= bundle_.time_formats.size())
       return true;
-    auto text = output::format_time(bundle_.time_formats[h.id], std::time(nullptr));
+    auto text =
+        output::format_time(bundle_.time_formats[h.id], std::time(nullptr));
     if (text) {
       note_line_end(*text);
       out_->time(*text);
-    }
-    else
+    } else
       out_->runtime_error("time(): " + text.error(), {});
     return true;
   }
@@ -314,7 +316,8 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
       const char *s = reinterpret_cast<const char *>(payload.data() + off);
       if (i)
         text += bundle_.join_separators[h.id];
-      text += std::string(s, strnlen(s, std::min<size_t>(max_strlen_, payload.size() - off)));
+      text += std::string(
+          s, strnlen(s, std::min<size_t>(max_strlen_, payload.size() - off)));
     }
     out_->join(text);
     return true;
@@ -322,7 +325,8 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
   case abi::EventType::System: {
     if (h.id >= system_fmt_.size() || !opts_.unsafe)
       return true;
-    std::string cmd = system_fmt_[h.id].format(bundle_.system_formats[h.id], payload, fmt_);
+    std::string cmd =
+        system_fmt_[h.id].format(bundle_.system_formats[h.id], payload, fmt_);
     FILE *p = popen(cmd.c_str(), "r");
     if (!p) {
       out_->runtime_error("system(): cannot run " + cmd, {});
@@ -341,10 +345,12 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
   case abi::EventType::Cat: {
     if (h.id >= cat_.size())
       return true;
-    std::string path = cat_[h.id].format(bundle_.cat_formats[h.id], payload, fmt_);
+    std::string path =
+        cat_[h.id].format(bundle_.cat_formats[h.id], payload, fmt_);
     std::ifstream f(path, std::ios::binary);
     if (!f) {
-      out_->runtime_error("failed to open file '" + path + "': " + std::strerror(errno), {});
+      out_->runtime_error(
+          "failed to open file '" + path + "': " + std::strerror(errno), {});
       return true;
     }
     std::string text(max_cat_bytes_, '\0');
@@ -372,7 +378,8 @@ output::PrintedMap Session::printed(size_t map, size_t top, uint32_t div) {
   const std::vector<uint8_t> none(snap.info.value_size, 0);
   for (size_t i = 0; i < snap.entries; i++) {
     output::Bytes all =
-        slots ? output::Bytes(snap.values.data() + i * slots * snap.info.value_size,
+        slots ? output::Bytes(snap.values.data() +
+                                  i * slots * snap.info.value_size,
                               slots * snap.info.value_size)
               : output::Bytes(none.data(), none.size());
     merged.push_back(output::merge_slots(spec, all, slots ? slots : 1));
@@ -452,17 +459,19 @@ void Session::report_losses() {
   for (size_t i = 0; i < bundle_.maps.size(); i++) {
     if (bundle_.maps[i].role != runtime::MapRole::User)
       continue;
-    auto c = runtime::maps::map_counters(region_->map(static_cast<uint32_t>(i)));
+    auto c =
+        runtime::maps::map_counters(region_->map(static_cast<uint32_t>(i)));
     if (!c.drops || c.overwritten)
       continue;
     // Lock timeouts are part of the drops; the rest found the map full.
     const uint64_t waited = std::min(c.lock_timeouts, c.drops);
     if (c.drops > waited)
-      out_->runtime_error("map " + bundle_.maps[i].name + " dropped " +
-                              std::to_string(c.drops - waited) +
-                              " update(s): the map was full (raise max_map_keys or "
-                              "declare it with a larger size)",
-                          {});
+      out_->runtime_error(
+          "map " + bundle_.maps[i].name + " dropped " +
+              std::to_string(c.drops - waited) +
+              " update(s): the map was full (raise max_map_keys or "
+              "declare it with a larger size)",
+          {});
     if (waited)
       out_->runtime_error("map " + bundle_.maps[i].name + " dropped " +
                               std::to_string(waited) +
@@ -526,18 +535,20 @@ int Session::run() {
   }
   // The user-space backend: a process with the agent in it.
   if (user_probes && opts_.command.empty() && opts_.pid == 0) {
-    *opts_.err << "ERROR: user-space probes need a process to trace: use -c 'CMD' or "
-                  "-p PID (ubtrace traces inside processes, not system-wide)"
-               << std::endl;
+    *opts_.err
+        << "ERROR: user-space probes need a process to trace: use -c 'CMD' or "
+           "-p PID (ubtrace traces inside processes, not system-wide)"
+        << std::endl;
     return 1;
   }
   // GPU probes go into CUDA modules as the driver loads them: the process
   // must start under ubtrace.
   if (gpu_probes && opts_.command.empty()) {
-    *opts_.err << "ERROR: GPU probes (kernel:, kernelret:) need a command to trace: "
-                  "use -c 'CMD' (they are injected when the process loads its CUDA "
-                  "modules, which a running process (-p) has already done)"
-               << std::endl;
+    *opts_.err
+        << "ERROR: GPU probes (kernel:, kernelret:) need a command to trace: "
+           "use -c 'CMD' (they are injected when the process loads its CUDA "
+           "modules, which a running process (-p) has already done)"
+        << std::endl;
     return 1;
   }
   if (!opts_.command.empty() || opts_.pid) {
@@ -546,25 +557,30 @@ int Session::run() {
       *opts_.err << "ERROR: " << agent.error() << std::endl;
       return 1;
     }
-    auto target = opts_.command.empty() ? UserspaceTarget::attach(opts_.pid, *agent)
-                                        : UserspaceTarget::launch(opts_.command, *agent);
+    auto target = opts_.command.empty()
+                      ? UserspaceTarget::attach(opts_.pid, *agent)
+                      : UserspaceTarget::launch(opts_.command, *agent);
     if (!target) {
       *opts_.err << "ERROR: " << target.error() << std::endl;
       return 1;
     }
     target_ = std::move(*target);
-    target_->set_warnings(
-        [this](const std::string &text) { *opts_.err << "WARNING: " << text << std::endl; });
-    target_->set_snapshot_sink([this](const runtime::symbols::AddressSpace &space) {
-      symbols_->runtime().add_snapshot(space);
+    target_->set_warnings([this](const std::string &text) {
+      *opts_.err << "WARNING: " << text << std::endl;
     });
+    target_->set_snapshot_sink(
+        [this](const runtime::symbols::AddressSpace &space) {
+          symbols_->runtime().add_snapshot(space);
+        });
     if (opts_.verbose)
-      target_->set_verbose(
-          [this](const std::string &line) { *opts_.err << "INFO: " << line << std::endl; });
+      target_->set_verbose([this](const std::string &line) {
+        *opts_.err << "INFO: " << line << std::endl;
+      });
     if (globals_ && !opts_.command.empty())
       globals_->cpid = static_cast<uint64_t>(target_->pid());
     std::vector<std::string> warnings;
-    auto hooked = target_->install(warnings, bundle_, *programs_, *region_, probe_names_);
+    auto hooked =
+        target_->install(warnings, bundle_, *programs_, *region_, probe_names_);
     for (const auto &w : warnings)
       *opts_.err << "WARNING: " << w << std::endl;
     if (!hooked) {
@@ -572,7 +588,8 @@ int Session::run() {
       return 1;
     }
     if (!target_->jit_error().empty())
-      *opts_.err << "WARNING: probes run interpreted: " << target_->jit_error() << std::endl;
+      *opts_.err << "WARNING: probes run interpreted: " << target_->jit_error()
+                 << std::endl;
     // uaddr() symbols, after the Globals in the globals map's value.
     auto addresses = target_->symbol_addresses(bundle_.uaddrs);
     if (!addresses) {
@@ -665,7 +682,8 @@ int Session::run() {
     if (exit_)
       break;
     bool printed = consumer_->poll(
-        [this](std::span<const uint8_t> rec) { return handle_event(rec); }, wait);
+        [this](std::span<const uint8_t> rec) { return handle_event(rec); },
+        wait);
     // A line left open (time() then printf(), two events) waits one round
     // for its end, so the traced program's output cannot land inside it.
     if (printed && line_open_ && !flush_held_) {
@@ -681,7 +699,9 @@ int Session::run() {
       refresh_symbols(target_->libraries_changed());
       // The target's first CUDA code load: the agent asks for GPU probes.
       if (gpu_)
-        if (auto ok = gpu_->service([this](const std::string &t) { gpu_notice(t); }); !ok)
+        if (auto ok =
+                gpu_->service([this](const std::string &t) { gpu_notice(t); });
+            !ok)
           out_->runtime_error(ok.error(), {});
       // The traced process is done: so is the trace (as with bpftrace -c
       // and -p).
@@ -694,7 +714,8 @@ int Session::run() {
       if (target_->agent_gone() && !agent_gone_said_) {
         agent_gone_said_ = true;
         out_->runtime_error(
-            agent_gone_text(target_->pid(), target_->comm(), opts_.pid != 0), {});
+            agent_gone_text(target_->pid(), target_->comm(), opts_.pid != 0),
+            {});
         if (opts_.pid)
           break;
       }
@@ -722,7 +743,8 @@ int Session::run() {
   }
   drain();
   if (target_end_)
-    if (auto said = exit_record(*target_end_, opts_.pid != 0, g_stop_requested.load()))
+    if (auto said =
+            exit_record(*target_end_, opts_.pid != 0, g_stop_requested.load()))
       out_->process_exit(*said);
   report_losses();
   if (print_maps_)

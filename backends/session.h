@@ -10,14 +10,14 @@
 // "process_exit" JSON record). man/ubtrace.8, THE TRACED PROCESS ENDS.
 #pragma once
 
+#include "backends/output/output.h"
+#include "runtime/bundle.h"
+
 #include <atomic>
 #include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include "backends/output/output.h"
-#include "runtime/bundle.h"
 
 namespace ubtrace::backends {
 

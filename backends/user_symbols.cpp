@@ -6,12 +6,13 @@
 namespace ubtrace::backends {
 
 void UserSymbols::set_traced(pid_t pid, int region_fd) {
-  struct stat st {};
+  struct stat st{};
   if (fstat(region_fd, &st) != 0)
     return;
   auto maps_region = [st](const runtime::symbols::AddressSpace &space) {
     for (const auto &m : space.mappings())
-      if (m.inode == st.st_ino && makedev(m.dev_major, m.dev_minor) == st.st_dev)
+      if (m.inode == st.st_ino &&
+          makedev(m.dev_major, m.dev_minor) == st.st_dev)
         return true;
     return false;
   };
@@ -23,12 +24,13 @@ std::vector<output::SymbolFrame> UserSymbols::user(uint64_t addr, int64_t pid) {
   if (pid <= 0)
     return out;
   for (auto &f : symbols_.symbolize(static_cast<pid_t>(pid), addr))
-    out.push_back({std::move(f.name), f.offset, std::move(f.module), std::move(f.file),
-                   f.line, f.inlined});
+    out.push_back({std::move(f.name), f.offset, std::move(f.module),
+                   std::move(f.file), f.line, f.inlined});
   return out;
 }
 
-std::optional<output::BuildIdFrame> UserSymbols::build_id(uint64_t addr, int64_t pid) {
+std::optional<output::BuildIdFrame> UserSymbols::build_id(uint64_t addr,
+                                                          int64_t pid) {
   auto loc = symbols_.locate(static_cast<pid_t>(pid), addr);
   if (!loc || loc->build_id.empty())
     return std::nullopt;

@@ -7,10 +7,10 @@
 // drops and no other process has), else through the traced process's.
 #pragma once
 
-#include <memory>
-
 #include "backends/output/context.h"
 #include "runtime/symbols/symbolizer.h"
+
+#include <memory>
 
 namespace ubtrace::backends {
 
@@ -24,7 +24,8 @@ public:
 
   std::vector<output::SymbolFrame> user(uint64_t addr, int64_t pid) override;
   std::vector<output::SymbolFrame> kernel(uint64_t addr) override { return {}; }
-  std::optional<output::BuildIdFrame> build_id(uint64_t addr, int64_t pid) override;
+  std::optional<output::BuildIdFrame> build_id(uint64_t addr,
+                                               int64_t pid) override;
 
 private:
   runtime::symbols::Symbolizer symbols_;

@@ -3,11 +3,11 @@
 // the metadata a backend needs, all in a runtime::Bundle.
 #pragma once
 
-#include <string>
-
 #include "ast/context.h"
 #include "runtime/bundle.h"
 #include "runtime/result.h"
+
+#include <string>
 
 namespace ubtrace::codegen {
 

@@ -1,7 +1,7 @@
 #include "codegen/emit.h"
 
-#include <mutex>
-#include <sstream>
+#include "codegen/codegen.h"
+#include "codegen/llvm_setup.h"
 
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
@@ -22,9 +22,8 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
-
-#include "codegen/codegen.h"
-#include "codegen/llvm_setup.h"
+#include <mutex>
+#include <sstream>
 
 extern "C" {
 void LLVMInitializeBPFTargetInfo();
@@ -139,7 +138,8 @@ Result<std::vector<uint8_t>> emit_object(llvm::Module &m, std::string *ir,
   llvm::SmallVector<char, 0> buf;
   llvm::raw_svector_ostream os(buf);
   llvm::legacy::PassManager pm;
-  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+  if (tm->addPassesToEmitFile(pm, os, nullptr,
+                              llvm::CodeGenFileType::ObjectFile))
     return make_error("LLVM cannot emit BPF objects");
   pm.run(m);
   if (!reported.empty()) {
@@ -153,8 +153,10 @@ Result<std::vector<uint8_t>> emit_object(llvm::Module &m, std::string *ir,
 
 Result<std::vector<std::pair<std::string, size_t>>>
 program_sizes(const std::vector<uint8_t> &object) {
-  llvm::StringRef data(reinterpret_cast<const char *>(object.data()), object.size());
-  auto obj = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(data, "bpf.o"));
+  llvm::StringRef data(reinterpret_cast<const char *>(object.data()),
+                       object.size());
+  auto obj = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(data, "bpf.o"));
   if (!obj)
     return make_error("not an ELF object: " + llvm::toString(obj.takeError()));
   std::vector<std::pair<std::string, size_t>> out;
@@ -171,7 +173,8 @@ Result<std::string> disassemble(const std::vector<uint8_t> &object) {
   const llvm::Target *target = bpf_target(err);
   if (!target)
     return make_error("LLVM has no BPF target: " + err);
-  llvm::StringRef data(reinterpret_cast<const char *>(object.data()), object.size());
+  llvm::StringRef data(reinterpret_cast<const char *>(object.data()),
+                       object.size());
   auto obj = llvm::object::ObjectFile::createObjectFile(
       llvm::MemoryBufferRef(data, "bpf.o"));
   if (!obj)
@@ -180,12 +183,14 @@ Result<std::string> disassemble(const std::vector<uint8_t> &object) {
   llvm::Triple triple(kTriple);
   std::unique_ptr<llvm::MCRegisterInfo> mri(target->createMCRegInfo(kTriple));
   llvm::MCTargetOptions mcopts;
-  std::unique_ptr<llvm::MCAsmInfo> mai(target->createMCAsmInfo(*mri, kTriple, mcopts));
+  std::unique_ptr<llvm::MCAsmInfo> mai(
+      target->createMCAsmInfo(*mri, kTriple, mcopts));
   std::unique_ptr<llvm::MCSubtargetInfo> sti(
       target->createMCSubtargetInfo(kTriple, kCpu, ""));
   std::unique_ptr<llvm::MCInstrInfo> mii(target->createMCInstrInfo());
   llvm::MCContext mc(triple, mai.get(), mri.get(), sti.get());
-  std::unique_ptr<llvm::MCDisassembler> dis(target->createMCDisassembler(*sti, mc));
+  std::unique_ptr<llvm::MCDisassembler> dis(
+      target->createMCDisassembler(*sti, mc));
   std::unique_ptr<llvm::MCInstPrinter> printer(
       target->createMCInstPrinter(triple, 0, *mai, *mii, *mri));
   if (!dis || !printer)
@@ -207,7 +212,8 @@ Result<std::string> disassemble(const std::vector<uint8_t> &object) {
     while (addr < bytes.size()) {
       llvm::MCInst inst;
       uint64_t size = 0;
-      auto status = dis->getInstruction(inst, size, bytes.slice(addr), addr, llvm::nulls());
+      auto status = dis->getInstruction(inst, size, bytes.slice(addr), addr,
+                                        llvm::nulls());
       if (status != llvm::MCDisassembler::Success || size == 0) {
         os << llvm::format("%5llu: <unknown>\n", addr / 8);
         size = 8;

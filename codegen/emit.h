@@ -1,13 +1,12 @@
 // LLVM module -> optimised BPF ELF object, through LLVM's BPF target.
 #pragma once
 
+#include "runtime/result.h"
+
 #include <cstdint>
+#include <llvm/IR/Module.h>
 #include <string>
 #include <vector>
-
-#include <llvm/IR/Module.h>
-
-#include "runtime/result.h"
 
 namespace ubtrace::codegen {
 
@@ -24,12 +23,13 @@ struct BackendError {
 inline constexpr size_t kLargeFunction = 8192;
 size_t largest_function(const llvm::Module &m);
 
-// Optimises `m` (O2; O1 past kLargeFunction) and emits it as a BPF object (little endian, ISA v3
-// plus v4's long jumps: llvm_setup.h). When `ir` is given, it receives the
-// optimised IR. When the backend reports errors, they go to `errors` and
-// the result is an error.
-Result<std::vector<uint8_t>> emit_object(llvm::Module &m, std::string *ir,
-                                         std::vector<BackendError> *errors = nullptr);
+// Optimises `m` (O2; O1 past kLargeFunction) and emits it as a BPF object
+// (little endian, ISA v3 plus v4's long jumps: llvm_setup.h). When `ir` is
+// given, it receives the optimised IR. When the backend reports errors, they go
+// to `errors` and the result is an error.
+Result<std::vector<uint8_t>>
+emit_object(llvm::Module &m, std::string *ir,
+            std::vector<BackendError> *errors = nullptr);
 
 // The most instructions one program may have: the kernel's limit for a
 // privileged program, and what ubtrace's verifier steps through in all.

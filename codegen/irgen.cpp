@@ -1,17 +1,16 @@
 #include "codegen/irgen.h"
 
-#include <algorithm>
-#include <cstring>
-#include <sys/sysinfo.h>
-
-#include <linux/bpf.h>
-#include <llvm/IR/Verifier.h>
-#include <llvm/Support/raw_ostream.h>
-
 #include "ast/passes/config.h"
 #include "ast/visitor.h"
 #include "codegen/emit.h"
 #include "codegen/value_types.h"
+
+#include <algorithm>
+#include <cstring>
+#include <linux/bpf.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+#include <sys/sysinfo.h>
 
 namespace ubtrace::codegen {
 
@@ -35,9 +34,11 @@ IRGen::IRGen(ASTContext &ast, const Options &opts)
   // Both checked in range by the config pass (config.cpp): at most 2^30
   // keys and 2^16 pages, so they fit their 32-bit fields.
   if (ast.config.count("max_map_keys"))
-    opts_.max_map_keys = static_cast<uint32_t>(ast::config_integer(ast.config, "max_map_keys"));
+    opts_.max_map_keys =
+        static_cast<uint32_t>(ast::config_integer(ast.config, "max_map_keys"));
   if (ast.config.count("perf_rb_pages"))
-    opts_.ringbuf_pages = static_cast<uint32_t>(ast::config_integer(ast.config, "perf_rb_pages"));
+    opts_.ringbuf_pages =
+        static_cast<uint32_t>(ast::config_integer(ast.config, "perf_rb_pages"));
 }
 
 IRGen::~IRGen() = default;
@@ -95,9 +96,10 @@ bool IRGen::stack_fits(uint32_t size) const {
 }
 
 llvm::Value *IRGen::entry_alloca(uint32_t size, const std::string &name,
-                                  bool stack_only) {
+                                 bool stack_only) {
   uint32_t bytes = (std::max<uint32_t>(size, 1) + 7) / 8 * 8;
-  if (!stack_only && (bytes > kMaxStackTemp || stack_used_ + bytes > kStackBudget))
+  if (!stack_only &&
+      (bytes > kMaxStackTemp || stack_used_ + bytes > kStackBudget))
     return temps_ptr(bytes);
   stack_used_ += bytes;
   llvm::IRBuilder<> eb(entry_, entry_->begin());
@@ -117,9 +119,11 @@ llvm::Value *IRGen::temps_ptr(uint32_t bytes) {
     auto *key = eb.CreateAlloca(b_.getInt32Ty(), nullptr, "tkey");
     eb.CreateAlignedStore(b_.getInt32(1), key, llvm::Align(4));
     auto *fty = llvm::FunctionType::get(ptrt(), {ptrt(), ptrt()}, false);
-    auto *callee = eb.CreateIntToPtr(eb.getInt64(BPF_FUNC_map_lookup_elem), ptrt());
+    auto *callee =
+        eb.CreateIntToPtr(eb.getInt64(BPF_FUNC_map_lookup_elem), ptrt());
     auto *temps = eb.CreateCall(fty, callee, {sm.gv, key}, "temps");
-    temps->addRetAttr(llvm::Attribute::getWithAlignment(*llctx_, llvm::Align(8)));
+    temps->addRetAttr(
+        llvm::Attribute::getWithAlignment(*llctx_, llvm::Align(8)));
     temps_base_ = temps;
   }
   uint32_t off = temps_off_;
@@ -215,7 +219,8 @@ void IRGen::copy(llvm::Value *dst, llvm::Value *src, uint32_t size) {
   if (size <= 256) {
     uint32_t off = 0;
     for (; off + 8 <= size; off += 8) {
-      auto *v = b_.CreateAlignedLoad(i64t(), byte_ptr(src, off), llvm::Align(1));
+      auto *v =
+          b_.CreateAlignedLoad(i64t(), byte_ptr(src, off), llvm::Align(1));
       b_.CreateAlignedStore(v, byte_ptr(dst, off), llvm::Align(1));
     }
     for (; off < size; off++) {
@@ -256,7 +261,8 @@ llvm::Value *IRGen::to_mem(Val v, const Type &t) {
   return slot;
 }
 
-void IRGen::store_value(llvm::Value *dst, const Type &to, Val v, const Type &from) {
+void IRGen::store_value(llvm::Value *dst, const Type &to, Val v,
+                        const Type &from) {
   Type st = storage_type(to);
   if (is_scalar(st) || st.kind == TypeKind::Boolean) {
     llvm::Value *x = v.mem ? load_int(v.v, storage_type(from)) : v.v;
@@ -323,7 +329,8 @@ llvm::Value *IRGen::helper(int id, llvm::Type *ret,
   // then spilled 64 registers, past the 512-byte stack.
   if (id == BPF_FUNC_map_lookup_elem || id == BPF_FUNC_map_lookup_percpu_elem ||
       id == BPF_FUNC_ringbuf_reserve)
-    call->addRetAttr(llvm::Attribute::getWithAlignment(*llctx_, llvm::Align(8)));
+    call->addRetAttr(
+        llvm::Attribute::getWithAlignment(*llctx_, llvm::Align(8)));
   return call;
 }
 
@@ -381,13 +388,15 @@ void IRGen::gen_probe(Probe &p, size_t index) {
   usdt_ = usdt > 0 && usdt == p.attach_points.size();
   probe_targets_.clear();
   for (auto *ap : p.attach_points)
-    if (ap->provider == "uprobe" || ap->provider == "uretprobe" || ap->provider == "usdt")
+    if (ap->provider == "uprobe" || ap->provider == "uretprobe" ||
+        ap->provider == "usdt")
       probe_targets_.insert(ap->target);
   mixed_usdt_ = usdt > 0 && !usdt_;
   std::string name = "p" + std::to_string(index);
   std::string section = (gpu_ ? "ubtrace_gpu/" : "uprobe/") + name;
   auto *fty = llvm::FunctionType::get(i64t(), {ptrt()}, false);
-  fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, *mod_);
+  fn_ =
+      llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, *mod_);
   fn_->setSection(section);
   fn_->addFnAttr(llvm::Attribute::NoUnwind);
   ctx_ = fn_->getArg(0);
@@ -396,12 +405,12 @@ void IRGen::gen_probe(Probe &p, size_t index) {
   // BTF func info: a subprogram for every program.
   auto *sp_ty = di_->createSubroutineType(di_->getOrCreateTypeArray(
       {di_int(), di_->createPointerType(nullptr, 64)}));
-  fn_locs_[name] = p.attach_points.empty()
-                      ? p.loc
-                      : p.attach_points.front()->loc + p.attach_points.back()->loc;
-  auto *sp = di_->createFunction(cu_, name, name, difile_, p.loc.begin.line, sp_ty,
-                                 p.loc.begin.line, llvm::DINode::FlagPrototyped,
-                                 llvm::DISubprogram::SPFlagDefinition);
+  fn_locs_[name] = p.attach_points.empty() ? p.loc
+                                           : p.attach_points.front()->loc +
+                                                 p.attach_points.back()->loc;
+  auto *sp = di_->createFunction(
+      cu_, name, name, difile_, p.loc.begin.line, sp_ty, p.loc.begin.line,
+      llvm::DINode::FlagPrototyped, llvm::DISubprogram::SPFlagDefinition);
   // Named parameters: the kernel rejects BTF functions with unnamed ones.
   di_->createParameterVariable(sp, "ctx", 1, difile_, p.loc.begin.line,
                                di_->createPointerType(nullptr, 64), true);
@@ -410,8 +419,8 @@ void IRGen::gen_probe(Probe &p, size_t index) {
   entry_ = llvm::BasicBlock::Create(*llctx_, "entry", fn_);
   auto *body = llvm::BasicBlock::Create(*llctx_, "body", fn_);
   b_.SetInsertPoint(body);
-  b_.SetCurrentDebugLocation(llvm::DILocation::get(*llctx_, p.loc.begin.line,
-                                                   p.loc.begin.column, sp));
+  b_.SetCurrentDebugLocation(
+      llvm::DILocation::get(*llctx_, p.loc.begin.line, p.loc.begin.column, sp));
 
   vars_.clear();
   var_types_.clear();
@@ -470,7 +479,8 @@ void IRGen::gen_probe(Probe &p, size_t index) {
                       : ap->unit == "m"  ? 60000000000ull
                       : ap->unit == "h"  ? 3600000000000ull
                                          : 1ull;
-      ps.interval_ns = ap->unit == "hz" ? 1000000000ull / ap->freq : ap->freq * unit;
+      ps.interval_ns =
+          ap->unit == "hz" ? 1000000000ull / ap->freq : ap->freq * unit;
     }
     bundle_.probes.push_back(ps);
   }
@@ -500,7 +510,8 @@ Result<Output> IRGen::run() {
 
   Output out;
   std::vector<BackendError> backend_errors;
-  auto obj = emit_object(*mod_, opts_.want_ir ? &out.ir : nullptr, &backend_errors);
+  auto obj =
+      emit_object(*mod_, opts_.want_ir ? &out.ir : nullptr, &backend_errors);
   if (!obj && !backend_errors.empty()) {
     report_backend_errors(backend_errors);
     return make_error("code generation failed");
@@ -513,7 +524,8 @@ Result<Output> IRGen::run() {
       if (insns > kMaxProgramInsns && it != fn_locs_.end())
         fail(it->second, "this probe compiles to " + std::to_string(insns) +
                              " BPF instructions, more than the " +
-                             std::to_string(kMaxProgramInsns) + " one program may have");
+                             std::to_string(kMaxProgramInsns) +
+                             " one program may have");
     }
     if (ast_.diags().error_count() != errors)
       return make_error("code generation failed");
@@ -538,7 +550,8 @@ void IRGen::report_backend_errors(const std::vector<BackendError> &errors) {
     Location loc = it != fn_locs_.end() ? it->second : Location{};
     // One error per function and kind: the stack limit is reported at
     // every access past it.
-    if (!seen.insert(e.function + (e.stack_limit ? "/stack" : "/" + e.message)).second)
+    if (!seen.insert(e.function + (e.stack_limit ? "/stack" : "/" + e.message))
+             .second)
       continue;
     auto d = ast_.diags().error(loc);
     if (e.stack_limit) {

@@ -7,22 +7,21 @@
 // handled by pointer. In memory, integers keep their type's width.
 #pragma once
 
-#include <map>
-#include <set>
-#include <memory>
-#include <string>
-#include <vector>
-
-#include <llvm/IR/DIBuilder.h>
-#include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
-
 #include "ast/context.h"
 #include "codegen/codegen.h"
 #include "codegen/emit.h"
 #include "runtime/abi.h"
 #include "runtime/bundle.h"
+
+#include <llvm/IR/DIBuilder.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace ubtrace::codegen {
 
@@ -107,7 +106,8 @@ public:
   // ---- irgen_maps.cpp ----
   MapGen &map_of(const std::string &name);
   llvm::Value *gen_key(ast::Map &m, MapGen &mg);
-  llvm::Value *gen_key_from(ast::Expr *key, MapGen &mg, const ast::Location &loc);
+  llvm::Value *gen_key_from(ast::Expr *key, MapGen &mg,
+                            const ast::Location &loc);
   Val gen_map_read(ast::Map &m);
   void gen_map_assign(ast::AssignMap &s);
   void gen_aggregate(ast::Map &m, ast::Call &c);
@@ -126,10 +126,11 @@ public:
   // ---- irgen_events.cpp ----
   llvm::Value *scratch(uint32_t size);
   // A format whose messages point at `loc` (errorf, warnf, runtime warnings).
-  runtime::FormatSpec located_format(const ast::Location &loc, std::string format);
+  runtime::FormatSpec located_format(const ast::Location &loc,
+                                     std::string format);
   void emit_event(llvm::Value *buf, uint32_t size);
-  void gen_format_event(abi::EventType type, std::vector<runtime::FormatSpec> &table,
-                        ast::Call &c);
+  void gen_format_event(abi::EventType type,
+                        std::vector<runtime::FormatSpec> &table, ast::Call &c);
   void gen_simple_event(abi::EventType type, uint64_t id,
                         std::vector<llvm::Value *> extra = {});
   Val gen_print(ast::Call &c);
@@ -164,9 +165,9 @@ public:
   // Large temporaries (stacks, big strings and buffers) live in entry 1 of
   // the scratch map instead of the 512-byte BPF stack: each gets a fixed
   // offset there, per probe (a probe's for-loop callbacks continue after it).
-  uint32_t temps_off_ = 0;   // next free offset in the current probe
-  uint32_t temps_size_ = 0;  // the largest over all probes
-  uint32_t stack_used_ = 0;  // bytes of stack slots in the current probe
+  uint32_t temps_off_ = 0;  // next free offset in the current probe
+  uint32_t temps_size_ = 0; // the largest over all probes
+  uint32_t stack_used_ = 0; // bytes of stack slots in the current probe
   llvm::Value *temps_base_ = nullptr; // current function's entry-1 pointer
   llvm::Value *temps_ptr(uint32_t size);
   // Closes the entry block: the temps lookup (if any) and a branch to body.
@@ -180,7 +181,8 @@ public:
   bool gpu_ = false;
   bool usdt_ = false;       // every attach point of the probe is usdt
   bool mixed_usdt_ = false; // some are, some are not
-  std::set<std::string> probe_targets_; // binaries of the user-space attach points
+  std::set<std::string>
+      probe_targets_; // binaries of the user-space attach points
   std::map<std::string, llvm::Value *> vars_; // name -> slot pointer
   std::map<std::string, ast::Type> var_types_;
   struct Loop {

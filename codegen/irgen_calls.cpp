@@ -1,13 +1,13 @@
 // Builtins and function calls.
-#include <arpa/inet.h>
-#include <cstring>
-#include <linux/bpf.h>
-#include <sys/stat.h>
-
 #include "ast/builtins.h"
 #include "ast/signals.h"
 #include "codegen/irgen.h"
 #include "runtime/gpu/gpu_helper_ids.h"
+
+#include <arpa/inet.h>
+#include <cstring>
+#include <linux/bpf.h>
+#include <sys/stat.h>
 
 namespace ubtrace::codegen {
 
@@ -44,24 +44,30 @@ Val IRGen::gen_builtin(const std::string &name, Expr &e) {
 
   if (name == "pid" || name == "tid") {
     auto *v = helper(BPF_FUNC_get_current_pid_tgid, i64t(), {});
-    return {name == "pid" ? b_.CreateLShr(v, i64(32)) : b_.CreateAnd(v, i64(0xffffffff)),
+    return {name == "pid" ? b_.CreateLShr(v, i64(32))
+                          : b_.CreateAnd(v, i64(0xffffffff)),
             false};
   }
   if (name == "uid" || name == "gid" || name == "username") {
     auto *v = helper(BPF_FUNC_get_current_uid_gid, i64t(), {});
-    return {name == "gid" ? b_.CreateLShr(v, i64(32)) : b_.CreateAnd(v, i64(0xffffffff)),
+    return {name == "gid" ? b_.CreateLShr(v, i64(32))
+                          : b_.CreateAnd(v, i64(0xffffffff)),
             false};
   }
   if (name == "nsecs")
     return {nsecs(), false};
   if (name == "elapsed")
-    return {b_.CreateSub(nsecs(), globals_field(offsetof(abi::Globals, start_ns))), false};
+    return {
+        b_.CreateSub(nsecs(), globals_field(offsetof(abi::Globals, start_ns))),
+        false};
   if (name == "cpu")
-    return {b_.CreateZExt(helper(BPF_FUNC_get_smp_processor_id, b_.getInt32Ty(), {}),
-                          i64t()),
-            false};
+    return {
+        b_.CreateZExt(
+            helper(BPF_FUNC_get_smp_processor_id, b_.getInt32Ty(), {}), i64t()),
+        false};
   if (name == "rand")
-    return {b_.CreateZExt(helper(BPF_FUNC_get_prandom_u32, b_.getInt32Ty(), {}), i64t()),
+    return {b_.CreateZExt(helper(BPF_FUNC_get_prandom_u32, b_.getInt32Ty(), {}),
+                          i64t()),
             false};
   if (name == "cgroup")
     return {helper(BPF_FUNC_get_current_cgroup_id, i64t(), {}), false};
@@ -100,15 +106,18 @@ Val IRGen::gen_builtin(const std::string &name, Expr &e) {
       // A usym of the kernel: its id, and a pid no process has; the CLI
       // prints the kernel's name for it.
       auto *buf = entry_alloca(16, "func");
-      b_.CreateAlignedStore(helper(runtime::gpu::kHelperGpuKernelId, i64t(), {ctx_}),
-                            buf, llvm::Align(8));
-      b_.CreateAlignedStore(i64(static_cast<uint64_t>(runtime::gpu::kGpuFuncPid)),
-                            byte_ptr(buf, 8), llvm::Align(8));
+      b_.CreateAlignedStore(
+          helper(runtime::gpu::kHelperGpuKernelId, i64t(), {ctx_}), buf,
+          llvm::Align(8));
+      b_.CreateAlignedStore(
+          i64(static_cast<uint64_t>(runtime::gpu::kGpuFuncPid)),
+          byte_ptr(buf, 8), llvm::Align(8));
       return {buf, true};
     }
     auto *buf = entry_alloca(16, "func");
     b_.CreateAlignedStore(ctx_load(abi::kCtxFuncIp), buf, llvm::Align(8));
-    auto *pid = b_.CreateLShr(helper(BPF_FUNC_get_current_pid_tgid, i64t(), {}), i64(32));
+    auto *pid = b_.CreateLShr(helper(BPF_FUNC_get_current_pid_tgid, i64t(), {}),
+                              i64(32));
     b_.CreateAlignedStore(pid, byte_ptr(buf, 8), llvm::Align(8));
     return {buf, true};
   }
@@ -118,15 +127,16 @@ Val IRGen::gen_builtin(const std::string &name, Expr &e) {
     if (gpu_)
       return {ctx_load(abi::kGpuCtxArgs + 8 * n), false};
     if (mixed_usdt_) {
-      fail(e.loc, name + " reads USDT arguments in usdt probes and registers in "
-                         "others: split the probe");
+      fail(e.loc, name +
+                      " reads USDT arguments in usdt probes and registers in "
+                      "others: split the probe");
       return {i64(0), false};
     }
     if (usdt_) {
       // The agent decoded the site's arguments into the ctx.
       if (n >= static_cast<int>(abi::kUsdtMaxArgs)) {
-        fail(e.loc, "USDT probes have at most " + std::to_string(abi::kUsdtMaxArgs) +
-                        " arguments");
+        fail(e.loc, "USDT probes have at most " +
+                        std::to_string(abi::kUsdtMaxArgs) + " arguments");
         return {i64(0), false};
       }
       return {ctx_load(abi::kCtxUsdtArgs + 8 * n), false};
@@ -137,14 +147,16 @@ Val IRGen::gen_builtin(const std::string &name, Expr &e) {
     auto *sp = ctx_load(abi::kRsp);
     auto *dst = entry_alloca(8, "arg");
     b_.CreateAlignedStore(i64(0), dst, llvm::Align(8));
-    probe_read(dst, 8, b_.CreateIntToPtr(b_.CreateAdd(sp, i64(8 * (n - 5))), ptrt()));
+    probe_read(dst, 8,
+               b_.CreateIntToPtr(b_.CreateAdd(sp, i64(8 * (n - 5))), ptrt()));
     return {b_.CreateAlignedLoad(i64t(), dst, llvm::Align(8)), false};
   }
   if (int n = builtin_arg_index(name, "sarg"); n >= 0) {
     auto *sp = ctx_load(abi::kRsp);
     auto *dst = entry_alloca(8, "sarg");
     b_.CreateAlignedStore(i64(0), dst, llvm::Align(8));
-    probe_read(dst, 8, b_.CreateIntToPtr(b_.CreateAdd(sp, i64(8 * (n + 1))), ptrt()));
+    probe_read(dst, 8,
+               b_.CreateIntToPtr(b_.CreateAdd(sp, i64(8 * (n + 1))), ptrt()));
     return {b_.CreateAlignedLoad(i64t(), dst, llvm::Align(8)), false};
   }
   if (name == "ustack" || name == "kstack") {
@@ -153,19 +165,22 @@ Val IRGen::gen_builtin(const std::string &name, Expr &e) {
     auto *buf = entry_alloca(size, name);
     zero(buf, size);
     uint64_t flags = name == "ustack" ? BPF_F_USER_STACK : 0;
-    auto *n = helper(BPF_FUNC_get_stack, i64t(),
-                     {ctx_, byte_ptr(buf, 8), i64(8 * t.stack_limit), i64(flags)});
+    auto *n =
+        helper(BPF_FUNC_get_stack, i64t(),
+               {ctx_, byte_ptr(buf, 8), i64(8 * t.stack_limit), i64(flags)});
     auto *frames = b_.CreateSelect(b_.CreateICmpSLT(n, i64(0)), i64(0),
                                    b_.CreateUDiv(n, i64(8)));
     b_.CreateAlignedStore(frames, buf, llvm::Align(8));
     if (name == "ustack") {
-      auto *pid = b_.CreateLShr(helper(BPF_FUNC_get_current_pid_tgid, i64t(), {}), i64(32));
-      b_.CreateAlignedStore(pid, byte_ptr(buf, 8 + 8 * t.stack_limit), llvm::Align(8));
+      auto *pid = b_.CreateLShr(
+          helper(BPF_FUNC_get_current_pid_tgid, i64t(), {}), i64(32));
+      b_.CreateAlignedStore(pid, byte_ptr(buf, 8 + 8 * t.stack_limit),
+                            llvm::Align(8));
     }
     return {buf, true};
   }
   if (name == "smid" || name == "warpid" || name == "laneid") {
-    int h = name == "smid" ? abi::kHelperGpuSmId
+    int h = name == "smid"     ? abi::kHelperGpuSmId
             : name == "warpid" ? abi::kHelperGpuWarpId
                                : abi::kHelperGpuLaneId;
     return {helper(h, i64t(), {}), false};
@@ -178,10 +193,12 @@ Val IRGen::gen_builtin(const std::string &name, Expr &e) {
                                     : abi::kHelperGpuGridDimX;
     auto *buf = entry_alloca(12, name);
     for (int i = 0; i < 3; i++)
-      store_int(byte_ptr(buf, 4 * i), helper(base + i, i64t(), {}), make_int(4, false));
+      store_int(byte_ptr(buf, 4 * i), helper(base + i, i64t(), {}),
+                make_int(4, false));
     return {buf, true};
   }
-  fail(e.loc, "the builtin " + name + " is not supported by ubtrace's code generator");
+  fail(e.loc,
+       "the builtin " + name + " is not supported by ubtrace's code generator");
   return {i64(0), false};
 }
 
@@ -193,7 +210,8 @@ Val IRGen::gen_call(Call &c) {
     return {i64(0), false};
   }
   if (n == "errorf" || n == "warnf") {
-    gen_format_event(n == "errorf" ? abi::EventType::Errorf : abi::EventType::Warnf,
+    gen_format_event(n == "errorf" ? abi::EventType::Errorf
+                                   : abi::EventType::Warnf,
                      bundle_.printf_formats, c);
     return {i64(0), false};
   }
@@ -211,7 +229,8 @@ Val IRGen::gen_call(Call &c) {
     return gen_join(c);
   if (n == "clear" || n == "zero") {
     auto &mg = map_of(static_cast<Map *>(A[0])->name);
-    gen_simple_event(n == "clear" ? abi::EventType::ClearMap : abi::EventType::ZeroMap,
+    gen_simple_event(n == "clear" ? abi::EventType::ClearMap
+                                  : abi::EventType::ZeroMap,
                      mg.id);
     return {i64(0), false};
   }
@@ -230,7 +249,8 @@ Val IRGen::gen_call(Call &c) {
     return {i64(0), false};
   }
   if (n == "time") {
-    std::string fmt = A.empty() ? "%H:%M:%S\n" : static_cast<String *>(A[0])->value;
+    std::string fmt =
+        A.empty() ? "%H:%M:%S\n" : static_cast<String *>(A[0])->value;
     uint64_t id = bundle_.time_formats.size();
     bundle_.time_formats.push_back(fmt);
     gen_simple_event(abi::EventType::Time, id);
@@ -248,7 +268,8 @@ Val IRGen::gen_call(Call &c) {
   if (n == "delete" || n == "has_key") {
     auto *m = static_cast<Map *>(A[0]);
     MapGen &mg = map_of(m->name);
-    llvm::Value *key = A.size() == 2 ? gen_key_from(A[1], mg, c.loc) : gen_key(*m, mg);
+    llvm::Value *key =
+        A.size() == 2 ? gen_key_from(A[1], mg, c.loc) : gen_key(*m, mg);
     if (n == "delete") {
       if (mg.bpf_type == BPF_MAP_TYPE_PERCPU_ARRAY) {
         // An array entry cannot go: it is reset to its unset value.
@@ -271,21 +292,23 @@ Val IRGen::gen_call(Call &c) {
     auto &mg = map_of(static_cast<Map *>(A[0])->name);
     auto *counter = entry_alloca(8, "len");
     b_.CreateAlignedStore(i64(0), counter, llvm::Align(8));
-    auto *cb_ty = llvm::FunctionType::get(i64t(), {ptrt(), ptrt(), ptrt(), ptrt()}, false);
+    auto *cb_ty = llvm::FunctionType::get(
+        i64t(), {ptrt(), ptrt(), ptrt(), ptrt()}, false);
     auto *cb = llvm::Function::Create(cb_ty, llvm::Function::InternalLinkage,
                                       "len_cb", *mod_);
     cb->setSection(".text");
     auto *di_ptr = di_->createPointerType(nullptr, 64);
-    auto *sp = di_->createFunction(
-        cu_, "len_cb", "len_cb", difile_, c.loc.begin.line,
-        di_->createSubroutineType(
-            di_->getOrCreateTypeArray({di_int(), di_ptr, di_ptr, di_ptr, di_ptr})),
-        c.loc.begin.line, llvm::DINode::FlagPrototyped,
-        llvm::DISubprogram::SPFlagDefinition | llvm::DISubprogram::SPFlagLocalToUnit);
+    auto *sp =
+        di_->createFunction(cu_, "len_cb", "len_cb", difile_, c.loc.begin.line,
+                            di_->createSubroutineType(di_->getOrCreateTypeArray(
+                                {di_int(), di_ptr, di_ptr, di_ptr, di_ptr})),
+                            c.loc.begin.line, llvm::DINode::FlagPrototyped,
+                            llvm::DISubprogram::SPFlagDefinition |
+                                llvm::DISubprogram::SPFlagLocalToUnit);
     const char *pnames[] = {"map", "key", "value", "data"};
     for (unsigned i = 0; i < 4; i++)
-      di_->createParameterVariable(sp, pnames[i], i + 1, difile_, c.loc.begin.line, di_ptr,
-                                   true);
+      di_->createParameterVariable(sp, pnames[i], i + 1, difile_,
+                                   c.loc.begin.line, di_ptr, true);
     cb->setSubprogram(sp);
     {
       llvm::IRBuilder<> cbb(llvm::BasicBlock::Create(*llctx_, "entry", cb));
@@ -314,8 +337,8 @@ Val IRGen::gen_call(Call &c) {
       if (A.size() == 2) {
         // str(s, n): at most n characters.
         auto *len = gen_scalar(A[1]);
-        auto *cut = b_.CreateSelect(b_.CreateICmpULT(len, i64(size - 1 + pad)), len,
-                                    i64(size - 1 + pad));
+        auto *cut = b_.CreateSelect(b_.CreateICmpULT(len, i64(size - 1 + pad)),
+                                    len, i64(size - 1 + pad));
         b_.CreateStore(b_.getInt8(0),
                        b_.CreateInBoundsGEP(b_.getInt8Ty(), buf, cut));
       }
@@ -329,11 +352,12 @@ Val IRGen::gen_call(Call &c) {
       // before the + 1, so the size is never 0 (n = -1 reads it all).
       auto *n = gen_scalar(A[1]);
       auto *cap = i64(size + pad - 1);
-      len = b_.CreateAdd(
-          b_.CreateSelect(b_.CreateICmpULT(n, cap), n, cap), i64(1));
+      len = b_.CreateAdd(b_.CreateSelect(b_.CreateICmpULT(n, cap), n, cap),
+                         i64(1));
     }
-    llvm::Value *src = at.kind == TypeKind::Array ? to_mem(gen(A[0]), at)
-                                                  : b_.CreateIntToPtr(gen_scalar(A[0]), ptrt());
+    llvm::Value *src = at.kind == TypeKind::Array
+                           ? to_mem(gen(A[0]), at)
+                           : b_.CreateIntToPtr(gen_scalar(A[0]), ptrt());
     helper(BPF_FUNC_probe_read_user_str, i64t(), {buf, len, src});
     return {buf, true};
   }
@@ -369,7 +393,8 @@ Val IRGen::gen_call(Call &c) {
   if (n == "usym") {
     auto *buf = entry_alloca(16, "usym");
     b_.CreateAlignedStore(gen_scalar(A[0]), buf, llvm::Align(8));
-    auto *pid = b_.CreateLShr(helper(BPF_FUNC_get_current_pid_tgid, i64t(), {}), i64(32));
+    auto *pid = b_.CreateLShr(helper(BPF_FUNC_get_current_pid_tgid, i64t(), {}),
+                              i64(32));
     b_.CreateAlignedStore(pid, byte_ptr(buf, 8), llvm::Align(8));
     return {buf, true};
   }
@@ -377,16 +402,21 @@ Val IRGen::gen_call(Call &c) {
     return {gen_scalar(A[0]), false};
   if (n == "reg") {
     static const std::map<std::string, uint32_t> regs = {
-        {"r15", abi::kR15}, {"r14", abi::kR14}, {"r13", abi::kR13}, {"r12", abi::kR12},
-        {"bp", abi::kRbp},  {"rbp", abi::kRbp}, {"bx", abi::kRbx},  {"rbx", abi::kRbx},
-        {"r11", abi::kR11}, {"r10", abi::kR10}, {"r9", abi::kR9},   {"r8", abi::kR8},
-        {"ax", abi::kRax},  {"rax", abi::kRax}, {"cx", abi::kRcx},  {"rcx", abi::kRcx},
-        {"dx", abi::kRdx},  {"rdx", abi::kRdx}, {"si", abi::kRsi},  {"rsi", abi::kRsi},
-        {"di", abi::kRdi},  {"rdi", abi::kRdi}, {"orig_ax", abi::kOrigRax},
-        {"ip", abi::kRip},  {"rip", abi::kRip}, {"pc", abi::kRip},  {"cs", abi::kCs},
-        {"flags", abi::kEflags}, {"sp", abi::kRsp}, {"rsp", abi::kRsp}, {"ss", abi::kSs}};
+        {"r15", abi::kR15},      {"r14", abi::kR14},         {"r13", abi::kR13},
+        {"r12", abi::kR12},      {"bp", abi::kRbp},          {"rbp", abi::kRbp},
+        {"bx", abi::kRbx},       {"rbx", abi::kRbx},         {"r11", abi::kR11},
+        {"r10", abi::kR10},      {"r9", abi::kR9},           {"r8", abi::kR8},
+        {"ax", abi::kRax},       {"rax", abi::kRax},         {"cx", abi::kRcx},
+        {"rcx", abi::kRcx},      {"dx", abi::kRdx},          {"rdx", abi::kRdx},
+        {"si", abi::kRsi},       {"rsi", abi::kRsi},         {"di", abi::kRdi},
+        {"rdi", abi::kRdi},      {"orig_ax", abi::kOrigRax}, {"ip", abi::kRip},
+        {"rip", abi::kRip},      {"pc", abi::kRip},          {"cs", abi::kCs},
+        {"flags", abi::kEflags}, {"sp", abi::kRsp},          {"rsp", abi::kRsp},
+        {"ss", abi::kSs}};
     auto it = regs.find(static_cast<String *>(A[0])->value);
-    return {b_.CreateAlignedLoad(i64t(), byte_ptr(ctx_, it->second), llvm::Align(8)), false};
+    return {b_.CreateAlignedLoad(i64t(), byte_ptr(ctx_, it->second),
+                                 llvm::Align(8)),
+            false};
   }
   if (n == "ntop") {
     auto *out = entry_alloca(24, "inet");
@@ -448,10 +478,11 @@ Val IRGen::gen_call(Call &c) {
     return {out, true};
   }
   if (n == "cgroupid") {
-    struct stat st {};
+    struct stat st{};
     const std::string &path = static_cast<String *>(A[0])->value;
     if (stat(path.c_str(), &st) != 0) {
-      fail(c.loc, "cgroupid(): cannot stat " + path + ": " + std::strerror(errno));
+      fail(c.loc,
+           "cgroupid(): cannot stat " + path + ": " + std::strerror(errno));
       return {i64(0), false};
     }
     return {i64(st.st_ino), false};
@@ -461,8 +492,9 @@ Val IRGen::gen_call(Call &c) {
     int64_t limit = 0;
     if (auto *i = dyn_cast<Integer>(A[2]))
       limit = i->as_signed();
-    uint32_t size = std::min<uint32_t>(std::min(A[0]->type.size, A[1]->type.size),
-                                       static_cast<uint32_t>(std::max<int64_t>(limit, 0)));
+    uint32_t size =
+        std::min<uint32_t>(std::min(A[0]->type.size, A[1]->type.size),
+                           static_cast<uint32_t>(std::max<int64_t>(limit, 0)));
     auto *eq = gen_memcmp_eq(a.v, bv.v, size, true);
     return {b_.CreateZExt(b_.CreateNot(eq), i64t()), false};
   }
@@ -496,8 +528,9 @@ Val IRGen::gen_call(Call &c) {
     // An empty needle is always contained.
     auto *empty = block("contains.empty");
     auto *nonempty = block("contains.search");
-    b_.CreateCondBr(b_.CreateICmpEQ(b_.CreateLoad(b_.getInt8Ty(), nd.v), b_.getInt8(0)),
-                    empty, nonempty);
+    b_.CreateCondBr(
+        b_.CreateICmpEQ(b_.CreateLoad(b_.getInt8Ty(), nd.v), b_.getInt8(0)),
+        empty, nonempty);
     b_.SetInsertPoint(empty);
     b_.CreateAlignedStore(i64(1), found, llvm::Align(8));
     b_.CreateBr(done);
@@ -535,7 +568,8 @@ Val IRGen::gen_call(Call &c) {
     b_.CreateBr(done);
     b_.SetInsertPoint(outer_next);
     // Stop at the haystack's end.
-    auto *hc = b_.CreateLoad(b_.getInt8Ty(), b_.CreateInBoundsGEP(b_.getInt8Ty(), h.v, i));
+    auto *hc = b_.CreateLoad(b_.getInt8Ty(),
+                             b_.CreateInBoundsGEP(b_.getInt8Ty(), h.v, i));
     auto *adv = block("contains.advance");
     b_.CreateCondBr(b_.CreateICmpEQ(hc, b_.getInt8(0)), done, adv);
     b_.SetInsertPoint(adv);
@@ -558,8 +592,9 @@ Val IRGen::gen_call(Call &c) {
   if (n == "nsecs") {
     if (gpu_)
       return {helper(abi::kHelperGpuGlobalTimer, i64t(), {}), false};
-    std::string mode = A.empty() ? "monotonic" : static_cast<Identifier *>(A[0])->name;
-    int h = mode == "boot" ? BPF_FUNC_ktime_get_boot_ns
+    std::string mode =
+        A.empty() ? "monotonic" : static_cast<Identifier *>(A[0])->name;
+    int h = mode == "boot"                        ? BPF_FUNC_ktime_get_boot_ns
             : (mode == "tai" || mode == "sw_tai") ? BPF_FUNC_ktime_get_tai_ns
                                                   : BPF_FUNC_ktime_get_ns;
     return {helper(h, i64t(), {}), false};
@@ -579,8 +614,8 @@ Val IRGen::gen_call(Call &c) {
     auto *good = block("assert.ok");
     b_.CreateCondBr(ok, good, bad);
     b_.SetInsertPoint(bad);
-    runtime::FormatSpec spec =
-        located_format(c.loc, "assertion failed: " + static_cast<String *>(A[1])->value);
+    runtime::FormatSpec spec = located_format(
+        c.loc, "assertion failed: " + static_cast<String *>(A[1])->value);
     uint64_t id = bundle_.printf_formats.size();
     bundle_.printf_formats.push_back(spec);
     gen_simple_event(abi::EventType::Errorf, id);
@@ -599,14 +634,18 @@ Val IRGen::gen_call(Call &c) {
                       std::to_string(probe_targets_.size()) + ")");
       return {i64(0), false};
     }
-    runtime::UaddrSpec u{*probe_targets_.begin(), static_cast<String *>(A[0])->value};
+    runtime::UaddrSpec u{*probe_targets_.begin(),
+                         static_cast<String *>(A[0])->value};
     size_t index = 0;
-    while (index < bundle_.uaddrs.size() && !(bundle_.uaddrs[index].binary == u.binary &&
-                                              bundle_.uaddrs[index].symbol == u.symbol))
+    while (index < bundle_.uaddrs.size() &&
+           !(bundle_.uaddrs[index].binary == u.binary &&
+             bundle_.uaddrs[index].symbol == u.symbol))
       index++;
     if (index == bundle_.uaddrs.size())
       bundle_.uaddrs.push_back(u);
-    return {globals_field(static_cast<uint32_t>(sizeof(abi::Globals) + 8 * index)), false};
+    return {
+        globals_field(static_cast<uint32_t>(sizeof(abi::Globals) + 8 * index)),
+        false};
   }
   fail(c.loc, n + "() is not supported by ubtrace's code generator yet");
   return {i64(0), false};

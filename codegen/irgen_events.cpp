@@ -1,12 +1,12 @@
 // Events: printf and friends, print, exit, clear/zero, time, join, signal.
 // An event is built in the per-slot scratch area and sent through the
 // events ring buffer (abi::EventHeader, then its payload).
+#include "codegen/irgen.h"
+#include "codegen/value_types.h"
+
 #include <csignal>
 #include <cstring>
 #include <linux/bpf.h>
-
-#include "codegen/irgen.h"
-#include "codegen/value_types.h"
 
 namespace ubtrace::codegen {
 
@@ -27,7 +27,8 @@ llvm::Value *IRGen::scratch(uint32_t size) {
   return p;
 }
 
-runtime::FormatSpec IRGen::located_format(const Location &loc, std::string format) {
+runtime::FormatSpec IRGen::located_format(const Location &loc,
+                                          std::string format) {
   runtime::FormatSpec spec;
   spec.format = std::move(format);
   spec.location = loc.str();
@@ -111,10 +112,11 @@ Val IRGen::gen_print(Call &c) {
   runtime::ValueType vt = to_value_type(orig.is_int() ? t : orig);
   vt.size = t.size;
   bundle_.print_types.push_back(vt);
-  uint32_t size = sizeof(abi::EventHeader) + (std::max<uint32_t>(t.size, 1) + 7) / 8 * 8;
+  uint32_t size =
+      sizeof(abi::EventHeader) + (std::max<uint32_t>(t.size, 1) + 7) / 8 * 8;
   auto *buf = scratch(size);
-  b_.CreateAlignedStore(i64(static_cast<uint64_t>(abi::EventType::PrintValue)), buf,
-                        llvm::Align(8));
+  b_.CreateAlignedStore(i64(static_cast<uint64_t>(abi::EventType::PrintValue)),
+                        buf, llvm::Align(8));
   b_.CreateAlignedStore(i64(id), byte_ptr(buf, 8), llvm::Align(8));
   store_value(byte_ptr(buf, 16), t, v, c.args[0]->type);
   emit_event(buf, size);

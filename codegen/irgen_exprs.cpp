@@ -1,8 +1,8 @@
 // Expressions other than calls.
+#include "codegen/irgen.h"
+
 #include <cstring>
 #include <linux/bpf.h>
-
-#include "codegen/irgen.h"
 
 namespace ubtrace::codegen {
 
@@ -21,7 +21,8 @@ bool either_signed(const Type &a, const Type &b) {
 }
 } // namespace
 
-llvm::Value *IRGen::probe_read(llvm::Value *dst, uint32_t size, llvm::Value *src) {
+llvm::Value *IRGen::probe_read(llvm::Value *dst, uint32_t size,
+                               llvm::Value *src) {
   return helper(BPF_FUNC_probe_read_user, i64t(), {dst, i64(size), src});
 }
 
@@ -37,7 +38,8 @@ Val IRGen::gen_string_literal(const std::string &s, uint32_t size) {
     b_.CreateAlignedStore(i64(chunk), byte_ptr(slot, off), llvm::Align(1));
   }
   for (; off < size; off++)
-    b_.CreateStore(b_.getInt8(static_cast<uint8_t>(bytes[off])), byte_ptr(slot, off));
+    b_.CreateStore(b_.getInt8(static_cast<uint8_t>(bytes[off])),
+                   byte_ptr(slot, off));
   return {slot, true};
 }
 
@@ -66,12 +68,15 @@ Val IRGen::gen(Expr *e) {
   }
   case NodeKind::PositionalParam: {
     auto *p = static_cast<PositionalParam *>(e);
-    std::string v = p->n >= 1 && p->n <= static_cast<int>(ast_.positional.size())
-                        ? ast_.positional[p->n - 1]
-                        : "";
+    std::string v =
+        p->n >= 1 && p->n <= static_cast<int>(ast_.positional.size())
+            ? ast_.positional[p->n - 1]
+            : "";
     if (e->type.kind == TypeKind::String)
       return gen_string_literal(v, e->type.size);
-    return {i64(v.empty() ? 0 : static_cast<uint64_t>(std::strtoll(v.c_str(), nullptr, 0))),
+    return {i64(v.empty() ? 0
+                          : static_cast<uint64_t>(
+                                std::strtoll(v.c_str(), nullptr, 0))),
             false};
   }
   case NodeKind::PositionalCount:
@@ -132,8 +137,8 @@ Val IRGen::gen(Expr *e) {
   }
 }
 
-llvm::Value *IRGen::gen_memcmp_eq(llvm::Value *a, llvm::Value *bp, uint32_t size,
-                                  bool strings) {
+llvm::Value *IRGen::gen_memcmp_eq(llvm::Value *a, llvm::Value *bp,
+                                  uint32_t size, bool strings) {
   // Byte by byte; strings stop at their NUL. Returns an i1.
   auto *res = entry_alloca(8, "cmp");
   b_.CreateAlignedStore(i64(1), res, llvm::Align(8));
@@ -156,7 +161,8 @@ llvm::Value *IRGen::gen_memcmp_eq(llvm::Value *a, llvm::Value *bp, uint32_t size
   }
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
-  return b_.CreateICmpNE(b_.CreateAlignedLoad(i64t(), res, llvm::Align(8)), i64(0));
+  return b_.CreateICmpNE(b_.CreateAlignedLoad(i64t(), res, llvm::Align(8)),
+                         i64(0));
 }
 
 Val IRGen::gen_binop(Binop &e) {
@@ -194,10 +200,12 @@ Val IRGen::gen_binop(Binop &e) {
         const auto &longer = lt.size > rt.size ? a : bv;
         auto *tail = b_.CreateLoad(b_.getInt8Ty(), byte_ptr(longer.v, n));
         auto *shorter_ended = b_.CreateICmpEQ(
-            b_.CreateLoad(b_.getInt8Ty(), byte_ptr(lt.size > rt.size ? bv.v : a.v, n - 1)),
+            b_.CreateLoad(b_.getInt8Ty(),
+                          byte_ptr(lt.size > rt.size ? bv.v : a.v, n - 1)),
             b_.getInt8(0));
-        same = b_.CreateAnd(same, b_.CreateOr(shorter_ended,
-                                              b_.CreateICmpEQ(tail, b_.getInt8(0))));
+        same = b_.CreateAnd(
+            same,
+            b_.CreateOr(shorter_ended, b_.CreateICmpEQ(tail, b_.getInt8(0))));
       }
     } else {
       Type c = common_type(lt, rt);
@@ -237,12 +245,18 @@ Val IRGen::gen_binop(Binop &e) {
     return t.elem && t.elem->size ? t.elem->size : 1;
   };
   switch (e.op) {
-  case BinOp::Eq: return cmp(P::ICMP_EQ);
-  case BinOp::Ne: return cmp(P::ICMP_NE);
-  case BinOp::Lt: return cmp(sign ? P::ICMP_SLT : P::ICMP_ULT);
-  case BinOp::Le: return cmp(sign ? P::ICMP_SLE : P::ICMP_ULE);
-  case BinOp::Gt: return cmp(sign ? P::ICMP_SGT : P::ICMP_UGT);
-  case BinOp::Ge: return cmp(sign ? P::ICMP_SGE : P::ICMP_UGE);
+  case BinOp::Eq:
+    return cmp(P::ICMP_EQ);
+  case BinOp::Ne:
+    return cmp(P::ICMP_NE);
+  case BinOp::Lt:
+    return cmp(sign ? P::ICMP_SLT : P::ICMP_ULT);
+  case BinOp::Le:
+    return cmp(sign ? P::ICMP_SLE : P::ICMP_ULE);
+  case BinOp::Gt:
+    return cmp(sign ? P::ICMP_SGT : P::ICMP_UGT);
+  case BinOp::Ge:
+    return cmp(sign ? P::ICMP_SGE : P::ICMP_UGE);
   case BinOp::Add:
     if (lp != rp) {
       // Pointer arithmetic scales by the pointee, as in C.
@@ -256,14 +270,19 @@ Val IRGen::gen_binop(Binop &e) {
     if (lp)
       return {b_.CreateSub(l, b_.CreateMul(r, i64(elem_size(lt)))), false};
     return {b_.CreateSub(l, r), false};
-  case BinOp::Mul: return {b_.CreateMul(l, r), false};
+  case BinOp::Mul:
+    return {b_.CreateMul(l, r), false};
   case BinOp::Div:
   case BinOp::Mod:
     return {gen_division(e, l, r, sign), false};
-  case BinOp::BitAnd: return {b_.CreateAnd(l, r), false};
-  case BinOp::BitOr: return {b_.CreateOr(l, r), false};
-  case BinOp::BitXor: return {b_.CreateXor(l, r), false};
-  case BinOp::Shl: return {b_.CreateShl(l, b_.CreateAnd(r, i64(63))), false};
+  case BinOp::BitAnd:
+    return {b_.CreateAnd(l, r), false};
+  case BinOp::BitOr:
+    return {b_.CreateOr(l, r), false};
+  case BinOp::BitXor:
+    return {b_.CreateXor(l, r), false};
+  case BinOp::Shl:
+    return {b_.CreateShl(l, b_.CreateAnd(r, i64(63))), false};
   case BinOp::Shr: {
     auto *amount = b_.CreateAnd(r, i64(63));
     // bpftrace shifts right logically at run time, signed or not; only its
@@ -299,9 +318,9 @@ llvm::Value *IRGen::gen_division(Binop &e, llvm::Value *l, llvm::Value *r,
   auto *done = block("div.done");
   b_.CreateCondBr(b_.CreateICmpEQ(r, i64(0)), by_zero, nonzero);
   b_.SetInsertPoint(by_zero);
-  runtime::FormatSpec spec =
-      located_format(e.loc, "Divide or modulo by 0 detected. This can lead to "
-                            "unexpected results. 1 is being used as the result.");
+  runtime::FormatSpec spec = located_format(
+      e.loc, "Divide or modulo by 0 detected. This can lead to "
+             "unexpected results. 1 is being used as the result.");
   uint64_t id = bundle_.printf_formats.size();
   bundle_.printf_formats.push_back(spec);
   gen_simple_event(abi::EventType::Warnf, id);
@@ -332,7 +351,8 @@ Val IRGen::gen_unop(Unop &e) {
   case UnOp::Neg:
     return {b_.CreateNeg(gen_scalar(e.expr)), false};
   case UnOp::LogNot:
-    return {b_.CreateZExt(b_.CreateICmpEQ(gen_scalar(e.expr), i64(0)), i64t()), false};
+    return {b_.CreateZExt(b_.CreateICmpEQ(gen_scalar(e.expr), i64(0)), i64t()),
+            false};
   case UnOp::BitNot:
     return {b_.CreateNot(gen_scalar(e.expr)), false};
   case UnOp::Deref: {
@@ -370,7 +390,8 @@ Val IRGen::gen_ternary(Ternary &e) {
   auto *done = block("tern.done");
   b_.CreateCondBr(cond, then_bb, else_bb);
   Type t = storage_type(e.type);
-  bool scalar = is_scalar(t) || t.kind == TypeKind::Boolean || t.kind == TypeKind::Void;
+  bool scalar =
+      is_scalar(t) || t.kind == TypeKind::Boolean || t.kind == TypeKind::Void;
   llvm::Value *slot = scalar ? nullptr : entry_alloca(t.size, "tern");
   b_.SetInsertPoint(then_bb);
   Val a = gen(e.left);
@@ -400,7 +421,8 @@ Val IRGen::gen_ternary(Ternary &e) {
 }
 
 // A GPU dim3 builtin's component read straight from its special register.
-static int gpu_dim_helper(const std::string &builtin, const std::string &field) {
+static int gpu_dim_helper(const std::string &builtin,
+                          const std::string &field) {
   int axis = field == "x" ? 0 : field == "y" ? 1 : field == "z" ? 2 : -1;
   if (axis < 0)
     return -1;
@@ -442,8 +464,9 @@ Val IRGen::gen_field(FieldAccess &e) {
     if (f->bitfield_bits) {
       auto *raw = load_int(mem, make_int(f->type->size, false));
       auto *v = b_.CreateLShr(raw, i64(f->bitfield_shift));
-      v = b_.CreateAnd(v, i64((f->bitfield_bits >= 64) ? ~0ull
-                                                       : ((1ull << f->bitfield_bits) - 1)));
+      v = b_.CreateAnd(v, i64((f->bitfield_bits >= 64)
+                                  ? ~0ull
+                                  : ((1ull << f->bitfield_bits) - 1)));
       return {v, false};
     }
     if (is_scalar(field_type) || field_type.kind == TypeKind::Boolean)
@@ -483,7 +506,8 @@ Val IRGen::gen_index(ArrayAccess &e) {
   auto *idx = gen_scalar(e.index);
   if (base.kind == TypeKind::Pointer) {
     auto *p = gen_scalar(e.expr);
-    auto *addr = b_.CreateIntToPtr(b_.CreateAdd(p, b_.CreateMul(idx, i64(esize))), ptrt());
+    auto *addr = b_.CreateIntToPtr(
+        b_.CreateAdd(p, b_.CreateMul(idx, i64(esize))), ptrt());
     auto *dst = entry_alloca(std::max<uint32_t>(esize, 8), "elem");
     zero(dst, std::max<uint32_t>(esize, 8));
     probe_read(dst, esize, addr);
@@ -501,7 +525,8 @@ Val IRGen::gen_index(ArrayAccess &e) {
   auto *done = block("index.done");
   b_.CreateCondBr(b_.CreateICmpULT(idx, i64(count)), in, done);
   b_.SetInsertPoint(in);
-  auto *src = b_.CreateInBoundsGEP(b_.getInt8Ty(), mem, b_.CreateMul(idx, i64(esize)));
+  auto *src =
+      b_.CreateInBoundsGEP(b_.getInt8Ty(), mem, b_.CreateMul(idx, i64(esize)));
   copy(out, src, esize);
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
@@ -539,8 +564,10 @@ Val IRGen::gen_cast(Cast &e) {
   if (to.kind == TypeKind::Boolean)
     return {b_.CreateZExt(b_.CreateICmpNE(v, i64(0)), i64t()), false};
   if (to.is_int() && to.size < 8) {
-    auto *narrow = b_.CreateTrunc(v, llvm::Type::getIntNTy(*llctx_, 8 * to.size));
-    v = to.is_signed ? b_.CreateSExt(narrow, i64t()) : b_.CreateZExt(narrow, i64t());
+    auto *narrow =
+        b_.CreateTrunc(v, llvm::Type::getIntNTy(*llctx_, 8 * to.size));
+    v = to.is_signed ? b_.CreateSExt(narrow, i64t())
+                     : b_.CreateZExt(narrow, i64t());
   }
   return {v, false};
 }

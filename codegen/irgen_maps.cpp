@@ -1,16 +1,17 @@
 // Maps: their definitions, keys, reads, writes and aggregations.
-#include <linux/bpf.h>
-
-#include "codegen/irgen.h"
 #include "ast/passes/config.h"
-#include "runtime/maps/layout.h"
+#include "codegen/irgen.h"
 #include "codegen/value_types.h"
 #include "runtime/gpu/gpu_helper_ids.h"
+#include "runtime/maps/layout.h"
+
+#include <linux/bpf.h>
 
 namespace ubtrace::codegen {
 
-static_assert(ast::kMaxMapEntries == runtime::maps::kMaxEntries,
-              "max_map_keys and map declarations are bounded by the maps region");
+static_assert(
+    ast::kMaxMapEntries == runtime::maps::kMaxEntries,
+    "max_map_keys and map declarations are bounded by the maps region");
 
 using namespace ast;
 
@@ -26,15 +27,24 @@ std::string object_name(const std::string &name) {
 
 runtime::AggKind agg_of(const Type &t) {
   switch (t.kind) {
-  case TypeKind::Count: return runtime::AggKind::Count;
-  case TypeKind::Sum: return runtime::AggKind::Sum;
-  case TypeKind::Min: return runtime::AggKind::Min;
-  case TypeKind::Max: return runtime::AggKind::Max;
-  case TypeKind::Avg: return runtime::AggKind::Avg;
-  case TypeKind::Stats: return runtime::AggKind::Stats;
-  case TypeKind::Hist: return runtime::AggKind::Hist;
-  case TypeKind::LHist: return runtime::AggKind::LHist;
-  default: return runtime::AggKind::None;
+  case TypeKind::Count:
+    return runtime::AggKind::Count;
+  case TypeKind::Sum:
+    return runtime::AggKind::Sum;
+  case TypeKind::Min:
+    return runtime::AggKind::Min;
+  case TypeKind::Max:
+    return runtime::AggKind::Max;
+  case TypeKind::Avg:
+    return runtime::AggKind::Avg;
+  case TypeKind::Stats:
+    return runtime::AggKind::Stats;
+  case TypeKind::Hist:
+    return runtime::AggKind::Hist;
+  case TypeKind::LHist:
+    return runtime::AggKind::LHist;
+  default:
+    return runtime::AggKind::None;
   }
 }
 
@@ -60,13 +70,14 @@ uint32_t slot_size(const Type &t) {
 } // namespace
 
 void IRGen::declare_maps() {
-  auto *map_ty4 = llvm::StructType::get(*llctx_, {ptrt(), ptrt(), ptrt(), ptrt()});
+  auto *map_ty4 =
+      llvm::StructType::get(*llctx_, {ptrt(), ptrt(), ptrt(), ptrt()});
   auto *map_ty2 = llvm::StructType::get(*llctx_, {ptrt(), ptrt()});
   auto make_global = [&](MapGen &mg) {
     auto *ty = mg.bpf_type == BPF_MAP_TYPE_RINGBUF ? map_ty2 : map_ty4;
-    mg.gv = new llvm::GlobalVariable(*mod_, ty, false, llvm::GlobalValue::ExternalLinkage,
-                                     llvm::Constant::getNullValue(ty),
-                                     mg.spec.object_name);
+    mg.gv = new llvm::GlobalVariable(
+        *mod_, ty, false, llvm::GlobalValue::ExternalLinkage,
+        llvm::Constant::getNullValue(ty), mg.spec.object_name);
     mg.gv->setSection(".maps");
     mg.gv->setDSOLocal(true);
     mg.gv->setAlignment(llvm::Align(8));
@@ -83,10 +94,13 @@ void IRGen::declare_maps() {
     mg.spec.agg = agg_of(info.value);
     bool per_slot = mg.spec.agg != runtime::AggKind::None;
     bool lru = info.decl_kind == "lruhash" || info.decl_kind == "percpulruhash";
-    mg.bpf_type = per_slot ? (lru ? BPF_MAP_TYPE_LRU_PERCPU_HASH : BPF_MAP_TYPE_PERCPU_HASH)
+    mg.bpf_type = per_slot ? (lru ? BPF_MAP_TYPE_LRU_PERCPU_HASH
+                                  : BPF_MAP_TYPE_PERCPU_HASH)
                            : (lru ? BPF_MAP_TYPE_LRU_HASH : BPF_MAP_TYPE_HASH);
-    mg.spec.kind = per_slot ? (lru ? runtime::MapKind::PerCpuLruHash : runtime::MapKind::PerCpuHash)
-                            : (lru ? runtime::MapKind::LruHash : runtime::MapKind::Hash);
+    mg.spec.kind =
+        per_slot ? (lru ? runtime::MapKind::PerCpuLruHash
+                        : runtime::MapKind::PerCpuHash)
+                 : (lru ? runtime::MapKind::LruHash : runtime::MapKind::Hash);
     mg.key = info.key.is_none() ? make_int(8, false) : info.key;
     // A scalar aggregation lives in a per-slot array: a lookup there is an
     // index, not a hash probe (count() about twice as fast). An entry reads
@@ -100,7 +114,8 @@ void IRGen::declare_maps() {
       mg.key = make_int(4, false);
     }
     mg.value = per_slot ? info.value : storage_type(info.value);
-    mg.spec.key = info.key.is_none() ? runtime::ValueType{} : to_value_type(info.key);
+    mg.spec.key =
+        info.key.is_none() ? runtime::ValueType{} : to_value_type(info.key);
     mg.spec.value = to_value_type(info.value);
     mg.spec.key_size = mg.key.size;
     mg.spec.value_size = slot_size(info.value);
@@ -112,13 +127,16 @@ void IRGen::declare_maps() {
       fail(info.first_use,
            name + "'s " + (key ? "key" : "value") + " is " +
                std::to_string(key ? mg.spec.key_size : mg.spec.value_size) +
-               " bytes, more than a map's " + (key ? "key" : "value") + " may have (" +
-               std::to_string(key ? runtime::maps::kMaxKeySize : runtime::maps::kMaxValueSize) +
+               " bytes, more than a map's " + (key ? "key" : "value") +
+               " may have (" +
+               std::to_string(key ? runtime::maps::kMaxKeySize
+                                  : runtime::maps::kMaxValueSize) +
                "); strings in it take max_strlen bytes each");
     }
     mg.spec.max_entries = info.key.is_none() ? 1
-                          : info.max_entries ? static_cast<uint32_t>(info.max_entries)
-                                             : opts_.max_map_keys;
+                          : info.max_entries
+                              ? static_cast<uint32_t>(info.max_entries)
+                              : opts_.max_map_keys;
     mg.spec.hist_bits = info.value.hist_bits;
     mg.spec.lhist_min = info.value.lhist_min;
     mg.spec.lhist_max = info.value.lhist_max;
@@ -130,8 +148,8 @@ void IRGen::declare_maps() {
   }
 
   auto internal = [&](const char *name, runtime::MapRole role, uint32_t type,
-                      runtime::MapKind kind, uint32_t key_size, uint32_t value_size,
-                      uint32_t max_entries) {
+                      runtime::MapKind kind, uint32_t key_size,
+                      uint32_t value_size, uint32_t max_entries) {
     MapGen mg;
     mg.spec.name = name;
     mg.spec.object_name = name;
@@ -152,8 +170,8 @@ void IRGen::declare_maps() {
     rb_bytes *= 2;
   internal(abi::kEventsMap, runtime::MapRole::Events, BPF_MAP_TYPE_RINGBUF,
            runtime::MapKind::RingBuf, 0, 0, rb_bytes);
-  internal(abi::kScratchMap, runtime::MapRole::Scratch, BPF_MAP_TYPE_PERCPU_ARRAY,
-           runtime::MapKind::PerCpuArray, 4, 0, 2);
+  internal(abi::kScratchMap, runtime::MapRole::Scratch,
+           BPF_MAP_TYPE_PERCPU_ARRAY, runtime::MapKind::PerCpuArray, 4, 0, 2);
   internal(abi::kGlobalsMap, runtime::MapRole::Globals, BPF_MAP_TYPE_ARRAY,
            runtime::MapKind::Array, 4, sizeof(abi::Globals), 1);
 }
@@ -176,11 +194,14 @@ void IRGen::finish_module() {
     license = it->second;
   auto *init = llvm::ConstantDataArray::getString(*llctx_, license, true);
   auto *gv = new llvm::GlobalVariable(*mod_, init->getType(), true,
-                                      llvm::GlobalValue::ExternalLinkage, init, "_license");
+                                      llvm::GlobalValue::ExternalLinkage, init,
+                                      "_license");
   gv->setSection("license");
 }
 
-MapGen &IRGen::map_of(const std::string &name) { return maps_.at(name); }
+MapGen &IRGen::map_of(const std::string &name) {
+  return maps_.at(name);
+}
 
 llvm::Value *IRGen::gen_key_from(Expr *key, MapGen &mg, const Location &loc) {
   auto *slot = entry_alloca(mg.spec.key_size, "key");
@@ -211,12 +232,15 @@ llvm::Value *IRGen::gen_key(Map &m, MapGen &mg) {
   return slot;
 }
 
-static llvm::Value *map_ptr(MapGen &mg) { return mg.gv; }
+static llvm::Value *map_ptr(MapGen &mg) {
+  return mg.gv;
+}
 
 llvm::Value *IRGen::lookup_or_init(MapGen &mg, llvm::Value *key) {
   auto *p = helper(BPF_FUNC_map_lookup_elem, ptrt(), {map_ptr(mg), key});
   // Array entries always exist.
-  if (mg.bpf_type == BPF_MAP_TYPE_PERCPU_ARRAY || mg.bpf_type == BPF_MAP_TYPE_ARRAY)
+  if (mg.bpf_type == BPF_MAP_TYPE_PERCPU_ARRAY ||
+      mg.bpf_type == BPF_MAP_TYPE_ARRAY)
     return p;
   auto *found = b_.GetInsertBlock();
   auto *missing = block("map.missing");
@@ -262,12 +286,15 @@ llvm::Value *IRGen::sum_slots(MapGen &mg, llvm::Value *key) {
     cb->setSection(".text");
     cb->addFnAttr(llvm::Attribute::NoUnwind);
     auto *di_ptr = di_->createPointerType(nullptr, 64);
-    auto *di_u64 = di_->createBasicType("unsigned long", 64, llvm::dwarf::DW_ATE_unsigned);
-    auto *sp = di_->createFunction(
-        cu_, cb->getName(), cb->getName(), difile_, 0,
-        di_->createSubroutineType(di_->getOrCreateTypeArray({di_int(), di_u64, di_ptr})), 0,
-        llvm::DINode::FlagPrototyped,
-        llvm::DISubprogram::SPFlagDefinition | llvm::DISubprogram::SPFlagLocalToUnit);
+    auto *di_u64 =
+        di_->createBasicType("unsigned long", 64, llvm::dwarf::DW_ATE_unsigned);
+    auto *sp =
+        di_->createFunction(cu_, cb->getName(), cb->getName(), difile_, 0,
+                            di_->createSubroutineType(di_->getOrCreateTypeArray(
+                                {di_int(), di_u64, di_ptr})),
+                            0, llvm::DINode::FlagPrototyped,
+                            llvm::DISubprogram::SPFlagDefinition |
+                                llvm::DISubprogram::SPFlagLocalToUnit);
     di_->createParameterVariable(sp, "index", 1, difile_, 0, di_u64, true);
     di_->createParameterVariable(sp, "data", 2, difile_, 0, di_ptr, true);
     cb->setSubprogram(sp);
@@ -275,10 +302,13 @@ llvm::Value *IRGen::sum_slots(MapGen &mg, llvm::Value *key) {
     cbb.SetCurrentDebugLocation(llvm::DILocation::get(*llctx_, 0, 0, sp));
     auto *data = cb->getArg(1);
     auto *k = cbb.CreateAlignedLoad(ptrt(), data, llvm::Align(8));
-    auto *fty = llvm::FunctionType::get(ptrt(), {ptrt(), ptrt(), b_.getInt32Ty()}, false);
-    auto *callee = cbb.CreateIntToPtr(i64(BPF_FUNC_map_lookup_percpu_elem), ptrt());
-    auto *p = cbb.CreateCall(fty, callee,
-                             {mg.gv, k, cbb.CreateTrunc(cb->getArg(0), b_.getInt32Ty())});
+    auto *fty = llvm::FunctionType::get(
+        ptrt(), {ptrt(), ptrt(), b_.getInt32Ty()}, false);
+    auto *callee =
+        cbb.CreateIntToPtr(i64(BPF_FUNC_map_lookup_percpu_elem), ptrt());
+    auto *p = cbb.CreateCall(
+        fty, callee,
+        {mg.gv, k, cbb.CreateTrunc(cb->getArg(0), b_.getInt32Ty())});
     auto *has = llvm::BasicBlock::Create(*llctx_, "has", cb);
     auto *out = llvm::BasicBlock::Create(*llctx_, "out", cb);
     // No value at this slot: none at any later one either (slots are taken
@@ -294,8 +324,9 @@ llvm::Value *IRGen::sum_slots(MapGen &mg, llvm::Value *key) {
     switch (vt.kind) {
     case TypeKind::Avg:
     case TypeKind::Stats: {
-      auto *c0 = cbb.CreateAlignedLoad(i64t(), cbb.CreateInBoundsGEP(b_.getInt8Ty(), p, i64(8)),
-                                       llvm::Align(8));
+      auto *c0 = cbb.CreateAlignedLoad(
+          i64t(), cbb.CreateInBoundsGEP(b_.getInt8Ty(), p, i64(8)),
+          llvm::Align(8));
       auto *ac = cbb.CreateAlignedLoad(i64t(), acc2, llvm::Align(8));
       cbb.CreateAlignedStore(cbb.CreateAdd(a0, v0), acc, llvm::Align(8));
       cbb.CreateAlignedStore(cbb.CreateAdd(ac, c0), acc2, llvm::Align(8));
@@ -304,15 +335,21 @@ llvm::Value *IRGen::sum_slots(MapGen &mg, llvm::Value *key) {
     case TypeKind::Min:
     case TypeKind::Max: {
       auto *set = cbb.CreateAlignedLoad(
-          i64t(), cbb.CreateInBoundsGEP(b_.getInt8Ty(), p, i64(8)), llvm::Align(8));
+          i64t(), cbb.CreateInBoundsGEP(b_.getInt8Ty(), p, i64(8)),
+          llvm::Align(8));
       auto *aset = cbb.CreateAlignedLoad(i64t(), acc2, llvm::Align(8));
       bool is_min = vt.kind == TypeKind::Min;
-      auto *better = is_min ? (vt.agg_signed ? cbb.CreateICmpSLT(v0, a0) : cbb.CreateICmpULT(v0, a0))
-                            : (vt.agg_signed ? cbb.CreateICmpSGT(v0, a0) : cbb.CreateICmpUGT(v0, a0));
-      auto *take = cbb.CreateAnd(cbb.CreateICmpNE(set, i64(0)),
-                                 cbb.CreateOr(cbb.CreateICmpEQ(aset, i64(0)), better));
-      cbb.CreateAlignedStore(cbb.CreateSelect(take, v0, a0), acc, llvm::Align(8));
-      cbb.CreateAlignedStore(cbb.CreateSelect(take, i64(1), aset), acc2, llvm::Align(8));
+      auto *better = is_min ? (vt.agg_signed ? cbb.CreateICmpSLT(v0, a0)
+                                             : cbb.CreateICmpULT(v0, a0))
+                            : (vt.agg_signed ? cbb.CreateICmpSGT(v0, a0)
+                                             : cbb.CreateICmpUGT(v0, a0));
+      auto *take =
+          cbb.CreateAnd(cbb.CreateICmpNE(set, i64(0)),
+                        cbb.CreateOr(cbb.CreateICmpEQ(aset, i64(0)), better));
+      cbb.CreateAlignedStore(cbb.CreateSelect(take, v0, a0), acc,
+                             llvm::Align(8));
+      cbb.CreateAlignedStore(cbb.CreateSelect(take, i64(1), aset), acc2,
+                             llvm::Align(8));
       break;
     }
     default: // count, sum
@@ -338,16 +375,19 @@ llvm::Value *IRGen::sum_slots(MapGen &mg, llvm::Value *key) {
   auto *done = block("slots.done");
   b_.CreateCondBr(b_.CreateIsNull(g), done, have_g);
   b_.SetInsertPoint(have_g);
-  auto *n = b_.CreateAlignedLoad(i64t(), byte_ptr(g, offsetof(abi::Globals, ncpus)),
-                                 llvm::Align(8));
+  auto *n = b_.CreateAlignedLoad(
+      i64t(), byte_ptr(g, offsetof(abi::Globals, ncpus)), llvm::Align(8));
   helper(BPF_FUNC_loop, i64t(), {n, cb, data, i64(0)});
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
-  llvm::Value *total = b_.CreateAlignedLoad(i64t(), byte_ptr(data, 8), llvm::Align(8));
+  llvm::Value *total =
+      b_.CreateAlignedLoad(i64t(), byte_ptr(data, 8), llvm::Align(8));
   if (vt.kind == TypeKind::Avg) {
-    auto *cnt = b_.CreateAlignedLoad(i64t(), byte_ptr(data, 16), llvm::Align(8));
+    auto *cnt =
+        b_.CreateAlignedLoad(i64t(), byte_ptr(data, 16), llvm::Align(8));
     auto *safe = b_.CreateSelect(b_.CreateICmpEQ(cnt, i64(0)), i64(1), cnt);
-    total = vt.agg_signed ? signed_div(total, safe) : b_.CreateUDiv(total, safe);
+    total =
+        vt.agg_signed ? signed_div(total, safe) : b_.CreateUDiv(total, safe);
   }
   return total;
 }
@@ -359,7 +399,8 @@ Val IRGen::gen_map_read(Map &m) {
   if (mg.spec.agg != runtime::AggKind::None) {
     if (vt.kind == TypeKind::Stats || vt.kind == TypeKind::Hist ||
         vt.kind == TypeKind::LHist) {
-      fail(m.loc, "reading a " + type_str(vt) + " map as a value is not supported");
+      fail(m.loc,
+           "reading a " + type_str(vt) + " map as a value is not supported");
       return {i64(0), false};
     }
     return {sum_slots(mg, key), false};
@@ -404,7 +445,8 @@ void IRGen::gen_map_assign(AssignMap &s) {
   if (!is_scalar(mg.value))
     zero(val, mg.spec.value_size);
   store_value(val, mg.value, v, s.value->type);
-  helper(BPF_FUNC_map_update_elem, i64t(), {map_ptr(mg), key, val, i64(BPF_ANY)});
+  helper(BPF_FUNC_map_update_elem, i64t(),
+         {map_ptr(mg), key, val, i64(BPF_ANY)});
 }
 
 // Adds `v` to the u64 at `p`: a plain add on the host (the slot is the
@@ -451,17 +493,21 @@ void IRGen::gen_aggregate(Map &m, Call &c) {
       // GPU: a device atomic min/max (BPF has none; a CAS loop would make
       // a warp retry). Device maps start the value at the identity, so
       // there is no is-set test; every sample marks the value set.
-      helper(is_min ? runtime::gpu::kHelperGpuAtomicMin : runtime::gpu::kHelperGpuAtomicMax,
+      helper(is_min ? runtime::gpu::kHelperGpuAtomicMin
+                    : runtime::gpu::kHelperGpuAtomicMax,
              i64t(), {map_ptr(mg), p, arg, i64(sign ? 1 : 0)});
       b_.CreateAlignedStore(i64(1), byte_ptr(p, 8), llvm::Align(8));
       break;
     }
     auto *cur = b_.CreateAlignedLoad(i64t(), p, llvm::Align(8));
     auto *set = b_.CreateAlignedLoad(i64t(), byte_ptr(p, 8), llvm::Align(8));
-    auto *better = is_min ? (sign ? b_.CreateICmpSLT(arg, cur) : b_.CreateICmpULT(arg, cur))
-                          : (sign ? b_.CreateICmpSGT(arg, cur) : b_.CreateICmpUGT(arg, cur));
+    auto *better =
+        is_min
+            ? (sign ? b_.CreateICmpSLT(arg, cur) : b_.CreateICmpULT(arg, cur))
+            : (sign ? b_.CreateICmpSGT(arg, cur) : b_.CreateICmpUGT(arg, cur));
     auto *write = block("agg.write");
-    b_.CreateCondBr(b_.CreateOr(b_.CreateICmpEQ(set, i64(0)), better), write, done);
+    b_.CreateCondBr(b_.CreateOr(b_.CreateICmpEQ(set, i64(0)), better), write,
+                    done);
     b_.SetInsertPoint(write);
     b_.CreateAlignedStore(arg, p, llvm::Align(8));
     b_.CreateAlignedStore(i64(1), byte_ptr(p, 8), llvm::Align(8));
@@ -482,7 +528,8 @@ void IRGen::gen_aggregate(Map &m, Call &c) {
     b_.SetInsertPoint(big);
     llvm::Value *n = arg, *l = i64(0);
     for (int i = 5; i >= 0; i--) {
-      auto *ge = b_.CreateZExt(b_.CreateICmpUGE(n, i64(1ull << (1u << i))), i64t());
+      auto *ge =
+          b_.CreateZExt(b_.CreateICmpUGE(n, i64(1ull << (1u << i))), i64t());
       auto *shift = b_.CreateShl(ge, i64(i));
       n = b_.CreateLShr(n, shift);
       l = b_.CreateAdd(l, shift);
@@ -498,8 +545,10 @@ void IRGen::gen_aggregate(Map &m, Call &c) {
     idx->addIncoming(small_idx, pre);
     idx->addIncoming(big_idx, from_big);
     uint64_t nb = runtime::hist_buckets(static_cast<uint32_t>(k));
-    auto *clamped = b_.CreateSelect(b_.CreateICmpULT(idx, i64(nb)), idx, i64(nb - 1));
-    auto *bucket = b_.CreateInBoundsGEP(b_.getInt8Ty(), p, b_.CreateMul(clamped, i64(8)));
+    auto *clamped =
+        b_.CreateSelect(b_.CreateICmpULT(idx, i64(nb)), idx, i64(nb - 1));
+    auto *bucket =
+        b_.CreateInBoundsGEP(b_.getInt8Ty(), p, b_.CreateMul(clamped, i64(8)));
     add_to(*this, bucket, i64(1));
     break;
   }
@@ -512,9 +561,11 @@ void IRGen::gen_aggregate(Map &m, Call &c) {
         b_.CreateUDiv(b_.CreateSub(arg, i64(static_cast<uint64_t>(mn))),
                       i64(static_cast<uint64_t>(step))),
         i64(1));
-    llvm::Value *idx = b_.CreateSelect(below, i64(0), b_.CreateSelect(above, i64(last), in));
+    llvm::Value *idx =
+        b_.CreateSelect(below, i64(0), b_.CreateSelect(above, i64(last), in));
     idx = b_.CreateSelect(b_.CreateICmpULE(idx, i64(last)), idx, i64(last));
-    auto *bucket = b_.CreateInBoundsGEP(b_.getInt8Ty(), p, b_.CreateMul(idx, i64(8)));
+    auto *bucket =
+        b_.CreateInBoundsGEP(b_.getInt8Ty(), p, b_.CreateMul(idx, i64(8)));
     add_to(*this, bucket, i64(1));
     break;
   }
@@ -538,7 +589,8 @@ Val IRGen::gen_incdec(Unop &e) {
     auto *slot = var_slot(v->name);
     Type vt = var_types_.count(v->name) ? var_types_[v->name] : t;
     auto *old = load_int(slot, vt);
-    auto *nv = inc ? b_.CreateAdd(old, i64(step)) : b_.CreateSub(old, i64(step));
+    auto *nv =
+        inc ? b_.CreateAdd(old, i64(step)) : b_.CreateSub(old, i64(step));
     store_int(slot, nv, vt);
     return {post ? old : nv, false};
   }

@@ -2,11 +2,10 @@
 // bpf_for_each_map_elem (over a map) and bpf_loop (over a range), as the
 // kernel wants them; the callback reaches the probe's variables through a
 // block of pointers on the probe's stack.
-#include <linux/bpf.h>
-
+#include "ast/visitor.h"
 #include "codegen/irgen.h"
 
-#include "ast/visitor.h"
+#include <linux/bpf.h>
 
 namespace ubtrace::codegen {
 
@@ -42,7 +41,8 @@ void IRGen::gen_stmt(Stmt *s) {
   case NodeKind::AssignVar: {
     auto *a = static_cast<AssignVar *>(s);
     Val v = gen(a->value);
-    store_value(var_slot(a->var->name), var_types_[a->var->name], v, a->value->type);
+    store_value(var_slot(a->var->name), var_types_[a->var->name], v,
+                a->value->type);
     return;
   }
   case NodeKind::AssignMap:
@@ -169,7 +169,8 @@ void IRGen::gen_for(For &s) {
   auto *cbctx = entry_alloca(8 * (n + 3), "forctx", /*stack_only=*/true);
   b_.CreateAlignedStore(ctx_, cbctx, llvm::Align(8));
   for (uint32_t i = 0; i < n; i++)
-    b_.CreateAlignedStore(vars_[names[i]], byte_ptr(cbctx, 8 * (i + 1)), llvm::Align(8));
+    b_.CreateAlignedStore(vars_[names[i]], byte_ptr(cbctx, 8 * (i + 1)),
+                          llvm::Align(8));
   b_.CreateAlignedStore(i64(0), byte_ptr(cbctx, flag_off), llvm::Align(8));
   llvm::Value *start = nullptr, *end = nullptr;
   if (!s.map) {
@@ -180,31 +181,41 @@ void IRGen::gen_for(For &s) {
 
   // The callback.
   llvm::FunctionType *cb_ty =
-      s.map ? llvm::FunctionType::get(i64t(), {ptrt(), ptrt(), ptrt(), ptrt()}, false)
+      s.map ? llvm::FunctionType::get(i64t(), {ptrt(), ptrt(), ptrt(), ptrt()},
+                                      false)
             : llvm::FunctionType::get(i64t(), {i64t(), ptrt()}, false);
-  auto *cb = llvm::Function::Create(cb_ty, llvm::Function::InternalLinkage,
-                                    std::string(fn_->getName()) + "_for", *mod_);
+  auto *cb =
+      llvm::Function::Create(cb_ty, llvm::Function::InternalLinkage,
+                             std::string(fn_->getName()) + "_for", *mod_);
   fn_locs_[cb->getName().str()] = s.loc;
   cb->setSection(".text");
   cb->addFnAttr(llvm::Attribute::NoUnwind);
   auto *di_ptr = di_->createPointerType(nullptr, 64);
-  auto *di_u64 = di_->createBasicType("unsigned long", 64, llvm::dwarf::DW_ATE_unsigned);
+  auto *di_u64 =
+      di_->createBasicType("unsigned long", 64, llvm::dwarf::DW_ATE_unsigned);
   std::vector<std::pair<const char *, llvm::DIType *>> params =
-      s.map ? std::vector<std::pair<const char *, llvm::DIType *>>{
-                  {"map", di_ptr}, {"key", di_ptr}, {"value", di_ptr}, {"data", di_ptr}}
-            : std::vector<std::pair<const char *, llvm::DIType *>>{{"index", di_u64},
-                                                                     {"data", di_ptr}};
+      s.map ? std::vector<std::pair<const char *, llvm::DIType *>>{{"map",
+                                                                    di_ptr},
+                                                                   {"key",
+                                                                    di_ptr},
+                                                                   {"value",
+                                                                    di_ptr},
+                                                                   {"data",
+                                                                    di_ptr}}
+            : std::vector<std::pair<const char *, llvm::DIType *>>{
+                  {"index", di_u64}, {"data", di_ptr}};
   std::vector<llvm::Metadata *> sig = {di_int()};
   for (auto &[pname, pt] : params)
     sig.push_back(pt);
   auto *sp = di_->createFunction(
       cu_, cb->getName(), cb->getName(), difile_, s.loc.begin.line,
-      di_->createSubroutineType(di_->getOrCreateTypeArray(sig)), s.loc.begin.line,
-      llvm::DINode::FlagPrototyped,
-      llvm::DISubprogram::SPFlagDefinition | llvm::DISubprogram::SPFlagLocalToUnit);
+      di_->createSubroutineType(di_->getOrCreateTypeArray(sig)),
+      s.loc.begin.line, llvm::DINode::FlagPrototyped,
+      llvm::DISubprogram::SPFlagDefinition |
+          llvm::DISubprogram::SPFlagLocalToUnit);
   for (unsigned i = 0; i < params.size(); i++)
-    di_->createParameterVariable(sp, params[i].first, i + 1, difile_, s.loc.begin.line,
-                                 params[i].second, true);
+    di_->createParameterVariable(sp, params[i].first, i + 1, difile_,
+                                 s.loc.begin.line, params[i].second, true);
   cb->setSubprogram(sp);
 
   // Save the probe's state, generate the callback, restore.
@@ -223,13 +234,13 @@ void IRGen::gen_for(For &s) {
   entry_ = llvm::BasicBlock::Create(*llctx_, "entry", cb);
   auto *body = llvm::BasicBlock::Create(*llctx_, "body", cb);
   b_.SetInsertPoint(body);
-  b_.SetCurrentDebugLocation(llvm::DILocation::get(*llctx_, s.loc.begin.line,
-                                                   s.loc.begin.column, sp));
+  b_.SetCurrentDebugLocation(
+      llvm::DILocation::get(*llctx_, s.loc.begin.line, s.loc.begin.column, sp));
   llvm::Value *block_ptr = s.map ? cb->getArg(3) : cb->getArg(1);
   ctx_ = b_.CreateAlignedLoad(ptrt(), block_ptr, llvm::Align(8));
   for (uint32_t i = 0; i < n; i++)
-    vars_[names[i]] =
-        b_.CreateAlignedLoad(ptrt(), byte_ptr(block_ptr, 8 * (i + 1)), llvm::Align(8));
+    vars_[names[i]] = b_.CreateAlignedLoad(
+        ptrt(), byte_ptr(block_ptr, 8 * (i + 1)), llvm::Align(8));
   returned_flag_ = byte_ptr(block_ptr, flag_off);
   loops_.push_back({nullptr, nullptr, true});
 
@@ -247,11 +258,13 @@ void IRGen::gen_for(For &s) {
       if (mg.spec.agg != runtime::AggKind::None) {
         store_int(byte_ptr(var, vf.offset), sum_slots(mg, key), *vf.type);
       } else {
-        store_value(byte_ptr(var, vf.offset), *vf.type, {value, true}, mg.value);
+        store_value(byte_ptr(var, vf.offset), *vf.type, {value, true},
+                    mg.value);
       }
     }
   } else {
-    auto *first = b_.CreateAlignedLoad(i64t(), byte_ptr(block_ptr, start_off), llvm::Align(8));
+    auto *first = b_.CreateAlignedLoad(i64t(), byte_ptr(block_ptr, start_off),
+                                       llvm::Align(8));
     store_int(var, b_.CreateAdd(first, cb->getArg(0)), vt);
   }
   gen_block(*s.body);
@@ -273,12 +286,13 @@ void IRGen::gen_for(For &s) {
     MapGen &mg = map_of(s.map->name);
     helper(BPF_FUNC_for_each_map_elem, i64t(), {mg.gv, cb, cbctx, i64(0)});
   } else {
-    auto *count = b_.CreateSelect(b_.CreateICmpSGT(end, start), b_.CreateSub(end, start),
-                                  i64(0));
+    auto *count = b_.CreateSelect(b_.CreateICmpSGT(end, start),
+                                  b_.CreateSub(end, start), i64(0));
     helper(BPF_FUNC_loop, i64t(), {count, cb, cbctx, i64(0)});
   }
   // A `return` inside the loop returns from the probe too.
-  auto *flag = b_.CreateAlignedLoad(i64t(), byte_ptr(cbctx, flag_off), llvm::Align(8));
+  auto *flag =
+      b_.CreateAlignedLoad(i64t(), byte_ptr(cbctx, flag_off), llvm::Align(8));
   auto *ret = block("for.return");
   auto *after = block("for.after");
   b_.CreateCondBr(b_.CreateICmpNE(flag, i64(0)), ret, after);

@@ -2,11 +2,10 @@
 
 #include <cstdio>
 #include <cstring>
-#include <mutex>
-#include <unistd.h>
-
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/ErrorHandling.h>
+#include <mutex>
+#include <unistd.h>
 
 namespace ubtrace::codegen {
 namespace {
@@ -66,8 +65,9 @@ void configure_llvm() {
     llvm::install_bad_alloc_error_handler(on_bad_alloc, nullptr);
     set_option("pre-RA-sched", "source");
     set_option("disable-machine-cse", "true");
-    for (const char *feature : {"disable-ldsx", "disable-movsx", "disable-bswap",
-                                "disable-sdiv-smod", "disable-storeimm"})
+    for (const char *feature :
+         {"disable-ldsx", "disable-movsx", "disable-bswap", "disable-sdiv-smod",
+          "disable-storeimm"})
       set_option(feature, "true");
   });
 }

@@ -1,5 +1,10 @@
 #include "parser/driver.h"
 
+#include "ast/builtins.h"
+#include "ast/depth_check.h"
+#include "ast/int_literal.h"
+#include "parser/grammar.hh"
+
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -9,11 +14,6 @@
 #include <map>
 #include <set>
 #include <sstream>
-
-#include "ast/builtins.h"
-#include "ast/depth_check.h"
-#include "ast/int_literal.h"
-#include "parser/grammar.hh"
 
 typedef void *yyscan_t;
 int ubtrace_lex_init_extra(ubtrace::parser::Driver *extra, yyscan_t *scanner);
@@ -67,8 +67,7 @@ Keyword keyword_kind(const std::string &w) {
   return it == table.end() ? Keyword::None : it->second;
 }
 
-Driver::Driver(ast::ASTContext &c, const ast::SourceFile &f)
-    : ctx(c), file(f) {
+Driver::Driver(ast::ASTContext &c, const ast::SourceFile &f) : ctx(c), file(f) {
   loc.file = &file;
 }
 
@@ -117,8 +116,8 @@ std::string Driver::bad_suffix(const char *text) const {
   size_t i = 0;
   if (s.size() > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
     i = 2;
-    while (i < s.size() && (std::isxdigit(static_cast<unsigned char>(s[i])) ||
-                            s[i] == '_'))
+    while (i < s.size() &&
+           (std::isxdigit(static_cast<unsigned char>(s[i])) || s[i] == '_'))
       i++;
     if (i == 2)
       i = 1; // "0x" alone: the x is the bad part
@@ -188,7 +187,8 @@ std::string Driver::unescape(const char *text, size_t len) {
     default:
       if (e >= '0' && e <= '7') {
         int v = e - '0', n = 1;
-        while (n < 3 && i + 1 < len && text[i + 1] >= '0' && text[i + 1] <= '7') {
+        while (n < 3 && i + 1 < len && text[i + 1] >= '0' &&
+               text[i + 1] <= '7') {
           v = v * 8 + (text[++i] - '0');
           n++;
         }
@@ -460,15 +460,14 @@ private:
   void import(ast::Import &imp, const ast::SourceFile &file) {
     std::string path = path_of(imp, file);
     if (path.size() < 3 || path.compare(path.size() - 3, 3, ".bt") != 0) {
-      ctx_.diags().error(imp.loc)
-          << "unknown import type: " << imp.path
-          << " (ubtrace imports .bt scripts)";
+      ctx_.diags().error(imp.loc) << "unknown import type: " << imp.path
+                                  << " (ubtrace imports .bt scripts)";
       return;
     }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
-      ctx_.diags().error(imp.loc) << "error reading import '" << path
-                                  << "': " << std::strerror(errno);
+      ctx_.diags().error(imp.loc)
+          << "error reading import '" << path << "': " << std::strerror(errno);
       return;
     }
     char *real = ::realpath(path.c_str(), nullptr);

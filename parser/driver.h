@@ -3,10 +3,10 @@
 // state, the previous token) that decides ambiguous tokens.
 #pragma once
 
+#include "ast/context.h"
+
 #include <cstdint>
 #include <string>
-
-#include "ast/context.h"
 
 namespace ubtrace::parser {
 
@@ -20,8 +20,24 @@ ast::Program *parse_source(ast::ASTContext &ctx, const ast::SourceFile &file);
 class Parser;
 
 enum class Keyword {
-  None, If, Else, For, While, Unroll, Return, Break, Continue, Let, Sizeof,
-  Offsetof, Typeof, Struct, Union, Enum, True, False,
+  None,
+  If,
+  Else,
+  For,
+  While,
+  Unroll,
+  Return,
+  Break,
+  Continue,
+  Let,
+  Sizeof,
+  Offsetof,
+  Typeof,
+  Struct,
+  Union,
+  Enum,
+  True,
+  False,
   Type, // int8..uint64, bool, string, buffer, inet, void and C's int words
 };
 Keyword keyword_kind(const std::string &word);
@@ -35,13 +51,13 @@ public:
   ast::Program *result = nullptr;
 
   // ---- lexer support ----
-  ast::Location loc;         // of the current token
-  size_t offset = 0;         // bytes consumed so far
-  int brace_depth = 0;       // in EXPR
-  int paren_depth = 0;       // in a predicate
+  ast::Location loc;   // of the current token
+  size_t offset = 0;   // bytes consumed so far
+  int brace_depth = 0; // in EXPR
+  int paren_depth = 0; // in a predicate
   bool in_predicate = false;
-  int last_token = 0;        // kind of the previous token returned
-  int prev_token = 0;        // and the one before it
+  int last_token = 0; // kind of the previous token returned
+  int prev_token = 0; // and the one before it
 
   void advance(const char *text, size_t len);
   ast::Location last_loc; // of the previous token returned

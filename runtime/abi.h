@@ -14,9 +14,26 @@ namespace ubtrace::abi {
 // get the x86-64 kernel pt_regs layout first, so code written for kernel
 // uprobes reads arguments at the same offsets, then ubtrace's own fields.
 enum PtRegs : uint32_t {
-  kR15 = 0, kR14 = 8, kR13 = 16, kR12 = 24, kRbp = 32, kRbx = 40, kR11 = 48,
-  kR10 = 56, kR9 = 64, kR8 = 72, kRax = 80, kRcx = 88, kRdx = 96, kRsi = 104,
-  kRdi = 112, kOrigRax = 120, kRip = 128, kCs = 136, kEflags = 144, kRsp = 152,
+  kR15 = 0,
+  kR14 = 8,
+  kR13 = 16,
+  kR12 = 24,
+  kRbp = 32,
+  kRbx = 40,
+  kR11 = 48,
+  kR10 = 56,
+  kR9 = 64,
+  kR8 = 72,
+  kRax = 80,
+  kRcx = 88,
+  kRdx = 96,
+  kRsi = 104,
+  kRdi = 112,
+  kOrigRax = 120,
+  kRip = 128,
+  kCs = 136,
+  kEflags = 144,
+  kRsp = 152,
   kSs = 160,
   kPtRegsSize = 168,
 };
@@ -107,8 +124,9 @@ inline constexpr uint32_t kJoinMaxArgs = 16;
 
 // ---- Internal maps (besides the script's) ----
 // Names in the BPF object; MapRole in the bundle says the same.
-inline constexpr const char *kEventsMap = "ubt_events";   // ring buffer
-inline constexpr const char *kScratchMap = "ubt_scratch"; // per-slot bytes: [0] events, [1] large temporaries
+inline constexpr const char *kEventsMap = "ubt_events"; // ring buffer
+inline constexpr const char *kScratchMap =
+    "ubt_scratch"; // per-slot bytes: [0] events, [1] large temporaries
 inline constexpr const char *kGlobalsMap = "ubt_globals"; // Globals below
 
 // The globals map's one value: Globals, then a u64 per Bundle::uaddrs.

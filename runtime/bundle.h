@@ -14,28 +14,28 @@ namespace ubtrace::runtime {
 // What a stored value is, in enough detail to print it. Sizes are in bytes.
 struct ValueType {
   enum class Kind : uint8_t {
-    None,      // no value (void)
-    Integer,   // size 1/2/4/8, is_signed
-    Boolean,   // size 1
-    Pointer,   // size 8, printed as 0x...
-    String,    // NUL-terminated within size bytes
-    Buffer,    // u32 length, then size-4 bytes of data (buf())
-    Array,     // count elements of fields[0]
-    Tuple,     // fields, unnamed, printed "(a, b)"
-    Record,    // fields, named, printed "{ .a = 1, .b = 2 }"
-    Struct,    // a C struct: fields, named, type_name "struct foo"
-    UStack,    // u64 nr, then stack_limit u64 addresses, then u64 pid
-    KStack,    // u64 nr, then stack_limit u64 addresses
-    USym,      // u64 address + u64 pid (usym(), func in uprobes)
-    KSym,      // u64 address
-    Inet,      // u64 af, then 16 bytes of address (ntop())
-    MacAddr,   // 6 bytes
-    Timestamp, // strftime(): u64 format id, u64 ns
-    CgroupPath,// u64 cgroup id
-    StrError,  // i64 errno
-    Username,  // u64 uid
-    Probe,     // u64 probe id, printed as the probe's name
-    Enum,      // integer printed by enum_names where it matches
+    None,       // no value (void)
+    Integer,    // size 1/2/4/8, is_signed
+    Boolean,    // size 1
+    Pointer,    // size 8, printed as 0x...
+    String,     // NUL-terminated within size bytes
+    Buffer,     // u32 length, then size-4 bytes of data (buf())
+    Array,      // count elements of fields[0]
+    Tuple,      // fields, unnamed, printed "(a, b)"
+    Record,     // fields, named, printed "{ .a = 1, .b = 2 }"
+    Struct,     // a C struct: fields, named, type_name "struct foo"
+    UStack,     // u64 nr, then stack_limit u64 addresses, then u64 pid
+    KStack,     // u64 nr, then stack_limit u64 addresses
+    USym,       // u64 address + u64 pid (usym(), func in uprobes)
+    KSym,       // u64 address
+    Inet,       // u64 af, then 16 bytes of address (ntop())
+    MacAddr,    // 6 bytes
+    Timestamp,  // strftime(): u64 format id, u64 ns
+    CgroupPath, // u64 cgroup id
+    StrError,   // i64 errno
+    Username,   // u64 uid
+    Probe,      // u64 probe id, printed as the probe's name
+    Enum,       // integer printed by enum_names where it matches
   };
 
   struct Field; // defined below: it holds a ValueType by value
@@ -43,16 +43,16 @@ struct ValueType {
   Kind kind = Kind::None;
   uint32_t size = 0;
   bool is_signed = false;
-  uint32_t count = 0;           // Array: number of elements
-  uint32_t stack_limit = 0;     // UStack/KStack: frames stored
-  uint8_t stack_mode = 0;       // 0 bpftrace, 1 perf, 2 raw, 3 build_id
-  std::string type_name;        // Struct/Enum: "struct foo"
-  std::vector<Field> fields;    // Tuple/Record/Struct; Array holds one
+  uint32_t count = 0;        // Array: number of elements
+  uint32_t stack_limit = 0;  // UStack/KStack: frames stored
+  uint8_t stack_mode = 0;    // 0 bpftrace, 1 perf, 2 raw, 3 build_id
+  std::string type_name;     // Struct/Enum: "struct foo"
+  std::vector<Field> fields; // Tuple/Record/Struct; Array holds one
   std::map<int64_t, std::string> enum_names;
 
   template <class Archive> void serialize(Archive &ar) {
-    ar(kind, size, is_signed, count, stack_limit, stack_mode, type_name,
-       fields, enum_names);
+    ar(kind, size, is_signed, count, stack_limit, stack_mode, type_name, fields,
+       enum_names);
   }
 };
 
@@ -93,7 +93,8 @@ enum class MapKind : uint8_t {
 enum class MapRole : uint8_t {
   User,    // a map of the script (@x)
   Events,  // the event ring buffer (abi::kEventsMap)
-  Scratch, // per-slot scratch: entry 0 builds events, entry 1 holds large temporaries (abi::kScratchMap)
+  Scratch, // per-slot scratch: entry 0 builds events, entry 1 holds large
+           // temporaries (abi::kScratchMap)
   Globals, // abi::Globals (abi::kGlobalsMap)
 };
 
@@ -103,8 +104,8 @@ struct MapSpec {
   MapRole role = MapRole::User;
   MapKind kind = MapKind::Hash;
   AggKind agg = AggKind::None;
-  ValueType key;    // Kind::None for scalar maps
-  ValueType value;  // the element type (for aggregations: what was passed in)
+  ValueType key;   // Kind::None for scalar maps
+  ValueType value; // the element type (for aggregations: what was passed in)
   uint32_t key_size = 0;
   uint32_t value_size = 0; // bytes of one slot
   uint32_t max_entries = 0;
@@ -162,8 +163,8 @@ struct ProbeSpec {
   uint64_t address = 0; // BIN:ADDRESS (0: none)
   uint64_t interval_ns = 0;
   template <class Archive> void serialize(Archive &ar) {
-    ar(kind, name, section, target, function, provider, lang, offset, has_offset,
-       address, interval_ns);
+    ar(kind, name, section, target, function, provider, lang, offset,
+       has_offset, address, interval_ns);
   }
 };
 
@@ -199,7 +200,9 @@ struct Bundle {
 
 // Number of u64 buckets a hist(n, bits) slot holds: one for negative values,
 // one for zero, then 2^bits buckets for each power of two up to 2^64.
-inline uint32_t hist_buckets(uint32_t bits) { return 2 + (64u << bits); }
+inline uint32_t hist_buckets(uint32_t bits) {
+  return 2 + (64u << bits);
+}
 
 // Number of u64 buckets an lhist(n, min, max, step) slot holds: below min,
 // the steps, and at or above max.

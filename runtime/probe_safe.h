@@ -23,17 +23,11 @@
 namespace ubtrace::runtime::probe_safe {
 
 inline void copy_bytes(void *dst, const void *src, size_t n) {
-  __asm__ volatile("rep movsb"
-                   : "+D"(dst), "+S"(src), "+c"(n)
-                   :
-                   : "memory");
+  __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
 }
 
 inline void fill_bytes(void *dst, uint8_t value, size_t n) {
-  __asm__ volatile("rep stosb"
-                   : "+D"(dst), "+c"(n)
-                   : "a"(value)
-                   : "memory");
+  __asm__ volatile("rep stosb" : "+D"(dst), "+c"(n) : "a"(value) : "memory");
 }
 
 // Copies n bytes that may overlap (memmove's contract).
@@ -63,16 +57,15 @@ inline size_t bounded_length(const char *s, size_t max) {
 
 // System calls without libc's wrappers. Return the kernel's value (-errno
 // on failure); errno is untouched.
-inline long raw_syscall(long nr, long a = 0, long b = 0, long c = 0,
-                        long d = 0, long e = 0, long f = 0) {
+inline long raw_syscall(long nr, long a = 0, long b = 0, long c = 0, long d = 0,
+                        long e = 0, long f = 0) {
   long ret;
   register long r10 __asm__("r10") = d;
   register long r8 __asm__("r8") = e;
   register long r9 __asm__("r9") = f;
   __asm__ volatile("syscall"
                    : "=a"(ret)
-                   : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8),
-                     "r"(r9)
+                   : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
                    : "rcx", "r11", "memory");
   return ret;
 }

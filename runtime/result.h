@@ -14,7 +14,9 @@ struct Error {
   std::string message;
 };
 
-inline Error make_error(std::string message) { return Error{std::move(message)}; }
+inline Error make_error(std::string message) {
+  return Error{std::move(message)};
+}
 
 template <class T> class [[nodiscard]] Result {
 public:

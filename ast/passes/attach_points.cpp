@@ -1,13 +1,13 @@
 #include "ast/passes/attach_points.h"
 
+#include "ast/builtins.h"
+#include "ast/int_literal.h"
+#include "ast/suggest.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <map>
-
-#include "ast/builtins.h"
-#include "ast/int_literal.h"
-#include "ast/suggest.h"
 
 namespace ubtrace::ast {
 
@@ -107,7 +107,8 @@ private:
       size_t j = i + 1;
       // Saturates: any index past the parameters given is an error.
       size_t n = 0;
-      while (j < raw.size() && std::isdigit(static_cast<unsigned char>(raw[j]))) {
+      while (j < raw.size() &&
+             std::isdigit(static_cast<unsigned char>(raw[j]))) {
         n = std::min<size_t>(n * 10 + (raw[j] - '0'), 1000000);
         j++;
       }
@@ -130,8 +131,8 @@ private:
     if (!expand_positional(ap, raw))
       return;
     // name=provider:... (a probe label, reserved by bpftrace)
-    if (auto eq = raw.find('='); eq != std::string::npos &&
-                                 raw.find(':') > eq && raw.find('"') > eq)
+    if (auto eq = raw.find('=');
+        eq != std::string::npos && raw.find(':') > eq && raw.find('"') > eq)
       raw = raw.substr(eq + 1);
 
     auto parts = split_parts(raw);
@@ -141,8 +142,9 @@ private:
       // Spelled-out aliases too (BEGIN for a misspelt BEGN; first when the
       // word is in capitals), not the one- and two-letter ones every short
       // word is close to.
-      bool capitals = std::any_of(parts[0].begin(), parts[0].end(),
-                                  [](unsigned char c) { return std::isupper(c); });
+      bool capitals =
+          std::any_of(parts[0].begin(), parts[0].end(),
+                      [](unsigned char c) { return std::isupper(c); });
       for (const auto &x : providers) {
         bool alias = std::strlen(x.alias) > 2;
         if (alias && capitals)
@@ -154,9 +156,9 @@ private:
       auto d = ctx_.diags().error(ap.loc);
       d << "Invalid probe type: " << parts[0];
       std::string hint = did_you_mean(parts[0], names);
-      d.hint(hint.empty() ? std::string("ubtrace runs ") + supported_list +
-                                " probes"
-                          : hint);
+      d.hint(hint.empty()
+                 ? std::string("ubtrace runs ") + supported_list + " probes"
+                 : hint);
       return;
     }
     ap.provider = p->name;
@@ -167,8 +169,8 @@ private:
       return;
     }
     auto bad = [&](const std::string &why) {
-      ctx_.diags().error(ap.loc) << "Invalid " << p->name << " probe '" << ap.raw
-                                 << "': " << why;
+      ctx_.diags().error(ap.loc)
+          << "Invalid " << p->name << " probe '" << ap.raw << "': " << why;
     };
 
     const std::string prov = p->name;
@@ -248,7 +250,8 @@ private:
     ap.unit = parts[1];
     if (ap.unit != "s" && ap.unit != "ms" && ap.unit != "us" &&
         ap.unit != "hz") {
-      bad("'" + ap.unit + "' is not an accepted unit of time (use s, ms, us or hz)");
+      bad("'" + ap.unit +
+          "' is not an accepted unit of time (use s, ms, us or hz)");
       return;
     }
     if (!parse_int_literal(parts[2], ap.freq, why)) {
@@ -268,7 +271,9 @@ private:
             std::to_string(ap.freq));
       return;
     }
-    uint64_t unit_ns = ap.unit == "s" ? 1000000000ull : ap.unit == "ms" ? 1000000ull : 1000ull;
+    uint64_t unit_ns = ap.unit == "s"    ? 1000000000ull
+                       : ap.unit == "ms" ? 1000000ull
+                                         : 1000ull;
     if (ap.freq > UINT64_MAX / unit_ns)
       bad("the interval is too long: " + std::to_string(ap.freq) + ap.unit +
           " is more than 2^64 nanoseconds");

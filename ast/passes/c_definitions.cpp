@@ -37,29 +37,52 @@ Type c_base_type(const std::string &words) {
   if (other == 1 && !n_long && !n_unsigned && !n_signed && !n_short &&
       !n_char && !n_int) {
     static const std::map<std::string, Type> named = {
-        {"int8", make_int(1, true)},     {"uint8", make_int(1, false)},
-        {"int16", make_int(2, true)},    {"uint16", make_int(2, false)},
-        {"int32", make_int(4, true)},    {"uint32", make_int(4, false)},
-        {"int64", make_int(8, true)},    {"uint64", make_int(8, false)},
-        {"int8_t", make_int(1, true)},   {"uint8_t", make_int(1, false)},
-        {"int16_t", make_int(2, true)},  {"uint16_t", make_int(2, false)},
-        {"int32_t", make_int(4, true)},  {"uint32_t", make_int(4, false)},
-        {"int64_t", make_int(8, true)},  {"uint64_t", make_int(8, false)},
-        {"__s8", make_int(1, true)},     {"__u8", make_int(1, false)},
-        {"__s16", make_int(2, true)},    {"__u16", make_int(2, false)},
-        {"__s32", make_int(4, true)},    {"__u32", make_int(4, false)},
-        {"__s64", make_int(8, true)},    {"__u64", make_int(8, false)},
-        {"s8", make_int(1, true)},       {"u8", make_int(1, false)},
-        {"s16", make_int(2, true)},      {"u16", make_int(2, false)},
-        {"s32", make_int(4, true)},      {"u32", make_int(4, false)},
-        {"s64", make_int(8, true)},      {"u64", make_int(8, false)},
-        {"size_t", make_int(8, false)},  {"ssize_t", make_int(8, true)},
-        {"uintptr_t", make_int(8, false)}, {"intptr_t", make_int(8, true)},
-        {"ptrdiff_t", make_int(8, true)}, {"off_t", make_int(8, true)},
-        {"pid_t", make_int(4, true)},    {"uid_t", make_int(4, false)},
-        {"gid_t", make_int(4, false)},   {"time_t", make_int(8, true)},
-        {"_Bool", make_bool()},          {"bool", make_bool()},
-        {"float", make_int(4, true)},    {"double", make_int(8, true)},
+        {"int8", make_int(1, true)},
+        {"uint8", make_int(1, false)},
+        {"int16", make_int(2, true)},
+        {"uint16", make_int(2, false)},
+        {"int32", make_int(4, true)},
+        {"uint32", make_int(4, false)},
+        {"int64", make_int(8, true)},
+        {"uint64", make_int(8, false)},
+        {"int8_t", make_int(1, true)},
+        {"uint8_t", make_int(1, false)},
+        {"int16_t", make_int(2, true)},
+        {"uint16_t", make_int(2, false)},
+        {"int32_t", make_int(4, true)},
+        {"uint32_t", make_int(4, false)},
+        {"int64_t", make_int(8, true)},
+        {"uint64_t", make_int(8, false)},
+        {"__s8", make_int(1, true)},
+        {"__u8", make_int(1, false)},
+        {"__s16", make_int(2, true)},
+        {"__u16", make_int(2, false)},
+        {"__s32", make_int(4, true)},
+        {"__u32", make_int(4, false)},
+        {"__s64", make_int(8, true)},
+        {"__u64", make_int(8, false)},
+        {"s8", make_int(1, true)},
+        {"u8", make_int(1, false)},
+        {"s16", make_int(2, true)},
+        {"u16", make_int(2, false)},
+        {"s32", make_int(4, true)},
+        {"u32", make_int(4, false)},
+        {"s64", make_int(8, true)},
+        {"u64", make_int(8, false)},
+        {"size_t", make_int(8, false)},
+        {"ssize_t", make_int(8, true)},
+        {"uintptr_t", make_int(8, false)},
+        {"intptr_t", make_int(8, true)},
+        {"ptrdiff_t", make_int(8, true)},
+        {"off_t", make_int(8, true)},
+        {"pid_t", make_int(4, true)},
+        {"uid_t", make_int(4, false)},
+        {"gid_t", make_int(4, false)},
+        {"time_t", make_int(8, true)},
+        {"_Bool", make_bool()},
+        {"bool", make_bool()},
+        {"float", make_int(4, true)},
+        {"double", make_int(8, true)},
         {"void", make_void()},
     };
     auto it = named.find(single);
@@ -213,7 +236,8 @@ private:
     }
     if (t.kind == Token::Ident) {
       pos_++;
-      if (auto it = types_.enum_values.find(t.text); it != types_.enum_values.end())
+      if (auto it = types_.enum_values.find(t.text);
+          it != types_.enum_values.end())
         return it->second.second;
       if (auto it = types_.defines.find(t.text); it != types_.defines.end())
         return std::strtoll(it->second.c_str(), nullptr, 0);
@@ -229,7 +253,7 @@ private:
       const Token &t = peek();
       static const std::map<std::string, int> prec = {
           {"|", 1}, {"^", 2}, {"&", 3}, {"<<", 4}, {">>", 4},
-          {"+", 5}, {"-", 5}, {"*", 6}, {"/", 6}, {"%", 6}};
+          {"+", 5}, {"-", 5}, {"*", 6}, {"/", 6},  {"%", 6}};
       if (t.kind != Token::Punct || !prec.count(t.text))
         return lhs;
       int p = prec.at(t.text);
@@ -238,16 +262,26 @@ private:
       std::string op = t.text;
       pos_++;
       int64_t rhs = const_binary(p + 1);
-      if (op == "|") lhs |= rhs;
-      else if (op == "^") lhs ^= rhs;
-      else if (op == "&") lhs &= rhs;
-      else if (op == "<<") lhs <<= rhs;
-      else if (op == ">>") lhs >>= rhs;
-      else if (op == "+") lhs += rhs;
-      else if (op == "-") lhs -= rhs;
-      else if (op == "*") lhs *= rhs;
-      else if (op == "/") lhs = rhs ? lhs / rhs : 0;
-      else if (op == "%") lhs = rhs ? lhs % rhs : 0;
+      if (op == "|")
+        lhs |= rhs;
+      else if (op == "^")
+        lhs ^= rhs;
+      else if (op == "&")
+        lhs &= rhs;
+      else if (op == "<<")
+        lhs <<= rhs;
+      else if (op == ">>")
+        lhs >>= rhs;
+      else if (op == "+")
+        lhs += rhs;
+      else if (op == "-")
+        lhs -= rhs;
+      else if (op == "*")
+        lhs *= rhs;
+      else if (op == "/")
+        lhs = rhs ? lhs / rhs : 0;
+      else if (op == "%")
+        lhs = rhs ? lhs % rhs : 0;
     }
   }
 
@@ -301,9 +335,9 @@ private:
       name = peek().text;
       pos_++;
     }
-    std::string full = std::string(is_union ? "union " : "struct ") +
-                       (name.empty() ? "(anonymous " + std::to_string(++anon_) + ")"
-                                     : name);
+    std::string full =
+        std::string(is_union ? "union " : "struct ") +
+        (name.empty() ? "(anonymous " + std::to_string(++anon_) + ")" : name);
     if (!accept("{")) {
       // A reference to a (maybe not yet defined) record.
       if (auto it = types_.records.find(full); it != types_.records.end())
@@ -320,7 +354,9 @@ private:
     types_.records[full] = rec;
     // The x86-64 System V layout. `used` is the end of the data so far in
     // bits, so that bitfields can pack into the bytes before them.
-    auto round_up = [](uint64_t v, uint64_t to) { return (v + to - 1) / to * to; };
+    auto round_up = [](uint64_t v, uint64_t to) {
+      return (v + to - 1) / to * to;
+    };
     uint64_t used = 0, size = 0;
     uint32_t align = 1;
     while (ok_ && !accept("}")) {
@@ -334,7 +370,8 @@ private:
         break;
       if (accept(";")) {
         // Anonymous nested struct/union: its fields join this record.
-        if (base.kind == TypeKind::CStruct && base.name.find("(anonymous") != std::string::npos) {
+        if (base.kind == TypeKind::CStruct &&
+            base.name.find("(anonymous") != std::string::npos) {
           uint32_t a = type_alignment(base);
           uint64_t at = is_union ? 0 : round_up(round_up(used, 8) / 8, a);
           for (auto f : base.fields) {
@@ -408,8 +445,9 @@ private:
       name = peek().text;
       pos_++;
     }
-    std::string full = name.empty() ? "(anonymous enum " + std::to_string(++anon_) + ")"
-                                    : name;
+    std::string full = name.empty()
+                           ? "(anonymous enum " + std::to_string(++anon_) + ")"
+                           : name;
     Type t = make_int(4, false);
     t.name = full;
     if (!accept("{"))

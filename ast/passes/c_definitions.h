@@ -5,9 +5,9 @@
 //   uprobe:./app:f { $f = (struct Foo *)arg0; printf("%s\n", $f->name); }
 #pragma once
 
-#include <string>
-
 #include "ast/context.h"
+
+#include <string>
 
 namespace ubtrace::ast {
 

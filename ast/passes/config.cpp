@@ -1,11 +1,11 @@
 #include "ast/passes/config.h"
 
+#include "ast/suggest.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <strings.h>
-
-#include "ast/suggest.h"
 
 namespace ubtrace::ast {
 
@@ -13,6 +13,7 @@ const std::vector<ConfigSetting> &config_settings() {
   // Integer ranges: what the code reading each value can hold and still
   // work (the maps region's limits, a ring buffer size in 32 bits, the
   // CLI's buffers), documented in ubtrace(8).
+  // clang-format off: one setting per row
   static const std::vector<ConfigSetting> s = {
       {"max_map_keys", ConfigKind::Integer, {}, "4096",
        "maximum number of keys of a map that has no declaration", 1, kMaxMapEntries},
@@ -54,6 +55,7 @@ const std::vector<ConfigSetting> &config_settings() {
       {"unstable_tseries", ConfigKind::Choice, {"error", "warn", "enable"}, "warn",
        "feature flag"},
   };
+  // clang-format on
   return s;
 }
 
@@ -142,8 +144,9 @@ uint64_t config_integer(const std::map<std::string, std::string> &config,
                         const std::string &name) {
   auto it = config.find(name);
   const ConfigSetting *s = find_config_setting(name);
-  const std::string &text =
-      it != config.end() ? it->second : s ? s->default_value : std::string();
+  const std::string &text = it != config.end() ? it->second
+                            : s                ? s->default_value
+                                               : std::string();
   return std::strtoull(text.c_str(), nullptr, 10);
 }
 

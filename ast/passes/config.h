@@ -1,12 +1,12 @@
 // The config block: known settings with values of the right kind.
 #pragma once
 
-#include <cstdint>
-#include <string>
-#include <map>
-#include <vector>
-
 #include "ast/context.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
 
 namespace ubtrace::ast {
 

@@ -1,12 +1,12 @@
 #include "ast/passes/semantic.h"
 
-#include <cstdlib>
-
 #include "ast/builtins.h"
 #include "ast/passes/attach_points.h"
-#include "ast/passes/config.h"
 #include "ast/passes/c_definitions.h"
+#include "ast/passes/config.h"
 #include "ast/passes/semantic_internal.h"
+
+#include <cstdlib>
 
 namespace ubtrace::ast {
 
@@ -39,7 +39,8 @@ bool Semantic::run() {
   for (const auto &name : read_maps_) {
     auto it = ctx_.maps.find(name);
     if (it == ctx_.maps.end() || !it->second.assigned)
-      ctx_.diags().error(it != ctx_.maps.end() ? it->second.first_use : Location{})
+      ctx_.diags().error(it != ctx_.maps.end() ? it->second.first_use
+                                               : Location{})
           << "Undefined map: " << name;
   }
   std::set<std::string> declared;
@@ -48,7 +49,8 @@ bool Semantic::run() {
     if (d->map_kind.empty() || !declared.insert(d->name).second)
       continue;
     auto it = ctx_.maps.find(d->name);
-    if (it == ctx_.maps.end() || (!it->second.assigned && !read_maps_.count(d->name))) {
+    if (it == ctx_.maps.end() ||
+        (!it->second.assigned && !read_maps_.count(d->name))) {
       ctx_.diags().warning(d->loc) << "Unused map: " << d->name;
       continue;
     }
@@ -121,7 +123,9 @@ std::string Semantic::probe_kinds() const {
   return out;
 }
 
-bool Semantic::gpu_probe() const { return (probe_set_ & PS_GPU_ANY) != 0; }
+bool Semantic::gpu_probe() const {
+  return (probe_set_ & PS_GPU_ANY) != 0;
+}
 
 Type Semantic::resolve_spec(TypeSpec &spec, bool allow_unsized_array) {
   Type t;
@@ -141,9 +145,10 @@ Type Semantic::resolve_spec(TypeSpec &spec, bool allow_unsized_array) {
           return Type{};
         }
       }
-      t = n == "string"   ? make_string(size)
-          : n == "buffer" ? make_buffer(size)
-                          : make_simple(TypeKind::Inet, 24); // u64 family, 16 bytes
+      t = n == "string" ? make_string(size)
+          : n == "buffer"
+              ? make_buffer(size)
+              : make_simple(TypeKind::Inet, 24); // u64 family, 16 bytes
     } else {
       t = c_base_type(n);
       if (t.is_none()) {
@@ -156,7 +161,8 @@ Type Semantic::resolve_spec(TypeSpec &spec, bool allow_unsized_array) {
   case TypeSpec::Base::Struct:
   case TypeSpec::Base::Union: {
     std::string full =
-        (spec.base == TypeSpec::Base::Struct ? "struct " : "union ") + spec.name;
+        (spec.base == TypeSpec::Base::Struct ? "struct " : "union ") +
+        spec.name;
     auto it = c.records.find(full);
     if (it == c.records.end()) {
       // A pointer to an unknown record is fine until a field is read.
@@ -164,7 +170,8 @@ Type Semantic::resolve_spec(TypeSpec &spec, bool allow_unsized_array) {
       t.name = full;
       if (spec.suffixes.empty() || !spec.suffixes[0].pointer) {
         err(spec.loc) << "Unknown "
-                      << (spec.base == TypeSpec::Base::Struct ? "struct" : "union")
+                      << (spec.base == TypeSpec::Base::Struct ? "struct"
+                                                              : "union")
                       << ": " << full;
         return Type{};
       }
@@ -256,8 +263,9 @@ void Semantic::assign_var(Variable &v, const Type &t, const Location &loc,
   Type c = common_type(info->type, t);
   if (c.is_none() || (info->annotated && !same_type(c, info->type) &&
                       !(info->type.is_int() && t.is_int()))) {
-    err(loc) << "Type mismatch for " << v.name << ": trying to assign value of type '"
-             << type_str(t) << "' when variable already contains a value of type '"
+    err(loc) << "Type mismatch for " << v.name
+             << ": trying to assign value of type '" << type_str(t)
+             << "' when variable already contains a value of type '"
              << type_str(info->type) << "'";
     return;
   }

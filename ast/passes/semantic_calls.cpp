@@ -1,14 +1,14 @@
 // Semantic analysis of function calls: arity, argument kinds and types,
 // where each function may be used, and the type it returns.
-#include <cctype>
-#include <cstring>
-#include <map>
-#include <set>
-
 #include "ast/builtins.h"
 #include "ast/passes/semantic_internal.h"
 #include "ast/signals.h"
 #include "ast/suggest.h"
+
+#include <cctype>
+#include <cstring>
+#include <map>
+#include <set>
 
 namespace ubtrace::ast {
 
@@ -19,13 +19,17 @@ constexpr unsigned long kMaxPrintfWidth = 65535;
 
 const std::vector<std::string> &function_names() {
   static const std::vector<std::string> names = {
-      "avg", "bswap", "buf", "cat", "cgroup_path", "cgroupid", "clear", "count",
-      "debugf", "delete", "errorf", "exit", "has_key", "hist", "join", "kaddr",
-      "kptr", "kstack", "ksym", "len", "lhist", "macaddr", "max", "min", "nsecs",
-      "ntop", "pid", "tid", "comm", "print", "printf", "pton", "reg", "signal",
-      "sizeof", "stats", "str", "strcontains", "strerror", "strftime", "strlen",
-      "strncmp", "sum", "system", "time", "uaddr", "uptr", "ustack", "usym",
-      "warnf", "zero", "offsetof"};
+      "avg",      "bswap",   "buf",         "cat",      "cgroup_path",
+      "cgroupid", "clear",   "count",       "debugf",   "delete",
+      "errorf",   "exit",    "has_key",     "hist",     "join",
+      "kaddr",    "kptr",    "kstack",      "ksym",     "len",
+      "lhist",    "macaddr", "max",         "min",      "nsecs",
+      "ntop",     "pid",     "tid",         "comm",     "print",
+      "printf",   "pton",    "reg",         "signal",   "sizeof",
+      "stats",    "str",     "strcontains", "strerror", "strftime",
+      "strlen",   "strncmp", "sum",         "system",   "time",
+      "uaddr",    "uptr",    "ustack",      "usym",     "warnf",
+      "zero",     "offsetof"};
   return names;
 }
 
@@ -33,43 +37,56 @@ const std::vector<std::string> &function_names() {
 // symbols, host stacks).
 const std::set<std::string> &host_only_functions() {
   static const std::set<std::string> s = {
-      "system", "cat", "signal", "ustack", "kstack", "usym", "ksym", "uaddr",
-      "kaddr", "reg", "cgroupid", "cgroup_path", "join", "override", "path",
-      "strerror", "macaddr", "ntop", "pton"};
+      "system",   "cat",         "signal", "ustack",   "kstack",
+      "usym",     "ksym",        "uaddr",  "kaddr",    "reg",
+      "cgroupid", "cgroup_path", "join",   "override", "path",
+      "strerror", "macaddr",     "ntop",   "pton"};
   return s;
 }
 
 // Functions of kernel-side bpftrace probes that have no meaning here.
 const std::set<std::string> &kernel_only_functions() {
   static const std::set<std::string> s = {
-      "override", "path", "percpu_kaddr", "skboutput", "socket_cookie",
-      "kfunc_allowed", "kfunc_exist", "unwatch", "signal_thread",
-      "cgroup_path", "write_user", "fail", "tseries"};
+      "override",      "path",          "percpu_kaddr", "skboutput",
+      "socket_cookie", "kfunc_allowed", "kfunc_exist",  "unwatch",
+      "signal_thread", "cgroup_path",   "write_user",   "fail",
+      "tseries"};
   return s;
 }
 
 const std::set<std::string> &x86_registers() {
   static const std::set<std::string> s = {
-      "r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8",
-      "ax",  "cx",  "dx",  "si",  "di", "orig_ax", "ip", "cs", "flags", "sp",
-      "ss",  "rip", "rsp", "rbp", "rax", "rbx", "rcx", "rdx", "rsi", "rdi",
-      "pc"};
+      "r15", "r14", "r13",   "r12", "bp",  "bx",  "r11", "r10",
+      "r9",  "r8",  "ax",    "cx",  "dx",  "si",  "di",  "orig_ax",
+      "ip",  "cs",  "flags", "sp",  "ss",  "rip", "rsp", "rbp",
+      "rax", "rbx", "rcx",   "rdx", "rsi", "rdi", "pc"};
   return s;
 }
 
 const char *kind_name(const Type &t) {
   switch (t.kind) {
-  case TypeKind::Integer: return "integer";
-  case TypeKind::Boolean: return "boolean";
-  case TypeKind::String: return "string";
-  case TypeKind::Pointer: return "pointer";
-  case TypeKind::Tuple: return "tuple";
-  case TypeKind::Record: return "record";
-  case TypeKind::Array: return "array";
-  case TypeKind::CStruct: return "struct";
-  case TypeKind::Buffer: return "buffer";
-  case TypeKind::Void: return "void";
-  default: return "value";
+  case TypeKind::Integer:
+    return "integer";
+  case TypeKind::Boolean:
+    return "boolean";
+  case TypeKind::String:
+    return "string";
+  case TypeKind::Pointer:
+    return "pointer";
+  case TypeKind::Tuple:
+    return "tuple";
+  case TypeKind::Record:
+    return "record";
+  case TypeKind::Array:
+    return "array";
+  case TypeKind::CStruct:
+    return "struct";
+  case TypeKind::Buffer:
+    return "buffer";
+  case TypeKind::Void:
+    return "void";
+  default:
+    return "value";
   }
 }
 
@@ -111,8 +128,8 @@ bool Semantic::expect_int_arg(Call &c, size_t i) {
   if (t.is_none())
     return false;
   if (!t.is_intlike()) {
-    err(c.loc) << c.name << "() only supports integer arguments (" << kind_name(t)
-               << " provided)";
+    err(c.loc) << c.name << "() only supports integer arguments ("
+               << kind_name(t) << " provided)";
     return false;
   }
   return true;
@@ -241,20 +258,23 @@ void Semantic::check_format(Call &c) {
     }
     char conv = fmt[i];
     // %r, %rx, %rh print buffers.
-    if (conv == 'r' && i + 1 < fmt.size() && (fmt[i + 1] == 'x' || fmt[i + 1] == 'h'))
+    if (conv == 'r' && i + 1 < fmt.size() &&
+        (fmt[i + 1] == 'x' || fmt[i + 1] == 'h'))
       i++;
     if (!std::strchr("diuxXocspr", conv)) {
       err(c.loc) << c.name << ": invalid format specifier '"
                  << fmt.substr(start, i - start + 1) << "'"
-                 << (std::strchr("eEfFgGaA", conv) ? " (floating point is not supported)" : "");
+                 << (std::strchr("eEfFgGaA", conv)
+                         ? " (floating point is not supported)"
+                         : "");
       return;
     }
     convs.push_back({fmt.substr(start, i - start + 1), conv});
   }
   size_t nargs = c.args.size() - 1;
   if (nargs < convs.size()) {
-    err(c.loc) << c.name << ": Not enough arguments for format string (" << nargs
-               << " supplied, " << convs.size() << " expected)";
+    err(c.loc) << c.name << ": Not enough arguments for format string ("
+               << nargs << " supplied, " << convs.size() << " expected)";
     return;
   }
   if (nargs > convs.size()) {
@@ -269,7 +289,8 @@ void Semantic::check_format(Call &c) {
       continue;
     if (t.kind == TypeKind::Void || t.kind == TypeKind::Hist ||
         t.kind == TypeKind::LHist || t.kind == TypeKind::Stats) {
-      err(arg->loc) << c.name << ": can not print a value of type '" << type_str(t) << "'";
+      err(arg->loc) << c.name << ": can not print a value of type '"
+                    << type_str(t) << "'";
       continue;
     }
     switch (convs[i].conv) {
@@ -283,15 +304,15 @@ void Semantic::check_format(Call &c) {
     case 'p':
       if (!t.is_intlike() && t.kind != TypeKind::Pointer)
         err(c.loc) << c.name << ": " << convs[i].text
-                   << " specifier expects a value of type integer (" << kind_name(t)
-                   << " supplied)";
+                   << " specifier expects a value of type integer ("
+                   << kind_name(t) << " supplied)";
       break;
     case 'r':
       if (t.kind != TypeKind::Buffer && t.kind != TypeKind::String &&
           t.kind != TypeKind::Array)
         err(c.loc) << c.name << ": " << convs[i].text
-                   << " specifier expects a value of type buffer (" << kind_name(t)
-                   << " supplied)";
+                   << " specifier expects a value of type buffer ("
+                   << kind_name(t) << " supplied)";
       break;
     default: // %s prints anything
       break;
@@ -349,11 +370,13 @@ void Semantic::check_aggregation(Call &c) {
         !expect_int_literal(c, 3, step))
       return;
     if (mn < 0) {
-      err(c.args[1]->loc) << "lhist: invalid min value (must be non-negative literal)";
+      err(c.args[1]->loc)
+          << "lhist: invalid min value (must be non-negative literal)";
       return;
     }
     if (step <= 0) {
-      err(c.args[3]->loc) << "lhist() step must be >= 1 (" << step << " provided)";
+      err(c.args[3]->loc) << "lhist() step must be >= 1 (" << step
+                          << " provided)";
       return;
     }
     if (mx <= mn) {
@@ -392,8 +415,8 @@ void Semantic::check_call(Call &c) {
     Expr *&a = c.args[i];
     auto *m = dyn_cast<Map>(a);
     bool is_whole = m && !m->subscripted &&
-                     (n == "clear" || n == "zero" || n == "print" || n == "len" ||
-                      n == "delete" || n == "has_key");
+                    (n == "clear" || n == "zero" || n == "print" ||
+                     n == "len" || n == "delete" || n == "has_key");
     if (is_whole) {
       whole_map(*m);
       continue;
@@ -412,7 +435,8 @@ void Semantic::check_call(Call &c) {
     return;
   }
   if (kernel_only_functions().count(n)) {
-    err(c.loc) << n << "() works on kernel probes only, which ubtrace does not run";
+    err(c.loc) << n
+               << "() works on kernel probes only, which ubtrace does not run";
     return;
   }
 
@@ -526,10 +550,11 @@ void Semantic::check_call(Call &c) {
     Type t = decay(c.args[0]->type);
     if (t.is_none())
       return;
-    if (t.kind != TypeKind::String && !t.is_intlike() && t.kind != TypeKind::Pointer &&
-        t.kind != TypeKind::Array) {
-      err(c.loc) << "str() expects an integer or a pointer type as first argument ("
-                 << type_str(t) << " provided)";
+    if (t.kind != TypeKind::String && !t.is_intlike() &&
+        t.kind != TypeKind::Pointer && t.kind != TypeKind::Array) {
+      err(c.loc)
+          << "str() expects an integer or a pointer type as first argument ("
+          << type_str(t) << " provided)";
       return;
     }
     uint32_t size = max_strlen_;
@@ -539,7 +564,8 @@ void Semantic::check_call(Call &c) {
       int64_t len;
       if (literal_int(c.args[1], len)) {
         if (len < 0) {
-          err(c.args[1]->loc) << "str() cannot use negative length (" << len << ")";
+          err(c.args[1]->loc)
+              << "str() cannot use negative length (" << len << ")";
           return;
         }
         size = static_cast<uint32_t>(std::min<int64_t>(len + 1, max_strlen_));
@@ -569,7 +595,8 @@ void Semantic::check_call(Call &c) {
       int64_t len;
       if (literal_int(c.args[1], len)) {
         if (len < 0) {
-          err(c.args[1]->loc) << "buf() cannot use negative length (" << len << ")";
+          err(c.args[1]->loc)
+              << "buf() cannot use negative length (" << len << ")";
           return;
         }
         size = static_cast<uint32_t>(len);
@@ -614,7 +641,8 @@ void Semantic::check_call(Call &c) {
         return;
       }
     }
-    c.type = make_simple(n == "ustack" ? TypeKind::UStack : TypeKind::KStack, 0);
+    c.type =
+        make_simple(n == "ustack" ? TypeKind::UStack : TypeKind::KStack, 0);
     c.type.stack_mode = mode;
     c.type.stack_limit = static_cast<uint32_t>(limit);
     // nr, frames, and for user stacks the pid (symbolised later by pid).
@@ -633,7 +661,8 @@ void Semantic::check_call(Call &c) {
   if (n == "uaddr" || n == "kaddr") {
     std::string sym;
     if (check_arity(c, 1, 1) && expect_string_literal(c, 0, sym))
-      c.type = n == "uaddr" ? make_pointer(make_int(8, false)) : make_int(8, false);
+      c.type =
+          n == "uaddr" ? make_pointer(make_int(8, false)) : make_int(8, false);
     return;
   }
   if (n == "reg") {
@@ -643,7 +672,8 @@ void Semantic::check_call(Call &c) {
     if (!x86_registers().count(r)) {
       auto d = err(c.loc);
       d << "'" << r << "' is not a valid register";
-      std::vector<std::string> names(x86_registers().begin(), x86_registers().end());
+      std::vector<std::string> names(x86_registers().begin(),
+                                     x86_registers().end());
       std::string hint = did_you_mean(r, names);
       if (!hint.empty())
         d.hint(hint);
@@ -662,7 +692,8 @@ void Semantic::check_call(Call &c) {
       expect_int_arg(c, 0);
     if (!t.is_none() && !t.is_intlike() && t.kind != TypeKind::Array &&
         t.kind != TypeKind::Pointer)
-      err(c.loc) << "ntop() expects an integer or array argument, got " << type_str(t);
+      err(c.loc) << "ntop() expects an integer or array argument, got "
+                 << type_str(t);
     c.type = make_simple(TypeKind::Inet, 24);
     return;
   }
@@ -827,9 +858,9 @@ void Semantic::check_call(Call &c) {
       Type want = resolve_spec(f->params[i].spec);
       Type got = decay(c.args[i]->type);
       if (!want.is_none() && !got.is_none() && common_type(want, got).is_none())
-        err(c.args[i]->loc) << "Function " << n << " argument " << i + 1
-                            << " expects " << type_str(want) << ", got "
-                            << type_str(got);
+        err(c.args[i]->loc)
+            << "Function " << n << " argument " << i + 1 << " expects "
+            << type_str(want) << ", got " << type_str(got);
     }
     c.type = resolve_spec(f->ret);
     return;

@@ -1,11 +1,11 @@
 // Semantic analysis of expressions other than calls.
-#include <cctype>
-#include <climits>
-#include <cstdlib>
-
 #include "ast/builtins.h"
 #include "ast/passes/semantic_internal.h"
 #include "ast/suggest.h"
+
+#include <cctype>
+#include <climits>
+#include <cstdlib>
 
 namespace ubtrace::ast {
 
@@ -35,8 +35,8 @@ bool is_scalar(const Type &t) {
 }
 
 Type gpu_dim3() {
-  return make_record({"x", "y", "z"},
-                     {make_int(4, false), make_int(4, false), make_int(4, false)});
+  return make_record({"x", "y", "z"}, {make_int(4, false), make_int(4, false),
+                                       make_int(4, false)});
 }
 
 } // namespace
@@ -52,7 +52,9 @@ void Semantic::visit(Integer &e) {
                : make_int(8, true);
 }
 
-void Semantic::visit(Boolean &e) { e.type = make_bool(); }
+void Semantic::visit(Boolean &e) {
+  e.type = make_bool();
+}
 
 void Semantic::visit(String &e) {
   e.type = make_string(static_cast<uint32_t>(e.value.size() + 1));
@@ -72,7 +74,9 @@ void Semantic::visit(PositionalParam &e) {
     e.type = make_int(8, true);
 }
 
-void Semantic::visit(PositionalCount &e) { e.type = make_int(8, true); }
+void Semantic::visit(PositionalCount &e) {
+  e.type = make_int(8, true);
+}
 
 void Semantic::visit(Identifier &e) {
   const CTypes &c = ctx_.c_types;
@@ -83,21 +87,23 @@ void Semantic::visit(Identifier &e) {
                  << probe_kinds() << " probes";
     }
     const std::string &n = e.name;
-    if (n == "pid" || n == "tid" || n == "cpu" || n == "cpid" || n == "numaid" ||
-        n == "rand" || n == "smid" || n == "warpid" || n == "laneid")
+    if (n == "pid" || n == "tid" || n == "cpu" || n == "cpid" ||
+        n == "numaid" || n == "rand" || n == "smid" || n == "warpid" ||
+        n == "laneid")
       e.type = make_int(4, false);
     else if (n == "comm")
       e.type = make_string(16);
     else if (n == "uid" || n == "gid" || n == "nsecs" || n == "elapsed" ||
-             n == "cgroup" || n == "jiffies" || n == "ncpus" || n == "curtask" ||
-             n == "ctx")
+             n == "cgroup" || n == "jiffies" || n == "ncpus" ||
+             n == "curtask" || n == "ctx")
       e.type = make_int(8, false);
     else if (n == "retval")
       e.type = make_int(8, true);
     else if (n == "usermode")
       e.type = make_int(1, false);
     else if (n == "kstack" || n == "ustack") {
-      e.type = make_simple(n == "ustack" ? TypeKind::UStack : TypeKind::KStack, 0);
+      e.type =
+          make_simple(n == "ustack" ? TypeKind::UStack : TypeKind::KStack, 0);
       e.type.stack_limit = 127;
       e.type.stack_mode = stack_mode_;
       e.type.size = 8 * (127 + (n == "ustack" ? 2 : 1)); // nr, frames[, pid]
@@ -121,7 +127,8 @@ void Semantic::visit(Identifier &e) {
       err(e.loc) << "args needs the traced function's DWARF argument types,"
                  << " which ubtrace does not read yet; use arg0..argN";
       e.type = make_int(8, true);
-    } else if (builtin_arg_index(n, "arg") >= 0 || builtin_arg_index(n, "sarg") >= 0)
+    } else if (builtin_arg_index(n, "arg") >= 0 ||
+               builtin_arg_index(n, "sarg") >= 0)
       e.type = make_int(8, true);
     else
       e.type = make_int(8, false);
@@ -237,8 +244,8 @@ void Semantic::visit(Binop &e) {
 
   // Arithmetic.
   int64_t divisor;
-  if ((e.op == BinOp::Div || e.op == BinOp::Mod) && literal_int(e.right, divisor) &&
-      divisor == 0) {
+  if ((e.op == BinOp::Div || e.op == BinOp::Mod) &&
+      literal_int(e.right, divisor) && divisor == 0) {
     err(e.loc) << "Division by zero";
   }
   bool lp = l.kind == TypeKind::Pointer, rp = r.kind == TypeKind::Pointer;
@@ -247,7 +254,8 @@ void Semantic::visit(Binop &e) {
       e.type = make_int(8, true);
       return;
     }
-    if ((e.op == BinOp::Add && (lp != rp) && (l.is_intlike() || r.is_intlike())) ||
+    if ((e.op == BinOp::Add && (lp != rp) &&
+         (l.is_intlike() || r.is_intlike())) ||
         (e.op == BinOp::Sub && lp && r.is_intlike())) {
       e.type = lp ? l : r;
       return;
@@ -261,7 +269,8 @@ void Semantic::visit(Binop &e) {
         return;
       }
     }
-    err(e.loc) << "The " << op << " operator can not be used on expressions of types "
+    err(e.loc) << "The " << op
+               << " operator can not be used on expressions of types "
                << type_str(l) << ", " << type_str(r);
     return;
   }
@@ -298,7 +307,8 @@ void Semantic::visit(Unop &e) {
   if (auto *m = dyn_cast<Map>(e.expr); m && incdec) {
     // @x++ on a map nobody assigned yet starts it at 0: it defines the map.
     Type current = map_info(m->name, m->loc).value;
-    update_map_value(*m, current.is_none() ? make_int(8, true) : decay(current), e.loc);
+    update_map_value(*m, current.is_none() ? make_int(8, true) : decay(current),
+                     e.loc);
   }
   Type t = decay(e.expr->type);
   e.type = Type{};
@@ -349,7 +359,8 @@ void Semantic::visit(Unop &e) {
     return;
   case UnOp::AddrOf:
     if (!isa<Variable>(e.expr) && !isa<Map>(e.expr)) {
-      err(e.loc) << "The & operator can only take the address of a variable or map";
+      err(e.loc)
+          << "The & operator can only take the address of a variable or map";
       return;
     }
     e.type = make_pointer(t);
@@ -358,9 +369,11 @@ void Semantic::visit(Unop &e) {
   case UnOp::PreDec:
   case UnOp::PostInc:
   case UnOp::PostDec: {
-    const char *op = (e.op == UnOp::PreInc || e.op == UnOp::PostInc) ? "++" : "--";
+    const char *op =
+        (e.op == UnOp::PreInc || e.op == UnOp::PostInc) ? "++" : "--";
     if (!isa<Variable>(e.expr) && !isa<Map>(e.expr)) {
-      err(e.loc) << "The " << op << " operator must be applied to a map or variable";
+      err(e.loc) << "The " << op
+                 << " operator must be applied to a map or variable";
       return;
     }
     if (!t.is_int() && t.kind != TypeKind::Pointer) {
@@ -379,7 +392,8 @@ void Semantic::visit(Ternary &e) {
   visit(e.cond);
   visit(e.left);
   visit(e.right);
-  Type c = decay(e.cond->type), l = decay(e.left->type), r = decay(e.right->type);
+  Type c = decay(e.cond->type), l = decay(e.left->type),
+       r = decay(e.right->type);
   e.type = Type{};
   if (!c.is_none() && !is_scalar(c))
     err(e.cond->loc) << "Invalid condition in ternary: " << type_str(c);
@@ -391,8 +405,8 @@ void Semantic::visit(Ternary &e) {
   }
   Type t = common_type(l, r);
   if (t.is_none()) {
-    err(e.loc) << "Ternary operator branches have different types: '" << type_str(l)
-               << "' and '" << type_str(r) << "'";
+    err(e.loc) << "Ternary operator branches have different types: '"
+               << type_str(l) << "' and '" << type_str(r) << "'";
     return;
   }
   if (t.is_int())
@@ -408,8 +422,8 @@ void Semantic::visit(FieldAccess &e) {
     return;
   if (e.index >= 0) {
     if (t.kind != TypeKind::Tuple) {
-      err(e.loc) << "Can not access index '" << e.index << "' on expression of type '"
-                 << type_str(t) << "'";
+      err(e.loc) << "Can not access index '" << e.index
+                 << "' on expression of type '" << type_str(t) << "'";
       return;
     }
     if (e.index >= static_cast<int>(t.fields.size())) {
@@ -425,13 +439,14 @@ void Semantic::visit(FieldAccess &e) {
     t = *t.elem;
   t = complete(t);
   if (t.kind != TypeKind::CStruct && t.kind != TypeKind::Record) {
-    err(e.loc) << "Can not access field '" << e.field << "' on expression of type '"
-               << type_str(e.expr->type) << "'";
+    err(e.loc) << "Can not access field '" << e.field
+               << "' on expression of type '" << type_str(e.expr->type) << "'";
     return;
   }
   if (t.kind == TypeKind::CStruct && t.fields.empty() && t.size == 0) {
-    err(e.loc) << "Can not access field '" << e.field << "' of " << t.name
-               << ": its definition is unknown (define it at the top of the script)";
+    err(e.loc)
+        << "Can not access field '" << e.field << "' of " << t.name
+        << ": its definition is unknown (define it at the top of the script)";
     return;
   }
   const Field *f = t.field(e.field);
@@ -467,22 +482,23 @@ void Semantic::visit(ArrayAccess &e) {
       return;
     }
     if (idx < 0 || idx >= static_cast<int64_t>(t.fields.size())) {
-      err(e.loc) << "Invalid tuple index: " << idx << ". Found " << t.fields.size()
-                 << " elements in tuple.";
+      err(e.loc) << "Invalid tuple index: " << idx << ". Found "
+                 << t.fields.size() << " elements in tuple.";
       return;
     }
     e.type = *t.fields[idx].type;
     return;
   }
   if (!i.is_intlike()) {
-    err(e.index->loc) << "The array index operator [] only accepts integers, not "
-                      << type_str(i);
+    err(e.index->loc)
+        << "The array index operator [] only accepts integers, not "
+        << type_str(i);
     return;
   }
   if (t.kind == TypeKind::Array) {
     if (literal && (idx < 0 || static_cast<uint64_t>(idx) >= t.count)) {
-      err(e.loc) << "the index " << idx << " is out of bounds for array of size "
-                 << t.count;
+      err(e.loc) << "the index " << idx
+                 << " is out of bounds for array of size " << t.count;
       return;
     }
     e.type = *t.elem;
@@ -498,15 +514,16 @@ void Semantic::visit(ArrayAccess &e) {
   }
   if (t.kind == TypeKind::String) {
     if (literal && (idx < 0 || static_cast<uint64_t>(idx) >= t.size)) {
-      err(e.loc) << "the index " << idx << " is out of bounds for string of size "
-                 << t.size;
+      err(e.loc) << "the index " << idx
+                 << " is out of bounds for string of size " << t.size;
       return;
     }
     e.type = make_int(1, true);
     return;
   }
-  err(e.loc) << "The array index operator [] can not be used on expressions of type '"
-             << type_str(t) << "'";
+  err(e.loc)
+      << "The array index operator [] can not be used on expressions of type '"
+      << type_str(t) << "'";
 }
 
 void Semantic::visit(Cast &e) {
@@ -517,8 +534,8 @@ void Semantic::visit(Cast &e) {
   if (to.is_none() || from.is_none())
     return;
   auto bad = [&] {
-    err(e.loc) << "Cannot cast from \"" << type_str(from) << "\" to \"" << type_str(to)
-               << "\"";
+    err(e.loc) << "Cannot cast from \"" << type_str(from) << "\" to \""
+               << type_str(to) << "\"";
   };
   switch (to.kind) {
   case TypeKind::Integer:
@@ -527,7 +544,8 @@ void Semantic::visit(Cast &e) {
       e.type = to;
       return;
     }
-    if (from.kind == TypeKind::Array && from.size == to.size && from.elem->is_intlike()) {
+    if (from.kind == TypeKind::Array && from.size == to.size &&
+        from.elem->is_intlike()) {
       e.type = to;
       return;
     }
@@ -545,7 +563,7 @@ void Semantic::visit(Cast &e) {
       bad();
       return;
     }
-    uint32_t from_size = from.is_intlike() ? from.size
+    uint32_t from_size = from.is_intlike()              ? from.size
                          : from.kind == TypeKind::Array ? from.size
                                                         : 0;
     if (from_size == 0) {
@@ -602,7 +620,8 @@ void Semantic::visit(Tuple &e) {
     visit(x);
     Type t = decay(x->type);
     if (t.kind == TypeKind::Void || t.is_aggregation()) {
-      err(x->loc) << "Value of type '" << type_str(t) << "' cannot be part of a tuple";
+      err(x->loc) << "Value of type '" << type_str(t)
+                  << "' cannot be part of a tuple";
       ok = false;
     }
     if (t.is_none())
@@ -659,8 +678,9 @@ void Semantic::visit(Sizeof &e) {
     t = resolve_spec(e.spec);
   } else {
     // sizeof(name): a bare name that is not a value names a type.
-    if (auto *id = dyn_cast<Identifier>(e.expr); id && !is_builtin_name(id->name) &&
-                                                 !ctx_.c_types.enum_values.count(id->name)) {
+    if (auto *id = dyn_cast<Identifier>(e.expr);
+        id && !is_builtin_name(id->name) &&
+        !ctx_.c_types.enum_values.count(id->name)) {
       TypeSpec spec;
       spec.loc = id->loc;
       spec.base = TypeSpec::Base::Named;
@@ -697,7 +717,8 @@ void Semantic::visit(Offsetof &e) {
     }
     const Field *f = t.field(name);
     if (!f) {
-      err(e.loc) << "'" << type_str(t) << "' has no field named '" << name << "'";
+      err(e.loc) << "'" << type_str(t) << "' has no field named '" << name
+                 << "'";
       return;
     }
     offset += f->offset;

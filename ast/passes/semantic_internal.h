@@ -6,20 +6,20 @@
 // diagnostics are kept only from the final run.
 #pragma once
 
+#include "ast/context.h"
+#include "ast/visitor.h"
+
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
-
-#include "ast/context.h"
-#include "ast/visitor.h"
 
 namespace ubtrace::ast {
 
 struct VarInfo {
   Type type;
   Location loc;
-  bool declared = false; // `let`, possibly without a value yet
+  bool declared = false;  // `let`, possibly without a value yet
   bool annotated = false; // `let $x: T`: the type is fixed
 };
 
@@ -29,7 +29,7 @@ public:
   bool run();
 
   using Visitor::visit;
-  void visit(Expr *&e); // #define substitution, then dispatch
+  void visit(Expr *&e);         // #define substitution, then dispatch
   void visit(ConfigAssign &) {} // checked by the config pass
   // expressions (semantic_exprs.cpp)
   void visit(Integer &e);

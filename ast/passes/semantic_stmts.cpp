@@ -1,10 +1,10 @@
 // Semantic analysis of statements, probes, functions and map declarations.
-#include <cstdlib>
-
 #include "ast/builtins.h"
 #include "ast/passes/attach_points.h"
 #include "ast/passes/config.h"
 #include "ast/passes/semantic_internal.h"
+
+#include <cstdlib>
 
 namespace ubtrace::ast {
 
@@ -72,7 +72,8 @@ void Semantic::visit(AssignMap &s) {
 
 void Semantic::visit(VarDecl &s) {
   if (scopes_.back().count(s.var->name)) {
-    err(s.loc) << "Variable " << s.var->name << " was already declared in this scope";
+    err(s.loc) << "Variable " << s.var->name
+               << " was already declared in this scope";
     return;
   }
   if (find_var(s.var->name)) {
@@ -100,26 +101,30 @@ void Semantic::visit(VarDecl &s) {
   if (s.has_spec && s.init && !init.is_none()) {
     int64_t lit;
     bool literal = literal_int(s.init, lit);
-    bool ok = !common_type(declared, init).is_none() ||
-              (declared.kind == TypeKind::String && init.kind == TypeKind::String);
+    bool ok =
+        !common_type(declared, init).is_none() ||
+        (declared.kind == TypeKind::String && init.kind == TypeKind::String);
     if (ok && literal && declared.is_int()) {
       // A literal must fit the declared integer.
-      bool fits = declared.is_signed
-                      ? (declared.size >= 8 ||
-                         (lit >= -(int64_t(1) << (8 * declared.size - 1)) &&
-                          lit < (int64_t(1) << (8 * declared.size - 1))))
-                      : (lit >= 0 && (declared.size >= 8 ||
-                                      lit < (int64_t(1) << (8 * declared.size))));
+      bool fits =
+          declared.is_signed
+              ? (declared.size >= 8 ||
+                 (lit >= -(int64_t(1) << (8 * declared.size - 1)) &&
+                  lit < (int64_t(1) << (8 * declared.size - 1))))
+              : (lit >= 0 && (declared.size >= 8 ||
+                              lit < (int64_t(1) << (8 * declared.size))));
       if (!fits) {
-        err(s.init->loc) << "Type mismatch for " << s.var->name << ": the literal "
-                         << lit << " does not fit in " << type_str(declared);
+        err(s.init->loc) << "Type mismatch for " << s.var->name
+                         << ": the literal " << lit << " does not fit in "
+                         << type_str(declared);
         return;
       }
     }
     if (!ok) {
       err(s.loc) << "Type mismatch for " << s.var->name
                  << ": trying to assign value of type '" << type_str(init)
-                 << "' when variable is declared as '" << type_str(declared) << "'";
+                 << "' when variable is declared as '" << type_str(declared)
+                 << "'";
       return;
     }
   }
@@ -186,7 +191,8 @@ void Semantic::visit(For &s) {
   Type var_type;
   if (s.map) {
     if (s.map->subscripted) {
-      err(s.map->loc) << "for loops iterate over a whole map: use " << s.map->name;
+      err(s.map->loc) << "for loops iterate over a whole map: use "
+                      << s.map->name;
       return;
     }
     MapInfo &info = whole_map(*s.map);
@@ -236,14 +242,15 @@ void Semantic::visit(Jump &s) {
     if (func_) {
       Type want = resolve_spec(func_->ret);
       if (want.kind == TypeKind::Void && s.value)
-        err(s.loc) << "Function " << func_->name << " returns void, but a value is returned";
+        err(s.loc) << "Function " << func_->name
+                   << " returns void, but a value is returned";
       else if (want.kind != TypeKind::Void && !s.value)
-        err(s.loc) << "Function " << func_->name << " must return a value of type "
-                   << type_str(want);
+        err(s.loc) << "Function " << func_->name
+                   << " must return a value of type " << type_str(want);
       else if (s.value && !s.value->type.is_none() && !want.is_none() &&
                common_type(want, decay(s.value->type)).is_none())
-        err(s.loc) << "Function " << func_->name << " returns " << type_str(want)
-                   << ", not " << type_str(s.value->type);
+        err(s.loc) << "Function " << func_->name << " returns "
+                   << type_str(want) << ", not " << type_str(s.value->type);
       return;
     }
     if (s.value)
@@ -274,7 +281,8 @@ void Semantic::visit(Probe &p) {
   for (auto *ap : p.attach_points)
     probe_set_ |= probe_set_of(ap->provider);
   if ((probe_set_ & PS_GPU_ANY) && (probe_set_ & ~PS_GPU_ANY))
-    err(p.loc) << "a probe can not mix GPU (kernel, kernelret) and host attach points";
+    err(p.loc)
+        << "a probe can not mix GPU (kernel, kernelret) and host attach points";
   scopes_.clear();
   push_scope();
   loop_depth_ = 0;
@@ -310,11 +318,13 @@ void Semantic::visit(Subprog &f) {
 void Semantic::visit(MapDecl &d) {
   auto *call = dyn_cast<Call>(d.init);
   if (!call) {
-    err(d.init->loc) << "map declarations take a map type and its size, e.g. let "
-                     << d.name << " = hash(100);";
+    err(d.init->loc)
+        << "map declarations take a map type and its size, e.g. let " << d.name
+        << " = hash(100);";
     return;
   }
-  static const char *kinds[] = {"hash", "lruhash", "percpuhash", "percpulruhash"};
+  static const char *kinds[] = {"hash", "lruhash", "percpuhash",
+                                "percpulruhash"};
   bool known = false;
   for (const char *k : kinds)
     known |= call->name == k;
@@ -326,11 +336,13 @@ void Semantic::visit(MapDecl &d) {
   }
   int64_t n = 0;
   if (call->args.size() != 1 || !literal_int(call->args[0], n) || n <= 0) {
-    err(call->loc) << call->name << "() takes the maximum number of entries, a "
-                                    "positive integer literal";
+    err(call->loc) << call->name
+                   << "() takes the maximum number of entries, a "
+                      "positive integer literal";
     return;
   }
-  if (!check_literal_range(*call, 0, 1, kMaxMapEntries, "number of map entries"))
+  if (!check_literal_range(*call, 0, 1, kMaxMapEntries,
+                           "number of map entries"))
     return;
   d.map_kind = call->name;
   d.max_entries = static_cast<uint64_t>(n);

@@ -1,7 +1,6 @@
 #include "backends/gpu/gpu_backend.h"
 
 #include "backends/gpu/probe_ids.h"
-
 #include "runtime/agent/gpu/gpu_wire.h"
 #include "runtime/gpu/content_hash.h"
 #include "runtime/gpu/kernel_match.h"
@@ -218,7 +217,8 @@ void GpuBackend::learn_kernels(const std::vector<uint8_t> &names) {
       continue;
     uint64_t id = runtime::gpu::fnv1a64(mangled);
     kernel_names_.emplace(
-        id, demangle_ ? runtime::gpu::kernel_names(mangled).signature : mangled);
+        id,
+        demangle_ ? runtime::gpu::kernel_names(mangled).signature : mangled);
     mangled_.emplace(id, mangled);
   }
 }
@@ -231,8 +231,8 @@ std::string GpuBackend::late_probe_name(uint64_t id) {
   for (const auto &[kernel, mangled] : mangled_) {
     if ((kernel & 0xffffffffull) != (id & 0xffffffffull))
       continue;
-    std::string name = gpu::late_probe_name(probes_, program_.binaries, id,
-                                            mangled);
+    std::string name =
+        gpu::late_probe_name(probes_, program_.binaries, id, mangled);
     if (!name.empty())
       late_names_.emplace(id, name);
     return name;

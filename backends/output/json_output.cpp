@@ -130,13 +130,13 @@ void JsonOutput::process_exit(const ProcessExit &exit) {
   auto number = [](const std::optional<int> &v) {
     return v ? json_int(*v) : std::string("null");
   };
-  out_ << message("process_exit",
-                  "{\"pid\": " + json_int(exit.pid) +
-                      ", \"comm\": " + json_string(exit.comm) +
-                      ", \"exit_code\": " + number(exit.exit_code) +
-                      ", \"signal\": " + number(exit.signal) +
-                      ", \"core_dumped\": " + (exit.core_dumped ? "true" : "false") +
-                      ", \"msg\": " + json_string(exit.message) + "}");
+  out_ << message(
+      "process_exit",
+      "{\"pid\": " + json_int(exit.pid) +
+          ", \"comm\": " + json_string(exit.comm) + ", \"exit_code\": " +
+          number(exit.exit_code) + ", \"signal\": " + number(exit.signal) +
+          ", \"core_dumped\": " + (exit.core_dumped ? "true" : "false") +
+          ", \"msg\": " + json_string(exit.message) + "}");
 }
 
 void JsonOutput::attached_probes(uint64_t probes) {

@@ -20,7 +20,9 @@ LineSink::LineSink(int fd) : fd_(fd), buf_(kInitialBytes) {
   setp(buf_.data(), buf_.data() + buf_.size());
 }
 
-LineSink::~LineSink() { write_out(true); }
+LineSink::~LineSink() {
+  write_out(true);
+}
 
 void LineSink::write_all(const char *p, size_t n) {
   while (n > 0 && !failed_) {

@@ -40,7 +40,7 @@ struct LostHits {
 struct ProcessExit {
   int64_t pid = 0;
   std::string comm;
-  std::string message; // the sentence text output prints
+  std::string message;          // the sentence text output prints
   std::optional<int> exit_code; // exited
   std::optional<int> signal;    // killed by a signal
   bool core_dumped = false;

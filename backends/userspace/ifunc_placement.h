@@ -3,20 +3,20 @@
 // hooking does not change.
 #pragma once
 
-#include <string>
-
 #include "runtime/symbols/address_space.h"
 #include "runtime/symbols/attach_point.h"
 #include "runtime/symbols/binary_cache.h"
+
+#include <string>
 
 namespace ubtrace::backends {
 
 // `probe` moved to its implementation in `space.pid()` when probe.ifunc;
 // when that cannot be known it stays on the resolver and `why` says why.
-runtime::symbols::ResolvedProbe place_ifunc(const runtime::symbols::ResolvedProbe &probe,
-                                            const runtime::symbols::AddressSpace &space,
-                                            runtime::symbols::BinaryCache &cache,
-                                            std::string &why);
+runtime::symbols::ResolvedProbe
+place_ifunc(const runtime::symbols::ResolvedProbe &probe,
+            const runtime::symbols::AddressSpace &space,
+            runtime::symbols::BinaryCache &cache, std::string &why);
 
 // The one warning for the IFUNCs of attach point `attach_point` that stay
 // on their resolvers: (name, why) each.

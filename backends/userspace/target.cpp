@@ -1,20 +1,6 @@
 #include "backends/userspace/target.h"
 
 #include "backends/userspace/ifunc_placement.h"
-
-#include <algorithm>
-#include <chrono>
-#include <csignal>
-#include <cstring>
-#include <filesystem>
-#include <functional>
-#include <fcntl.h>
-#include <map>
-#include <poll.h>
-#include <set>
-#include <unordered_map>
-#include <unistd.h>
-
 #include "runtime/agent/named_values.h"
 #include "runtime/agent/program_wire.h"
 #include "runtime/agent/protocol.h"
@@ -30,6 +16,19 @@
 #include "runtime/symbols/file_identity.h"
 #include "runtime/symbols/library_names.h"
 #include "runtime/symbols/probe_resolver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <poll.h>
+#include <set>
+#include <unistd.h>
+#include <unordered_map>
 
 namespace ubtrace::backends {
 
@@ -113,10 +112,11 @@ struct UserspaceTarget::Impl {
   // that reaches an implementation only through an IFUNC (memcpy and
   // memmove share one) joins the block's hook there: each call runs the
   // block once.
-  std::set<std::pair<size_t, uint64_t>> hooked_sites;        // (spec, address)
-  std::map<std::pair<std::string, uint64_t>, bool> block_sites; // (section, address) -> via an IFUNC
-  bool already_hooked(size_t spec_index, const std::string &section, uint64_t address,
-                      bool via_ifunc);
+  std::set<std::pair<size_t, uint64_t>> hooked_sites; // (spec, address)
+  std::map<std::pair<std::string, uint64_t>, bool>
+      block_sites; // (section, address) -> via an IFUNC
+  bool already_hooked(size_t spec_index, const std::string &section,
+                      uint64_t address, bool via_ifunc);
   std::shared_ptr<runtime::symbols::BinaryCache> binaries =
       std::make_shared<runtime::symbols::BinaryCache>();
   // IFUNCs of the attach point being installed that stay on their
@@ -128,7 +128,8 @@ struct UserspaceTarget::Impl {
 
   // Compiles every user-space program for this process, links the image
   // at memory the agent reserved and hands it over.
-  Result<void> load_native(const runtime::Bundle &bundle, uint64_t cli_region_base,
+  Result<void> load_native(const runtime::Bundle &bundle,
+                           uint64_t cli_region_base,
                            uint64_t agent_region_base);
 
   Result<uint32_t> program_for(const runtime::ProbeSpec &spec);
@@ -141,7 +142,8 @@ struct UserspaceTarget::Impl {
   std::unique_ptr<runtime::symbols::ProbeResolver> resolver;
   std::set<size_t> warned; // specs told about a copy they do not probe
   // Pending probes' attach points resolved anew and hooked where mapped.
-  Result<void> resolve_pending_again(const runtime::symbols::AddressSpace &space);
+  Result<void>
+  resolve_pending_again(const runtime::symbols::AddressSpace &space);
   // A library was loaded (`path`, as the process names it): pending
   // probes of a library of that name that still wait are said once.
   void warn_other_copy(const std::string &path);
@@ -149,8 +151,9 @@ struct UserspaceTarget::Impl {
   // the process runs: it fires only if the process loads that file, and a
   // program it execs is not traced. Said once per probe.
   void warn_not_its_program(const Pending &p);
-  Result<bool> hook(size_t spec_index, const runtime::symbols::ResolvedProbe &probe,
-                    bool many, const runtime::symbols::AddressSpace &space);
+  Result<bool> hook(size_t spec_index,
+                    const runtime::symbols::ResolvedProbe &probe, bool many,
+                    const runtime::symbols::AddressSpace &space);
 
   Result<void> hello() {
     auto m = agent::recv_message(sock, 10000);
@@ -161,8 +164,9 @@ struct UserspaceTarget::Impl {
     if (m->type != agent::MsgType::Hello || !m->read(h))
       return make_error("the agent spoke out of turn");
     if (h.version != agent::kProtocolVersion)
-      return make_error("the agent speaks protocol " + std::to_string(h.version) +
-                        ", this ubtrace " + std::to_string(agent::kProtocolVersion) +
+      return make_error("the agent speaks protocol " +
+                        std::to_string(h.version) + ", this ubtrace " +
+                        std::to_string(agent::kProtocolVersion) +
                         ": mixed installations?");
     if (h.busy)
       return make_error(busy_message(pid));
@@ -182,13 +186,15 @@ struct UserspaceTarget::Impl {
     agent::ReplyMsg reply{};
     if (!r->read(reply) || reply.status != 0)
       return make_error("the agent refused a request");
-    return std::vector<uint8_t>(r->payload.begin() + sizeof reply, r->payload.end());
+    return std::vector<uint8_t>(r->payload.begin() + sizeof reply,
+                                r->payload.end());
   }
 
   void refresh_counters() {
     if (counters_final || detached || agent_gone || end)
       return;
-    if (auto p = call_for_payload(agent::Message{agent::MsgType::Stats, {}, -1}))
+    if (auto p =
+            call_for_payload(agent::Message{agent::MsgType::Stats, {}, -1}))
       counters = agent::read_named_values(*p);
     counters_read = std::chrono::steady_clock::now();
   }
@@ -230,16 +236,18 @@ Result<std::string> find_agent_library() {
     return make_error("cannot find ubtrace's own path: " + ec.message());
   for (const fs::path &candidate :
        {self.parent_path() / "libubtrace_preload.so",
-        self.parent_path().parent_path() / "lib" / "ubtrace" / "libubtrace_preload.so"}) {
+        self.parent_path().parent_path() / "lib" / "ubtrace" /
+            "libubtrace_preload.so"}) {
     if (fs::exists(candidate, ec))
       return candidate.string();
   }
-  return make_error("cannot find libubtrace_preload.so next to " + self.string() +
+  return make_error("cannot find libubtrace_preload.so next to " +
+                    self.string() +
                     " or in ../lib/ubtrace (set UBTRACE_AGENT)");
 }
 
-Result<std::unique_ptr<UserspaceTarget>> UserspaceTarget::launch(const std::string &command,
-                                                                 const std::string &agent) {
+Result<std::unique_ptr<UserspaceTarget>>
+UserspaceTarget::launch(const std::string &command, const std::string &agent) {
   auto cmd = runtime::inject::split_command(command);
   if (!cmd)
     return make_error("-c: " + cmd.error());
@@ -259,7 +267,8 @@ Result<std::unique_ptr<UserspaceTarget>> UserspaceTarget::launch(const std::stri
   impl->spawned.emplace(std::move(*spawned));
   auto spoke = impl->spawned->await_agent(10000ms);
   if (!spoke)
-    return make_error("the agent did not start in '" + command + "': " + spoke.error());
+    return make_error("the agent did not start in '" + command +
+                      "': " + spoke.error());
   impl->comm = process_comm(impl->pid); // the program's, after its exec
   auto hi = impl->hello();
   if (!hi)
@@ -267,8 +276,8 @@ Result<std::unique_ptr<UserspaceTarget>> UserspaceTarget::launch(const std::stri
   return std::unique_ptr<UserspaceTarget>(new UserspaceTarget(std::move(impl)));
 }
 
-Result<std::unique_ptr<UserspaceTarget>> UserspaceTarget::attach(int pid,
-                                                                 const std::string &agent) {
+Result<std::unique_ptr<UserspaceTarget>>
+UserspaceTarget::attach(int pid, const std::string &agent) {
   // Watched from before the injection: its start time pins the process.
   ProcessWatch watch = ProcessWatch::open(pid);
   auto listener = runtime::inject::AgentListener::create_for(pid);
@@ -338,7 +347,8 @@ static agent::UsdtArgWire wire_arg(const runtime::symbols::UsdtArg &a) {
   return w;
 }
 
-Result<uint32_t> UserspaceTarget::Impl::program_for(const runtime::ProbeSpec &spec) {
+Result<uint32_t>
+UserspaceTarget::Impl::program_for(const runtime::ProbeSpec &spec) {
   if (auto it = program_ids.find(spec.section); it != program_ids.end())
     return it->second;
   const vm::VerifiedProgram *vp = programs->verified(spec.section);
@@ -348,7 +358,8 @@ Result<uint32_t> UserspaceTarget::Impl::program_for(const runtime::ProbeSpec &sp
   agent::Message m{agent::MsgType::Program, agent::encode_program(wp), -1};
   auto id = call(m);
   if (!id)
-    return make_error("the agent refused the program of " + spec.name + ": " + id.error());
+    return make_error("the agent refused the program of " + spec.name + ": " +
+                      id.error());
   program_ids[spec.section] = static_cast<uint32_t>(*id);
   return static_cast<uint32_t>(*id);
 }
@@ -367,7 +378,8 @@ uint64_t UserspaceTarget::Impl::probe_id(const std::string &name) {
   return it->second;
 }
 
-bool UserspaceTarget::Impl::already_hooked(size_t spec_index, const std::string &section,
+bool UserspaceTarget::Impl::already_hooked(size_t spec_index,
+                                           const std::string &section,
                                            uint64_t address, bool via_ifunc) {
   if (!hooked_sites.insert({spec_index, address}).second)
     return true;
@@ -379,16 +391,16 @@ bool UserspaceTarget::Impl::already_hooked(size_t spec_index, const std::string 
   return false;
 }
 
-Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
-                                         const runtime::symbols::ResolvedProbe &resolved,
-                                         bool many,
-                                         const runtime::symbols::AddressSpace &space) {
+Result<bool> UserspaceTarget::Impl::hook(
+    size_t spec_index, const runtime::symbols::ResolvedProbe &resolved,
+    bool many, const runtime::symbols::AddressSpace &space) {
   const auto &spec = bundle->probes[spec_index];
   if (!space.runtime_address(resolved.binary, resolved.file_offset))
     return false;
   // An IFUNC goes where the process's calls go (ifunc_placement.h).
   std::string unplaced;
-  const runtime::symbols::ResolvedProbe probe = place_ifunc(resolved, space, *binaries, unplaced);
+  const runtime::symbols::ResolvedProbe probe =
+      place_ifunc(resolved, space, *binaries, unplaced);
   if (!unplaced.empty())
     unplaced_ifuncs.emplace_back(probe.function, unplaced);
   auto addr = space.runtime_address(probe.binary, probe.file_offset);
@@ -399,7 +411,8 @@ Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
                       : static_cast<uint32_t>(agent::HookKind::Entry);
   // Found again (resolved anew after a load, an alias, an IFUNC): hooked
   // once.
-  if (already_hooked(spec_index, spec.section, *addr, resolved.ifunc && !probe.ifunc))
+  if (already_hooked(spec_index, spec.section, *addr,
+                     resolved.ifunc && !probe.ifunc))
     return true;
   auto program = program_for(spec);
   if (!program)
@@ -425,11 +438,14 @@ Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
     for (uint32_t i = 0; i < h.usdt_nargs; i++)
       h.usdt_args[i] = wire_arg(probe.usdt_args[i]);
     if (probe.semaphore) {
-      auto sem = space.runtime_address(probe.binary, probe.semaphore->file_offset);
+      auto sem =
+          space.runtime_address(probe.binary, probe.semaphore->file_offset);
       if (sem) {
         agent::SemaphoreMsg sm{*sem};
-        if (auto r = call(agent::Message::of(agent::MsgType::Semaphore, sm)); !r)
-          return make_error(probe.name + ": cannot enable its semaphore: " + r.error());
+        if (auto r = call(agent::Message::of(agent::MsgType::Semaphore, sm));
+            !r)
+          return make_error(probe.name +
+                            ": cannot enable its semaphore: " + r.error());
       }
     }
   }
@@ -438,11 +454,11 @@ Result<bool> UserspaceTarget::Impl::hook(size_t spec_index,
     return make_error("cannot hook " + probe.name + ": " + r.error());
   hooked_probes.push_back({{spec_index, probe, many}, *addr, kind});
   if (verbose)
-    verbose("hooked " + probe.name + ": " + hex_address(*addr) + " in process " +
-                       std::to_string(pid) +
-                       (*r == 1   ? ", a jump"
-                        : *r == 2 ? ", a trap (int3: the function is too short for a jump)"
-                                  : "") +
+    verbose("hooked " + probe.name + ": " + hex_address(*addr) +
+            " in process " + std::to_string(pid) +
+            (*r == 1   ? ", a jump"
+             : *r == 2 ? ", a trap (int3: the function is too short for a jump)"
+                       : "") +
             (h.native_entry ? ", native code" : ", interpreted"));
   hooked++;
   return true;
@@ -454,9 +470,11 @@ Result<void> UserspaceTarget::Impl::load_native(const runtime::Bundle &bundle,
   // The sections of user-space probes, each compiled once.
   std::vector<std::string> sections;
   for (const auto &p : bundle.probes)
-    if ((p.kind == runtime::ProbeKind::Uprobe || p.kind == runtime::ProbeKind::Uretprobe ||
+    if ((p.kind == runtime::ProbeKind::Uprobe ||
+         p.kind == runtime::ProbeKind::Uretprobe ||
          p.kind == runtime::ProbeKind::Usdt) &&
-        std::find(sections.begin(), sections.end(), p.section) == sections.end())
+        std::find(sections.begin(), sections.end(), p.section) ==
+            sections.end())
       sections.push_back(p.section);
   if (sections.empty())
     return {};
@@ -468,13 +486,15 @@ Result<void> UserspaceTarget::Impl::load_native(const runtime::Bundle &bundle,
     std::string entry = "ubt_entry_" + std::to_string(progs.size());
     progs.push_back({vp, entry});
   }
-  auto maps = jit::rebase_maps(programs->bindings(), cli_region_base, agent_region_base);
+  auto maps = jit::rebase_maps(programs->bindings(), cli_region_base,
+                               agent_region_base);
   auto object = jit::compile_remote_object(progs, maps);
   if (!object)
     return make_error("JIT: " + object.error());
 
   // The agent's helper addresses.
-  auto listed = call_for_payload(agent::Message{agent::MsgType::Symbols, {}, -1});
+  auto listed =
+      call_for_payload(agent::Message{agent::MsgType::Symbols, {}, -1});
   if (!listed)
     return std::move(listed).take_error();
   jit::SymbolTable symbols;
@@ -484,13 +504,15 @@ Result<void> UserspaceTarget::Impl::load_native(const runtime::Bundle &bundle,
   agent::AllocCodeMsg a{object->image_size, object->alignment};
   auto address = call(agent::Message::of(agent::MsgType::AllocCode, a));
   if (!address)
-    return make_error("the agent cannot reserve code memory: " + address.error());
+    return make_error("the agent cannot reserve code memory: " +
+                      address.error());
   auto image = jit::link_remote_image(*object, *address, symbols);
   if (!image)
     return make_error("JIT link: " + image.error());
   agent::CodeMsg c{*address};
   agent::Message code = agent::Message::of(agent::MsgType::Code, c);
-  code.payload.insert(code.payload.end(), image->bytes.begin(), image->bytes.end());
+  code.payload.insert(code.payload.end(), image->bytes.begin(),
+                      image->bytes.end());
   if (auto r = call(code); !r)
     return make_error("the agent refused the code: " + r.error());
   for (size_t i = 0; i < sections.size(); i++) {
@@ -514,17 +536,20 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
   agent::Message region_msg{agent::MsgType::Region, {}, region.fd()};
   auto agent_base = im.call(region_msg);
   if (!agent_base)
-    return make_error("cannot hand the maps to the agent: " + agent_base.error());
+    return make_error("cannot hand the maps to the agent: " +
+                      agent_base.error());
   // Our /proc, for the agent to read its own mappings through when the
   // process has none (chroot); without it the agent uses its own.
-  if (int procfs = ::open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC); procfs >= 0) {
+  if (int procfs = ::open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      procfs >= 0) {
     (void)im.call(agent::Message{agent::MsgType::Procfs, {}, procfs});
     ::close(procfs);
   }
   // Native code for the probes (UBTRACE_INTERPRET=1 keeps the interpreter).
   const char *interpret = getenv("UBTRACE_INTERPRET");
   if (!interpret || std::string(interpret) == "0") {
-    auto native = im.load_native(bundle, reinterpret_cast<uint64_t>(region.base()), *agent_base);
+    auto native = im.load_native(
+        bundle, reinterpret_cast<uint64_t>(region.base()), *agent_base);
     if (!native)
       im.jit_error = native.error();
   }
@@ -540,8 +565,8 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
 
   auto space = runtime::symbols::AddressSpace::snapshot(im.pid);
   if (!space)
-    return make_error("cannot read the mappings of " + std::to_string(im.pid) + ": " +
-                      space.error());
+    return make_error("cannot read the mappings of " + std::to_string(im.pid) +
+                      ": " + space.error());
   im.resolver = std::make_unique<runtime::symbols::ProbeResolver>(
       runtime::symbols::ProbeResolverOptions{}, im.binaries);
   auto &resolver = *im.resolver;
@@ -604,7 +629,8 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
         im.pending.push_back({pi, probe, many}); // a library loaded later
     }
     if (!im.unplaced_ifuncs.empty())
-      warnings.push_back(unplaced_ifunc_warning(spec.name, im.pid, im.unplaced_ifuncs));
+      warnings.push_back(
+          unplaced_ifunc_warning(spec.name, im.pid, im.unplaced_ifuncs));
     im.unplaced_ifuncs.clear();
   }
   for (const auto &p : im.pending)
@@ -615,23 +641,25 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
   return im.hooked;
 }
 
-void UserspaceTarget::set_verbose(std::function<void(const std::string &)> sink) {
+void UserspaceTarget::set_verbose(
+    std::function<void(const std::string &)> sink) {
   impl_->verbose = std::move(sink);
 }
 
-void UserspaceTarget::set_warnings(std::function<void(const std::string &)> sink) {
+void UserspaceTarget::set_warnings(
+    std::function<void(const std::string &)> sink) {
   impl_->warn = std::move(sink);
 }
 
-Result<std::vector<uint64_t>>
-UserspaceTarget::symbol_addresses(const std::vector<runtime::UaddrSpec> &symbols) const {
+Result<std::vector<uint64_t>> UserspaceTarget::symbol_addresses(
+    const std::vector<runtime::UaddrSpec> &symbols) const {
   std::vector<uint64_t> out;
   if (symbols.empty())
     return out;
   auto space = runtime::symbols::AddressSpace::snapshot(pid_);
   if (!space)
-    return make_error("cannot read the mappings of " + std::to_string(pid_) + ": " +
-                      space.error());
+    return make_error("cannot read the mappings of " + std::to_string(pid_) +
+                      ": " + space.error());
   runtime::symbols::BinaryResolveOptions ro;
   ro.pid = pid_;
   for (const auto &u : symbols) {
@@ -713,8 +741,10 @@ Result<size_t> UserspaceTarget::service() {
     if (loaded)
       im.warn_other_copy(path);
     // The thread in dlopen (or dlclose) may go on.
-    agent::Message done{loaded ? agent::MsgType::LibraryDone : agent::MsgType::UnloadDone,
-                        {m.payload.begin(), m.payload.begin() + ticket_end}, -1};
+    agent::Message done{loaded ? agent::MsgType::LibraryDone
+                               : agent::MsgType::UnloadDone,
+                        {m.payload.begin(), m.payload.begin() + ticket_end},
+                        -1};
     if (auto r = im.call(done); !r)
       break;
   }
@@ -802,12 +832,14 @@ void UserspaceTarget::Impl::warn_not_its_program(const Pending &p) {
     return;
   auto want = sym::identify_file(file);
   auto runs = sym::identify_file(proc + "/exe");
-  if (!want || !runs || want->same_inode(runs->dev_major, runs->dev_minor, runs->inode))
+  if (!want || !runs ||
+      want->same_inode(runs->dev_major, runs->dev_minor, runs->inode))
     return;
   warned.insert(p.spec);
   std::string exe = fs::read_symlink(proc + "/exe", ec).string();
-  warn(bundle->probes[p.spec].name + ": process " + std::to_string(pid) + " runs " +
-       (ec ? std::string("another program") : exe) + ", not " + file +
+  warn(bundle->probes[p.spec].name + ": process " + std::to_string(pid) +
+       " runs " + (ec ? std::string("another program") : exe) + ", not " +
+       file +
        ": the probe fires only if the process loads that file (a program it "
        "execs is not traced)");
 }
@@ -815,7 +847,8 @@ void UserspaceTarget::Impl::warn_not_its_program(const Pending &p) {
 void UserspaceTarget::Impl::warn_other_copy(const std::string &path) {
   std::string loaded = fs::path(path).filename().string();
   for (const auto &p : pending) {
-    if (warned.count(p.spec) || fs::path(p.probe.binary).filename().string() != loaded)
+    if (warned.count(p.spec) ||
+        fs::path(p.probe.binary).filename().string() != loaded)
       continue;
     bool hooked_elsewhere = false;
     for (const auto &h : hooked_probes)
@@ -824,17 +857,20 @@ void UserspaceTarget::Impl::warn_other_copy(const std::string &path) {
       continue;
     warned.insert(p.spec);
     if (warn)
-      warn(bundle->probes[p.spec].name + ": process " + std::to_string(pid) + " loaded " +
-           path + ", not " + p.probe.binary +
-           " that the probe is for (another file): the probe waits for that one");
+      warn(bundle->probes[p.spec].name + ": process " + std::to_string(pid) +
+           " loaded " + path + ", not " + p.probe.binary +
+           " that the probe is for (another file): the probe waits for that "
+           "one");
   }
 }
 
 Result<void> UserspaceTarget::Impl::resync() {
-  auto listed = call_for_payload(agent::Message{agent::MsgType::Revalidate, {}, -1});
+  auto listed =
+      call_for_payload(agent::Message{agent::MsgType::Revalidate, {}, -1});
   if (!listed)
     return {}; // the agent is going: nothing to hook any more
-  std::vector<agent::ForgottenHook> gone(listed->size() / sizeof(agent::ForgottenHook));
+  std::vector<agent::ForgottenHook> gone(listed->size() /
+                                         sizeof(agent::ForgottenHook));
   if (!gone.empty())
     std::memcpy(gone.data(), listed->data(), gone.size() * sizeof gone[0]);
   for (const auto &g : gone) {
@@ -845,7 +881,8 @@ Result<void> UserspaceTarget::Impl::resync() {
         continue;
       }
       if (verbose)
-        verbose("unhooked " + h.probe.probe.name + ": its library was unloaded (hooked again "
+        verbose("unhooked " + h.probe.probe.name +
+                ": its library was unloaded (hooked again "
                 "when it loads)");
       // Hooked there no more: a copy loaded in the same place is hooked anew.
       hooked_sites.erase({h.probe.spec, h.address});
@@ -860,7 +897,9 @@ Result<void> UserspaceTarget::Impl::resync() {
   return hook_pending();
 }
 
-size_t UserspaceTarget::pending() const { return impl_->pending.size(); }
+size_t UserspaceTarget::pending() const {
+  return impl_->pending.size();
+}
 
 void UserspaceTarget::set_snapshot_sink(
     std::function<void(const runtime::symbols::AddressSpace &)> sink) {
@@ -871,7 +910,9 @@ bool UserspaceTarget::libraries_changed() {
   return std::exchange(impl_->libraries_changed, false);
 }
 
-const std::string &UserspaceTarget::jit_error() const { return impl_->jit_error; }
+const std::string &UserspaceTarget::jit_error() const {
+  return impl_->jit_error;
+}
 
 Result<void> UserspaceTarget::pass_gpu_channel(int fd) {
   auto r = impl_->call(agent::Message{agent::MsgType::GpuChannel, {}, fd});
@@ -912,7 +953,9 @@ bool UserspaceTarget::agent_gone() {
          std::chrono::steady_clock::now() - impl_->hung_up_at >= 500ms;
 }
 
-const std::string &UserspaceTarget::comm() const { return impl_->comm; }
+const std::string &UserspaceTarget::comm() const {
+  return impl_->comm;
+}
 
 void UserspaceTarget::detach() {
   if (impl_->detached || impl_->sock < 0)

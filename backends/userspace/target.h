@@ -5,6 +5,14 @@
 // symbols) and asks the agent to hook them.
 #pragma once
 
+#include "backends/program_set.h"
+#include "backends/userspace/process_end.h"
+#include "runtime/agent/named_values.h"
+#include "runtime/bundle.h"
+#include "runtime/maps/region.h"
+#include "runtime/result.h"
+#include "runtime/symbols/address_space.h"
+
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -12,24 +20,17 @@
 #include <string>
 #include <vector>
 
-#include "backends/program_set.h"
-#include "runtime/bundle.h"
-#include "backends/userspace/process_end.h"
-#include "runtime/agent/named_values.h"
-#include "runtime/maps/region.h"
-#include "runtime/symbols/address_space.h"
-#include "runtime/result.h"
-
 namespace ubtrace::backends {
 
 class UserspaceTarget {
 public:
   // Spawns `command` with the agent preloaded; it waits before main until
   // go().
-  static Result<std::unique_ptr<UserspaceTarget>> launch(const std::string &command,
-                                                         const std::string &agent);
+  static Result<std::unique_ptr<UserspaceTarget>>
+  launch(const std::string &command, const std::string &agent);
   // Injects the agent into the running process `pid`.
-  static Result<std::unique_ptr<UserspaceTarget>> attach(int pid, const std::string &agent);
+  static Result<std::unique_ptr<UserspaceTarget>>
+  attach(int pid, const std::string &agent);
   ~UserspaceTarget();
 
   int pid() const { return pid_; }
@@ -39,7 +40,9 @@ public:
   // prints them). Probes that match nothing fail the install, or with
   // config missing_probes = warn|ignore are skipped (a line in `warnings`
   // for warn). Returns how many sites were hooked.
-  Result<size_t> install(std::vector<std::string> &warnings, const runtime::Bundle &bundle, const ProgramSet &programs,
+  Result<size_t> install(std::vector<std::string> &warnings,
+                         const runtime::Bundle &bundle,
+                         const ProgramSet &programs,
                          runtime::maps::Region &region,
                          std::vector<std::string> &probe_names);
   // -v: a line for every site hooked (address, jump or trap, native or
@@ -61,7 +64,8 @@ public:
   bool libraries_changed();
   // Each snapshot of the process's mappings taken to hook a library it
   // loaded (the loading thread waits meanwhile: the library is there).
-  void set_snapshot_sink(std::function<void(const runtime::symbols::AddressSpace &)> sink);
+  void set_snapshot_sink(
+      std::function<void(const runtime::symbols::AddressSpace &)> sink);
   // Why the probes run in the agent's interpreter instead of native code
   // ("" when they are native).
   const std::string &jit_error() const;

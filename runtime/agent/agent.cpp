@@ -5,45 +5,21 @@
 // the hooks fire. It links no LLVM and no libbpf, throws nothing, and
 // allocates nothing on the probe path. If the CLI goes away, it removes its
 // hooks and the target runs on.
-#include <atomic>
-#include <cerrno>
-#include <cstddef>
-#include <fcntl.h>
-#include <csignal>
-#include <cstdlib>
-#include <algorithm>
-#include <cstring>
-#include <ctime>
-#include <dlfcn.h>
-#include <link.h>
-#include <memory>
-#include <pthread.h>
-#include <string>
-#include <linux/futex.h>
-#include <linux/magic.h>
-#include <sys/statfs.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
-#include <vector>
-
 #include "runtime/abi.h"
+#include "runtime/agent/agent_thread.h"
+#include "runtime/agent/cli_link.h"
 #include "runtime/agent/code_check.h"
+#include "runtime/agent/got_interpose.h"
 #include "runtime/agent/named_values.h"
 #include "runtime/agent/program_wire.h"
+#include "runtime/agent/protocol.h"
 #include "runtime/agent/raw_notice.h"
 #include "runtime/agent/raw_syscall.h"
 #include "runtime/agent/session_counters.h"
-#include "runtime/agent/protocol.h"
 #include "runtime/helpers/all_helpers.h"
 #include "runtime/helpers/libcalls.h"
 #include "runtime/helpers/process_facts.h"
 #include "runtime/helpers/safe_copy.h"
-#include "runtime/agent/agent_thread.h"
-#include "runtime/agent/cli_link.h"
-#include "runtime/agent/got_interpose.h"
 #include "runtime/hook/hook.h"
 #include "runtime/hook/memory_map.h"
 #include "runtime/hook/thread_pool.h"
@@ -53,6 +29,30 @@
 #include "runtime/maps/helpers.h"
 #include "runtime/maps/region.h"
 #include "runtime/vm/interpreter.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <linux/futex.h>
+#include <linux/magic.h>
+#include <memory>
+#include <pthread.h>
+#include <string>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <vector>
 
 namespace ubtrace::agent {
 namespace {
@@ -104,7 +104,8 @@ uint64_t usdt_arg(const abi::PtRegsLayout &regs, const UsdtArgWire &a) {
     if (a.has_index)
       addr += r[a.index_reg] * a.scale;
     uint64_t v = 0;
-    runtime::helpers::safe_read(&v, a.size ? a.size : 8, reinterpret_cast<const void *>(addr));
+    runtime::helpers::safe_read(&v, a.size ? a.size : 8,
+                                reinterpret_cast<const void *>(addr));
     return extend(v, a);
   }
   default:
@@ -138,8 +139,8 @@ std::vector<std::unique_ptr<HookEntry>> &forgotten_hooks() {
 const struct link_map *object_of(uint64_t addr) {
   Dl_info info{};
   struct link_map *map = nullptr;
-  if (!dladdr1(reinterpret_cast<void *>(addr), &info, reinterpret_cast<void **>(&map),
-               RTLD_DL_LINKMAP))
+  if (!dladdr1(reinterpret_cast<void *>(addr), &info,
+               reinterpret_cast<void **>(&map), RTLD_DL_LINKMAP))
     return nullptr;
   return map;
 }
@@ -156,15 +157,16 @@ public:
       : sock_(std::move(sock)), spawned_(spawned),
         // A command's agent starts before main: what is loaded then is
         // the program and what it needs, never unloaded.
-        startup_objects_(spawned ? loaded_objects() : std::vector<LoadedObject>{}) {}
+        startup_objects_(spawned ? loaded_objects()
+                                 : std::vector<LoadedObject>{}) {}
   bool spawned() const { return spawned_; }
   // The CLI asked to detach or hung up: the session is on its way out.
   bool ending() const { return ending_.load(std::memory_order_acquire); }
 
   bool hello(bool waiting);
   void close_channel() { sock_.close(); }
-  void serve();     // the channel thread's loop
-  void wait_go();   // the constructor of a spawned target waits here
+  void serve();   // the channel thread's loop
+  void wait_go(); // the constructor of a spawned target waits here
   void handle(const Message &m);
 
   runtime::maps::Region *region() const { return region_.get(); } // GPU
@@ -190,8 +192,8 @@ private:
   bool watching_unloads_ = false;
   OwnedFd procfs_; // the CLI's /proc (Procfs), for reading our mappings
   struct CodeBlock {
-    uint64_t at, size;  // what the CLI may write: aligned address, bytes
-    void *map;          // the mapping holding it
+    uint64_t at, size; // what the CLI may write: aligned address, bytes
+    void *map;         // the mapping holding it
     size_t map_len;
   };
   std::vector<CodeBlock> code_;
@@ -211,7 +213,8 @@ private:
 
   Result<void> send(const Message &m);
   // The agent's own watch on the return of libc's `function`.
-  Result<void> watch_return(const char *function, void (*watch)(runtime::hook::PtRegs *),
+  Result<void> watch_return(const char *function,
+                            void (*watch)(runtime::hook::PtRegs *),
                             bool &watching);
   Result<void> watch_libraries();
   Result<void> watch_unloads();
@@ -282,13 +285,15 @@ void on_hit(runtime::hook::PtRegs *regs, void *user) {
       continue;
     }
     vm::RunResult r = vm::run(*s->program, &ctx);
-    if (r.status != vm::RunStatus::Ok && size_t(r.status) < std::size(g_run_errors))
+    if (r.status != vm::RunStatus::Ok &&
+        size_t(r.status) < std::size(g_run_errors))
       g_run_errors[size_t(r.status)].fetch_add(1, std::memory_order_relaxed);
   }
 }
 
 bool Agent::hello(bool waiting) {
-  HelloMsg h{kProtocolVersion, static_cast<uint32_t>(getpid()), waiting ? 1u : 0u, 0};
+  HelloMsg h{kProtocolVersion, static_cast<uint32_t>(getpid()),
+             waiting ? 1u : 0u, 0};
   return bool(send_message(sock_, Message::of(MsgType::Hello, h)));
 }
 
@@ -320,16 +325,20 @@ void on_dlclose_return(runtime::hook::PtRegs *) {
   (void)notify_and_wait(g_unloads, MsgType::Unloaded, nullptr, 0);
 }
 
-Result<void> Agent::watch_return(const char *function, void (*watch)(runtime::hook::PtRegs *),
+Result<void> Agent::watch_return(const char *function,
+                                 void (*watch)(runtime::hook::PtRegs *),
                                  bool &watching) {
   if (watching)
     return {};
   void *address = dlsym(RTLD_DEFAULT, function);
   if (!address)
-    return make_error(std::string("cannot find ") + function + " in the target");
-  auto entry = entry_for(reinterpret_cast<uint64_t>(address), HookKind::Return, {});
+    return make_error(std::string("cannot find ") + function +
+                      " in the target");
+  auto entry =
+      entry_for(reinterpret_cast<uint64_t>(address), HookKind::Return, {});
   if (!entry)
-    return make_error(std::string("cannot watch ") + function + ": " + entry.error());
+    return make_error(std::string("cannot watch ") + function + ": " +
+                      entry.error());
   (*entry)->watch.store(watch, std::memory_order_release);
   watching = true;
   return {};
@@ -378,9 +387,10 @@ std::vector<ForgottenHook> Agent::revalidate() {
   // intact) are not the ones this session raised any more.
   std::vector<Semaphore> live;
   for (const Semaphore &s : semaphores_) {
-    bool gone = std::find(gone_objects.begin(), gone_objects.end(), s.object_bias) !=
-                    gone_objects.end() ||
-                !data_of_object_loaded(reinterpret_cast<uint64_t>(s.address), s.object_bias);
+    bool gone = std::find(gone_objects.begin(), gone_objects.end(),
+                          s.object_bias) != gone_objects.end() ||
+                !data_of_object_loaded(reinterpret_cast<uint64_t>(s.address),
+                                       s.object_bias);
     if (!gone)
       live.push_back(s);
   }
@@ -450,7 +460,8 @@ Result<uint64_t> Agent::add_program(const Message &m) {
   for (uint32_t index : wire->region_map) {
     if (index >= region_->map_count())
       return make_error("program refers to map " + std::to_string(index) +
-                        " beyond the region's " + std::to_string(region_->map_count()));
+                        " beyond the region's " +
+                        std::to_string(region_->map_count()));
     void *map = region_->map(index);
     vm::MapBinding b;
     b.handle = reinterpret_cast<uint64_t>(map);
@@ -485,7 +496,7 @@ bool named(uint64_t address, const char *const (&names)[N]) {
 
 bool returns_twice(uint64_t address) {
   static const char *const kNames[] = {
-      "vfork",     "__vfork",    "setjmp",     "_setjmp", "__setjmp",
+      "vfork",     "__vfork",     "setjmp",     "_setjmp", "__setjmp",
       "sigsetjmp", "__sigsetjmp", "getcontext", "savectx", "__libc_vfork"};
   return named(address, kNames);
 }
@@ -500,9 +511,9 @@ bool returns_twice(uint64_t address) {
 // uretprobes do the same; dlopen's return probes, which tools rely on,
 // stay allowed.)
 const char *inspects_its_caller(uint64_t address) {
-  static const char *const kNames[] = {"dlsym", "dlvsym", "___dlsym",
-                                       "___dlvsym", "__libc_dlsym",
-                                       "__libc_dlvsym"};
+  static const char *const kNames[] = {"dlsym",        "dlvsym",
+                                       "___dlsym",     "___dlvsym",
+                                       "__libc_dlsym", "__libc_dlvsym"};
   Dl_info info{};
   if (!named(address, kNames) ||
       !dladdr(reinterpret_cast<void *>(address), &info))
@@ -512,19 +523,20 @@ const char *inspects_its_caller(uint64_t address) {
 
 } // namespace
 
-Result<HookEntry *> Agent::entry_for(uint64_t address, HookKind kind,
-                                     const runtime::hook::HookOptions &options) {
+Result<HookEntry *>
+Agent::entry_for(uint64_t address, HookKind kind,
+                 const runtime::hook::HookOptions &options) {
   for (auto &e : hooks_)
     if (e->address == address && e->kind == kind)
       return e.get();
   auto e = std::make_unique<HookEntry>();
   e->address = address;
   e->kind = kind;
-  auto id = runtime::hook::install_hook(
-      address,
-      kind == HookKind::Entry ? runtime::hook::HookKind::Entry
-                              : runtime::hook::HookKind::Return,
-      &on_hit, e.get(), options);
+  auto id = runtime::hook::install_hook(address,
+                                        kind == HookKind::Entry
+                                            ? runtime::hook::HookKind::Entry
+                                            : runtime::hook::HookKind::Return,
+                                        &on_hit, e.get(), options);
   if (!id)
     return std::move(id).take_error();
   e->id = *id;
@@ -533,7 +545,8 @@ Result<HookEntry *> Agent::entry_for(uint64_t address, HookKind kind,
     e->patch.at = p->patch_address;
     e->patch.len = p->mode == runtime::hook::PatchMode::Jump ? 5 : 1;
     for (uint8_t i = 0; i < e->patch.len; i++)
-      e->patch.bytes[i] = *reinterpret_cast<const volatile uint8_t *>(e->patch.at + i);
+      e->patch.bytes[i] =
+          *reinterpret_cast<const volatile uint8_t *>(e->patch.at + i);
   }
   e->object_bias = object_bias_of(address);
   hooks_.push_back(std::move(e));
@@ -617,7 +630,8 @@ void Agent::handle(const Message &m) {
       if (by_id[id])
         add(jit::helper_symbol(static_cast<int32_t>(id)),
             reinterpret_cast<const void *>(by_id[id]));
-    add(jit::kMapIterateSymbol, reinterpret_cast<const void *>(&ubt_map_iterate));
+    add(jit::kMapIterateSymbol,
+        reinterpret_cast<const void *>(&ubt_map_iterate));
     // Not libc's: the program may have those hooked (helpers/libcalls.h).
     add("memset", reinterpret_cast<const void *>(&ubt_libcall_memset));
     add("memcpy", reinterpret_cast<const void *>(&ubt_libcall_memcpy));
@@ -633,12 +647,14 @@ void Agent::handle(const Message &m) {
     }
     size_t align = a.alignment > 4096 ? a.alignment : 4096;
     size_t len = (a.size + align + 4095) & ~size_t(4095);
-    void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
       reply(-ENOMEM, 0, "cannot map code memory");
       return;
     }
-    uint64_t at = (reinterpret_cast<uint64_t>(p) + align - 1) & ~uint64_t(align - 1);
+    uint64_t at =
+        (reinterpret_cast<uint64_t>(p) + align - 1) & ~uint64_t(align - 1);
     code_.push_back({at, a.size, p, len});
     reply(0, at);
     return;
@@ -657,10 +673,12 @@ void Agent::handle(const Message &m) {
       reply(-EINVAL, 0, "code for memory the agent did not reserve");
       return;
     }
-    std::memcpy(reinterpret_cast<void *>(c.address), m.payload.data() + sizeof c, len);
+    std::memcpy(reinterpret_cast<void *>(c.address),
+                m.payload.data() + sizeof c, len);
     uint64_t page = c.address & ~uint64_t(4095);
     size_t span = ((c.address + len + 4095) & ~uint64_t(4095)) - page;
-    if (mprotect(reinterpret_cast<void *>(page), span, PROT_READ | PROT_EXEC) != 0) {
+    if (mprotect(reinterpret_cast<void *>(page), span, PROT_READ | PROT_EXEC) !=
+        0) {
       reply(-errno, 0, "cannot make code executable");
       return;
     }
@@ -697,8 +715,10 @@ void Agent::handle(const Message &m) {
       reply(-EINVAL, 0, "malformed semaphore request");
       return;
     }
-    __atomic_add_fetch(reinterpret_cast<uint16_t *>(s.address), 1, __ATOMIC_SEQ_CST);
-    semaphores_.push_back({reinterpret_cast<uint16_t *>(s.address), object_bias_of(s.address)});
+    __atomic_add_fetch(reinterpret_cast<uint16_t *>(s.address), 1,
+                       __ATOMIC_SEQ_CST);
+    semaphores_.push_back(
+        {reinterpret_cast<uint16_t *>(s.address), object_bias_of(s.address)});
     reply(0);
     return;
   }
@@ -744,8 +764,9 @@ void Agent::handle(const Message &m) {
   case MsgType::Procfs: {
     // Kept for the session (owned_fd.h); a descriptor that is not procfs is
     // refused.
-    struct statfs fs {};
-    bool procfs = m.fd >= 0 && fstatfs(m.fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
+    struct statfs fs{};
+    bool procfs =
+        m.fd >= 0 && fstatfs(m.fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
     OwnedFd fd = OwnedFd::adopt(m.fd);
     if (!procfs || !fd.valid()) {
       fd.close();
@@ -762,7 +783,8 @@ void Agent::handle(const Message &m) {
   case MsgType::LibraryDone: {
     uint32_t ticket = 0;
     (void)m.read(ticket);
-    acknowledge_ticket(m.type == MsgType::LibraryDone ? g_loads : g_unloads, ticket);
+    acknowledge_ticket(m.type == MsgType::LibraryDone ? g_loads : g_unloads,
+                       ticket);
     reply(0);
     return;
   }
@@ -865,8 +887,8 @@ void prepare_probe_path() {
   // Traps need SIGTRAP kept out of the program's masks: the preload does
   // that, interposed by LD_PRELOAD (-c) or through the program's GOT (-p)
   // (runtime/hook/trap_safety.h, got_interpose.h).
-  bool guarded = runtime::helpers::signals_interposed() ||
-                 interpose_loaded_objects();
+  bool guarded =
+      runtime::helpers::signals_interposed() || interpose_loaded_objects();
   runtime::hook::set_trap_guard(guarded, true);
   runtime::helpers::prepare_process_facts();
   runtime::helpers::arm_safe_copy();

@@ -5,10 +5,10 @@
 // on them: their libc calls are ubtrace's, not the program's.
 #pragma once
 
+#include "runtime/hook/hook.h"
+
 #include <csignal>
 #include <pthread.h>
-
-#include "runtime/hook/hook.h"
 
 namespace ubtrace::agent {
 

@@ -21,7 +21,7 @@ namespace {
 // The credentials of the process at the other end of `fd` (for a listener:
 // the one that called listen(); for a socketpair: the one that made it).
 bool peer_is(int fd, pid_t pid, uid_t uid, bool check_uid) {
-  struct ucred cred {};
+  struct ucred cred{};
   socklen_t len = sizeof cred;
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
       len != sizeof cred)
@@ -30,7 +30,7 @@ bool peer_is(int fd, pid_t pid, uid_t uid, bool check_uid) {
 }
 
 bool is_channel_socket(int fd) {
-  struct stat st {};
+  struct stat st{};
   if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
     return false;
   int type = 0;
@@ -64,7 +64,7 @@ int attach_channel(const char *argument) {
   AttachArgument a;
   if (!parse_attach_argument(argument, &a))
     return kInjectBadArgument;
-  struct sockaddr_un addr {};
+  struct sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (a.address.size() >= sizeof addr.sun_path)
     return kInjectBadArgument;

@@ -81,7 +81,7 @@ int visit(struct dl_phdr_info *info, size_t, void *data) {
   for (int i = 0; i < info->dlpi_phnum; ++i)
     if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
       dyn = reinterpret_cast<const ElfW(Dyn) *>(info->dlpi_addr +
-                                                 info->dlpi_phdr[i].p_vaddr);
+                                                info->dlpi_phdr[i].p_vaddr);
   if (!dyn)
     return 0;
   const ElfW(Sym) *symtab = nullptr;
@@ -116,8 +116,8 @@ int visit(struct dl_phdr_info *info, size_t, void *data) {
   if (!symtab || !strtab)
     return 0;
   if (jmprel)
-    interpose_relocations(jmprel, jmprel_bytes, info->dlpi_addr, symtab,
-                          strtab, walk);
+    interpose_relocations(jmprel, jmprel_bytes, info->dlpi_addr, symtab, strtab,
+                          walk);
   if (rela)
     interpose_relocations(rela, rela_bytes, info->dlpi_addr, symtab, strtab,
                           walk);
@@ -151,7 +151,8 @@ bool interpose_loaded_objects() {
   // libc).
   walk.skip[0] = base_of(dlsym(RTLD_DEFAULT, "sigaction"));
   walk.skip[1] = base_of(dlsym(RTLD_DEFAULT, "_dl_debug_state"));
-  walk.skip[2] = base_of(reinterpret_cast<const void *>(&interpose_loaded_objects));
+  walk.skip[2] =
+      base_of(reinterpret_cast<const void *>(&interpose_loaded_objects));
   walk.skip[3] = base_of(g_table[0].fn);
   dl_iterate_phdr(visit, &walk);
   return walk.ok;

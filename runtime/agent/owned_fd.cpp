@@ -35,7 +35,7 @@ void delist(OwnedFd *fd) {
 // The lowest free number at or above `floor`, trying lower floors when the
 // table is full there; -1 if none.
 int move_high(int fd) {
-  struct rlimit lim {};
+  struct rlimit lim{};
   rlim_t soft = 1024;
   if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
     soft = lim.rlim_cur;
@@ -56,7 +56,7 @@ pid_t own_pid() {
 }
 
 bool identify(int fd, dev_t *dev, ino_t *ino) {
-  struct stat st {};
+  struct stat st{};
   if (syscall(SYS_fstat, fd, &st) != 0)
     return false;
   *dev = st.st_dev;

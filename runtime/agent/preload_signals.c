@@ -69,7 +69,7 @@ static ubt_syscall_fn ubt_real_syscall;
 #define UBT_REAL(type, name)                                                   \
   type real = ubt_real_##name;                                                 \
   if (!real)                                                                   \
-    real = ubt_real_##name = (type)dlsym(RTLD_NEXT, #name)
+  real = ubt_real_##name = (type)dlsym(RTLD_NEXT, #name)
 
 /* Signals whose handler ours is chained in front of. */
 static int ubt_filtered(int sig) {
@@ -184,15 +184,15 @@ __attribute__((visibility("default"))) long syscall(long number, ...) {
     a[i] = va_arg(ap, long);
   va_end(ap);
   sigset_t copy;
-  if (number == SYS_seccomp ||
-      (number == SYS_prctl && a[0] == PR_SET_SECCOMP))
+  if (number == SYS_seccomp || (number == SYS_prctl && a[0] == PR_SET_SECCOMP))
     ubtrace_sandboxed();
   else if (number == SYS_rt_sigprocmask && a[0] != SIG_UNBLOCK && a[1] &&
            (unsigned long)a[3] <= sizeof copy) {
     /* The kernel reads a[3] bytes of the set: strip them in a copy. */
     sigemptyset(&copy);
     __builtin_memcpy(&copy, (const void *)a[1], (size_t)a[3]);
-    for (size_t i = 0; i < sizeof ubt_synchronous / sizeof *ubt_synchronous; i++)
+    for (size_t i = 0; i < sizeof ubt_synchronous / sizeof *ubt_synchronous;
+         i++)
       sigdelset(&copy, ubt_synchronous[i]);
     a[1] = (long)&copy;
   }

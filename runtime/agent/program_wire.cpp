@@ -7,7 +7,8 @@ namespace ubtrace::agent {
 namespace {
 
 struct Header {
-  uint32_t insns, subprogs, calls, maps_used, region_map, ctx_size, name_len, flags;
+  uint32_t insns, subprogs, calls, maps_used, region_map, ctx_size, name_len,
+      flags;
 };
 struct WireSubprog {
   uint32_t start, end, stack_depth, is_callback;
@@ -40,15 +41,21 @@ struct Reader {
 std::vector<uint8_t> encode_program(const WireProgram &p) {
   const auto &v = p.program;
   std::vector<uint8_t> out;
-  Header h{uint32_t(v.insns.size()), uint32_t(v.subprogs.size()),
-           uint32_t(v.helper_calls.size()), uint32_t(v.maps_used.size()),
-           uint32_t(p.region_map.size()), v.ctx.size, uint32_t(v.name.size()),
-           uint32_t((v.ctx.writable ? 1 : 0) | (v.ctx.allow_variable_offset ? 2 : 0))};
+  Header h{uint32_t(v.insns.size()),
+           uint32_t(v.subprogs.size()),
+           uint32_t(v.helper_calls.size()),
+           uint32_t(v.maps_used.size()),
+           uint32_t(p.region_map.size()),
+           v.ctx.size,
+           uint32_t(v.name.size()),
+           uint32_t((v.ctx.writable ? 1 : 0) |
+                    (v.ctx.allow_variable_offset ? 2 : 0))};
   put(out, h);
   for (const auto &i : v.insns)
     put(out, i);
   for (const auto &s : v.subprogs)
-    put(out, WireSubprog{s.start, s.end, s.stack_depth, s.is_callback ? 1u : 0u});
+    put(out,
+        WireSubprog{s.start, s.end, s.stack_depth, s.is_callback ? 1u : 0u});
   for (const auto &c : v.helper_calls)
     put(out, WireCall{c.pc, c.helper, c.map, c.callback});
   for (uint32_t m : v.maps_used)
@@ -62,7 +69,8 @@ std::vector<uint8_t> encode_program(const WireProgram &p) {
 Result<WireProgram> decode_program(const std::vector<uint8_t> &bytes) {
   Reader r{bytes};
   Header h{};
-  if (!r.get(h) || h.insns > (1u << 20) || h.subprogs > 4096 || h.calls > (1u << 20))
+  if (!r.get(h) || h.insns > (1u << 20) || h.subprogs > 4096 ||
+      h.calls > (1u << 20))
     return make_error("malformed program message");
   WireProgram p;
   auto &v = p.program;

@@ -4,11 +4,11 @@
 // binds it to its own map handles and helper addresses.
 #pragma once
 
-#include <cstdint>
-#include <vector>
-
 #include "runtime/result.h"
 #include "runtime/vm/verifier.h"
+
+#include <cstdint>
+#include <vector>
 
 namespace ubtrace::agent {
 

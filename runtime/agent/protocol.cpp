@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <string>
 #include <cstring>
 #include <ctime>
 #include <poll.h>
+#include <string>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -42,7 +42,7 @@ public:
 
 private:
   bool forever_;
-  struct timespec at_ {};
+  struct timespec at_{};
 };
 
 } // namespace
@@ -58,13 +58,14 @@ bool still_ours(Guard guard) {
 }
 
 Result<void> send_core(int sock, const Message &m, Guard guard) {
-  MsgHeader h{static_cast<uint32_t>(m.type), static_cast<uint32_t>(m.payload.size())};
+  MsgHeader h{static_cast<uint32_t>(m.type),
+              static_cast<uint32_t>(m.payload.size())};
   std::vector<uint8_t> buf(sizeof h + m.payload.size());
   std::memcpy(buf.data(), &h, sizeof h);
   if (!m.payload.empty())
     std::memcpy(buf.data() + sizeof h, m.payload.data(), m.payload.size());
   struct iovec iov = {buf.data(), buf.size()};
-  struct msghdr msg {};
+  struct msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
   alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
@@ -91,7 +92,8 @@ Result<void> send_core(int sock, const Message &m, Guard guard) {
     // net.core.wmem_max lets it.
     if (n < 0 && errno == EMSGSIZE && !grown) {
       grown = true;
-      int want = static_cast<int>(std::min<size_t>(buf.size() + (64u << 10), INT32_MAX));
+      int want = static_cast<int>(
+          std::min<size_t>(buf.size() + (64u << 10), INT32_MAX));
       (void)setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
       continue;
     }
@@ -99,10 +101,11 @@ Result<void> send_core(int sock, const Message &m, Guard guard) {
       int have = 0;
       socklen_t len = sizeof have;
       (void)getsockopt(sock, SOL_SOCKET, SO_SNDBUF, &have, &len);
-      return make_error("cannot send a message of " + std::to_string(buf.size()) +
-                        " bytes to the agent: the channel carries at most about " +
-                        std::to_string(have / 2) +
-                        " (raise sysctl net.core.wmem_max, or make the probe smaller)");
+      return make_error(
+          "cannot send a message of " + std::to_string(buf.size()) +
+          " bytes to the agent: the channel carries at most about " +
+          std::to_string(have / 2) +
+          " (raise sysctl net.core.wmem_max, or make the probe smaller)");
     }
     return make_error(std::string("cannot send to the agent channel: ") +
                       (n < 0 ? std::strerror(errno) : "short write"));
@@ -148,13 +151,14 @@ Result<Message> recv_core(int sock, int timeout_ms, Guard guard) {
   if (n == 0)
     return make_error(kChannelClosed);
   if (n < static_cast<ssize_t>(sizeof h))
-    return make_error(n < 0 ? std::string("recv: ") + std::strerror(errno)
-                            : std::string("short message on the agent channel"));
+    return make_error(n < 0
+                          ? std::string("recv: ") + std::strerror(errno)
+                          : std::string("short message on the agent channel"));
   if (h.size > kMaxMessage)
     return make_error("oversized message on the agent channel");
   std::vector<uint8_t> buf(sizeof h + h.size);
   struct iovec iov = {buf.data(), buf.size()};
-  struct msghdr msg {};
+  struct msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
   alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};

@@ -23,14 +23,14 @@
 // has GPU probes.
 #pragma once
 
+#include "runtime/agent/owned_fd.h"
+#include "runtime/result.h"
+
 #include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
 #include <vector>
-
-#include "runtime/agent/owned_fd.h"
-#include "runtime/result.h"
 
 namespace ubtrace::agent {
 
@@ -41,12 +41,12 @@ inline constexpr const char *kSocketPrefix = "ubtrace-agent.";
 // What the injector calls after dlopen (-p): `int (const char *)` with an
 // encoded AttachArgument; its results below.
 inline constexpr const char *kInjectEntry = "ubtrace_agent_inject";
-inline constexpr int kInjectStarted = 0;    // a session started
-inline constexpr int kInjectBusy = 1;       // another CLI traces the process
-inline constexpr int kInjectNoCli = -2;     // nothing listens at the address
-inline constexpr int kInjectBadArgument = -3;  // not an AttachArgument
-inline constexpr int kInjectWrongPeer = -4; // the listener is not that CLI
-inline constexpr int kInjectFailed = -1;    // the session could not start
+inline constexpr int kInjectStarted = 0;      // a session started
+inline constexpr int kInjectBusy = 1;         // another CLI traces the process
+inline constexpr int kInjectNoCli = -2;       // nothing listens at the address
+inline constexpr int kInjectBadArgument = -3; // not an AttachArgument
+inline constexpr int kInjectWrongPeer = -4;   // the listener is not that CLI
+inline constexpr int kInjectFailed = -1;      // the session could not start
 
 // -p: the entry's argument. The agent connects to `address` and speaks only
 // to a listener whose SO_PEERCRED is (cli_pid, cli_uid).
@@ -61,12 +61,12 @@ bool parse_attach_argument(const char *text, AttachArgument *out);
 
 enum class MsgType : uint32_t {
   // agent -> CLI
-  Hello = 1,   // HelloMsg
-  Reply = 2,   // ReplyMsg, then an error text when status != 0
-  Library = 3, // a u32 ticket, then the path of a library the target just
-               // loaded; the loading thread waits (bounded) for
-               // LibraryDone with that ticket, so probes in the library are
-               // hooked before its functions can run
+  Hello = 1,    // HelloMsg
+  Reply = 2,    // ReplyMsg, then an error text when status != 0
+  Library = 3,  // a u32 ticket, then the path of a library the target just
+                // loaded; the loading thread waits (bounded) for
+                // LibraryDone with that ticket, so probes in the library are
+                // hooked before its functions can run
   Counters = 4, // the session's loss counters (named_values.h), sent once
                 // as the process exits (exit(), return from main)
   Unloaded = 5, // a dlclose() returned: libraries may be gone (payload: a
@@ -84,17 +84,17 @@ enum class MsgType : uint32_t {
   Stats = 16,     // after the ReplyMsg, the session's loss counters
                   // (named_values.h; agent_counters.h names them)
   WatchLibraries = 17, // report libraries loaded from now on (Library)
-  LibraryDone = 18,    // u32 ticket: the CLI has hooked what that Library needed
-  Symbols = 19,   // the reply lists the agent's helper addresses (below)
-  AllocCode = 20, // AllocCodeMsg; the reply's value is the address
-  Code = 21,      // CodeMsg, then the machine code to place there
-  GpuChannel = 22, // the GPU channel's agent end travels with it (below)
-  Revalidate = 23, // drop the hooks whose code is gone (its library was
-                   // unloaded); the reply lists them as ForgottenHook
-  UnloadDone = 24, // u32 ticket of the Unloaded handled
-  Procfs = 25,     // the CLI's /proc (its fd travels with the message): the
-                   // agent reads its own mappings through it, also once
-                   // the process has chroot()ed where there is no /proc
+  LibraryDone = 18, // u32 ticket: the CLI has hooked what that Library needed
+  Symbols = 19,     // the reply lists the agent's helper addresses (below)
+  AllocCode = 20,   // AllocCodeMsg; the reply's value is the address
+  Code = 21,        // CodeMsg, then the machine code to place there
+  GpuChannel = 22,  // the GPU channel's agent end travels with it (below)
+  Revalidate = 23,  // drop the hooks whose code is gone (its library was
+                    // unloaded); the reply lists them as ForgottenHook
+  UnloadDone = 24,  // u32 ticket of the Unloaded handled
+  Procfs = 25,      // the CLI's /proc (its fd travels with the message): the
+                    // agent reads its own mappings through it, also once
+                    // the process has chroot()ed where there is no /proc
 
   // ---- GPU channel (runtime/agent/gpu) ----
   // A second socket, one end of a socketpair the CLI's GPU backend makes
@@ -116,10 +116,9 @@ enum class MsgType : uint32_t {
   GpuKernels = 46,
 };
 
-
 // clear()/zero() of a map that lives on the GPU too.
 struct GpuClearMsg {
-  uint32_t map; // index in the bundle's maps
+  uint32_t map;  // index in the bundle's maps
   uint32_t zero; // 1: zero() (keep keys); 0: clear()
 };
 
@@ -129,10 +128,10 @@ struct GpuStatsMsg {
   uint64_t modules_without_ptx;  // SASS only: their kernels run unprobed
   uint64_t modules_failed;       // could not be rewritten (a notice says why)
   uint64_t kernels_instrumented;
-  uint64_t launches;        // cuLaunchKernel(Ex) calls seen
-  uint64_t readbacks;       // device map copies into the region
-  uint64_t events;          // device ring records forwarded
-  uint64_t events_lost;     // dropped on the device (ring full)
+  uint64_t launches;    // cuLaunchKernel(Ex) calls seen
+  uint64_t readbacks;   // device map copies into the region
+  uint64_t events;      // device ring records forwarded
+  uint64_t events_lost; // dropped on the device (ring full)
 };
 
 struct MsgHeader {
@@ -159,7 +158,7 @@ enum class HookKind : uint32_t { Entry = 0, Return = 1 };
 struct UsdtArgWire {
   enum Kind : uint8_t { None = 0, Constant = 1, Register = 2, Memory = 3 };
   uint8_t kind;
-  uint8_t size;      // 1, 2, 4 or 8 bytes
+  uint8_t size; // 1, 2, 4 or 8 bytes
   uint8_t is_signed;
   uint8_t reg;       // pt_regs index (runtime/abi.h order) of the register
                      // (Register) or the base (Memory, when has_base)
@@ -174,13 +173,13 @@ struct UsdtArgWire {
 };
 
 struct HookMsg {
-  uint64_t address;   // where to hook, in the target
+  uint64_t address; // where to hook, in the target
   uint64_t func_start;
-  uint64_t func_size; // 0 if unknown
-  uint64_t probe_id;  // ctx.probe_id
-  uint64_t func_ip;   // ctx.func_ip (the probed function)
-  uint32_t program;   // id from the Program reply
-  uint32_t kind;      // HookKind
+  uint64_t func_size;  // 0 if unknown
+  uint64_t probe_id;   // ctx.probe_id
+  uint64_t func_ip;    // ctx.func_ip (the probed function)
+  uint32_t program;    // id from the Program reply
+  uint32_t kind;       // HookKind
   uint32_t usdt_nargs; // USDT sites: how many of usdt_args are read
   uint32_t pad;
   uint64_t native_entry; // the program's JIT'd entry in this process; 0:
@@ -199,7 +198,8 @@ struct CodeMsg {
 };
 
 // The Symbols reply: after the ReplyMsg, entries of
-//   u32 name length, the name (runtime/jit/remote_symbols.h names), u64 address.
+//   u32 name length, the name (runtime/jit/remote_symbols.h names), u64
+//   address.
 
 // The Revalidate reply: after the ReplyMsg, one per hook dropped.
 struct ForgottenHook {

@@ -33,7 +33,7 @@ bool still_the_channel(int sock) {
 } // namespace
 
 void arm_raw_notices(int sock) {
-  struct stat st {};
+  struct stat st{};
   if (sock < 0 || fstat(sock, &st) != 0)
     return;
   g_dev = st.st_dev;
@@ -62,7 +62,7 @@ bool send_raw_notice(MsgType type, const uint8_t *payload, size_t size) {
     copy_without_libc(message, &h, sizeof h);
     copy_without_libc(message + sizeof h, payload, size);
     struct iovec iov = {message, sizeof h + size};
-    struct msghdr msg {};
+    struct msghdr msg{};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
     sent = raw_syscall(SYS_sendmsg, sock, reinterpret_cast<long>(&msg),

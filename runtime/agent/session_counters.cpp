@@ -21,9 +21,9 @@ namespace c = counter;
 
 // The order of kNames is the order of values().
 constexpr const char *kNames[] = {
-    c::kNestedSkips,    c::kShadowOverflows, c::kRefusedClaims, c::kVectorSkips,
-    c::kUnwoundEntries, c::kAbandonedRuns,   c::kNoticeTimeouts,
-    c::kInsnBudget,     c::kMissingHelper};
+    c::kNestedSkips,    c::kShadowOverflows, c::kRefusedClaims,
+    c::kVectorSkips,    c::kUnwoundEntries,  c::kAbandonedRuns,
+    c::kNoticeTimeouts, c::kInsnBudget,      c::kMissingHelper};
 constexpr size_t kCount = sizeof kNames / sizeof kNames[0];
 
 struct Values {

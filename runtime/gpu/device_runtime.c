@@ -75,7 +75,9 @@ INLINE u64 hash_key(const u8 *key, u64 size) {
   return h;
 }
 
-INLINE u64 ready_word(u64 hash) { return UBT_GPU_HASH_READY | (hash >> 2); }
+INLINE u64 ready_word(u64 hash) {
+  return UBT_GPU_HASH_READY | (hash >> 2);
+}
 
 INLINE u64 wait_settled(volatile u64 *state, u64 seen) {
   for (u32 spins = 0; seen == UBT_GPU_HASH_BUSY && spins < UBT_BUSY_SPINS;
@@ -86,7 +88,9 @@ INLINE u64 wait_settled(volatile u64 *state, u64 seen) {
   return seen;
 }
 
-INLINE u64 *header(u8 *base) { return (u64 *)base; }
+INLINE u64 *header(u8 *base) {
+  return (u64 *)base;
+}
 
 /* ---- arrays ---- */
 
@@ -118,8 +122,8 @@ EXPORT i64 __ubt_array_update(u8 *base, const u8 *key, const u8 *value,
     return -kEinval;
   if (flags == kBpfNoExist)
     return -kEexist; /* array entries always exist */
-  u8 *at = __ubt_array_lookup(base, key, max_entries, value_stride,
-                              slot_stride, slots);
+  u8 *at = __ubt_array_lookup(base, key, max_entries, value_stride, slot_stride,
+                              slots);
   if (at == 0)
     return -kE2big;
   copy_bytes(at, value, value_size);
@@ -129,8 +133,8 @@ EXPORT i64 __ubt_array_update(u8 *base, const u8 *key, const u8 *value,
 /* ---- hashes ---- */
 
 EXPORT void *__ubt_hash_lookup(u8 *base, const u8 *key, u64 key_size,
-                               u64 key_stride, u64 value_stride,
-                               u64 capacity, u64 values_offset) {
+                               u64 key_stride, u64 value_stride, u64 capacity,
+                               u64 values_offset) {
   if (base == 0)
     return 0;
   u64 h = hash_key(key, key_size);
@@ -264,8 +268,7 @@ EXPORT i64 __ubt_hash_delete(u8 *base, const u8 *key, u64 key_size,
 
 /* ---- the events ring ---- */
 
-EXPORT i64 __ubt_ring_output(u8 *ring, const u8 *data, u64 size,
-                             u64 capacity) {
+EXPORT i64 __ubt_ring_output(u8 *ring, const u8 *data, u64 size, u64 capacity) {
   if (ring == 0)
     return -kEagain;
   volatile u64 *hdr = (volatile u64 *)ring;
@@ -279,8 +282,8 @@ EXPORT i64 __ubt_ring_output(u8 *ring, const u8 *data, u64 size,
     u64 tail = hdr[UBT_GPU_RING_TAIL_WORD];
     if (head + total - tail > capacity)
       break; /* full */
-    u64 was = __nvvm_atom_cas_gen_ll((i64 *)&hdr[UBT_GPU_RING_HEAD_WORD],
-                                     head, head + total);
+    u64 was = __nvvm_atom_cas_gen_ll((i64 *)&hdr[UBT_GPU_RING_HEAD_WORD], head,
+                                     head + total);
     if (was != head)
       continue;
     for (u64 j = 0; j < size; j++)

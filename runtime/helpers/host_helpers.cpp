@@ -1,14 +1,14 @@
 #include "runtime/helpers/host_helpers.h"
 
-#include <cerrno>
-#include <ctime>
-#include <linux/bpf.h>
-#include <sys/syscall.h>
-
 #include "runtime/abi.h"
 #include "runtime/helpers/process_facts.h"
 #include "runtime/helpers/safe_copy.h"
 #include "runtime/probe_safe.h"
+
+#include <cerrno>
+#include <ctime>
+#include <linux/bpf.h>
+#include <sys/syscall.h>
 
 namespace ubtrace::runtime::helpers {
 
@@ -31,13 +31,15 @@ uint64_t h_jiffies64(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
   return clock_ns(CLOCK_MONOTONIC_COARSE) / 4000000ull;
 }
 
-__thread uint64_t t_prandom_state __attribute__((tls_model("initial-exec"))) = 0;
+__thread uint64_t t_prandom_state __attribute__((tls_model("initial-exec"))) =
+    0;
 
 uint64_t h_prandom(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
   // xorshift64*, seeded per thread from the clock and the thread id.
   uint64_t &state = t_prandom_state;
   if (state == 0)
-    state = clock_ns(CLOCK_MONOTONIC) ^ (uint64_t(current_tid()) << 32) ^ 0x9e3779b97f4a7c15ull;
+    state = clock_ns(CLOCK_MONOTONIC) ^ (uint64_t(current_tid()) << 32) ^
+            0x9e3779b97f4a7c15ull;
   state ^= state >> 12;
   state ^= state << 25;
   state ^= state >> 27;
@@ -76,23 +78,28 @@ uint64_t h_comm(uint64_t buf, uint64_t size, uint64_t, uint64_t, uint64_t) {
   return 0;
 }
 
-uint64_t h_probe_read(uint64_t dst, uint64_t size, uint64_t src, uint64_t, uint64_t) {
+uint64_t h_probe_read(uint64_t dst, uint64_t size, uint64_t src, uint64_t,
+                      uint64_t) {
   return static_cast<uint64_t>(safe_read(reinterpret_cast<void *>(dst), size,
                                          reinterpret_cast<const void *>(src)));
 }
 
-uint64_t h_probe_read_kernel(uint64_t dst, uint64_t size, uint64_t, uint64_t, uint64_t) {
+uint64_t h_probe_read_kernel(uint64_t dst, uint64_t size, uint64_t, uint64_t,
+                             uint64_t) {
   // No kernel memory here.
   probe_safe::fill_bytes(reinterpret_cast<void *>(dst), 0, size);
   return static_cast<uint64_t>(-EFAULT);
 }
 
-uint64_t h_probe_read_str(uint64_t dst, uint64_t size, uint64_t src, uint64_t, uint64_t) {
-  return static_cast<uint64_t>(safe_read_str(reinterpret_cast<void *>(dst), size,
-                                             reinterpret_cast<const void *>(src)));
+uint64_t h_probe_read_str(uint64_t dst, uint64_t size, uint64_t src, uint64_t,
+                          uint64_t) {
+  return static_cast<uint64_t>(
+      safe_read_str(reinterpret_cast<void *>(dst), size,
+                    reinterpret_cast<const void *>(src)));
 }
 
-uint64_t h_get_stack(uint64_t ctx, uint64_t buf, uint64_t size, uint64_t flags, uint64_t) {
+uint64_t h_get_stack(uint64_t ctx, uint64_t buf, uint64_t size, uint64_t flags,
+                     uint64_t) {
   // User stacks by frame pointers, like the kernel's user unwinder: the
   // probed ip, then the return address of each frame on the rbp chain.
   auto *out = reinterpret_cast<uint64_t *>(buf);
@@ -111,8 +118,8 @@ uint64_t h_get_stack(uint64_t ctx, uint64_t buf, uint64_t size, uint64_t flags, 
   const SafeReader reader;
   if (host->func_ip != 0 && regs->rip == host->func_ip && n < max) {
     uint64_t ret = 0;
-    if (reader.copy(&ret, reinterpret_cast<const void *>(regs->rsp), sizeof ret) ==
-            sizeof ret &&
+    if (reader.copy(&ret, reinterpret_cast<const void *>(regs->rsp),
+                    sizeof ret) == sizeof ret &&
         ret != 0)
       out[n++] = ret;
   }
@@ -140,7 +147,9 @@ uint64_t h_cgroup_id(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
   return current_cgroup_id();
 }
 
-uint64_t h_current_task(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) { return 0; }
+uint64_t h_current_task(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
+  return 0;
+}
 
 constexpr maps::HelperEntry kHelpers[] = {
     {BPF_FUNC_probe_read, "probe_read", h_probe_read},
@@ -159,7 +168,8 @@ constexpr maps::HelperEntry kHelpers[] = {
     {BPF_FUNC_probe_read_user, "probe_read_user", h_probe_read},
     {BPF_FUNC_probe_read_kernel, "probe_read_kernel", h_probe_read_kernel},
     {BPF_FUNC_probe_read_user_str, "probe_read_user_str", h_probe_read_str},
-    {BPF_FUNC_probe_read_kernel_str, "probe_read_kernel_str", h_probe_read_kernel},
+    {BPF_FUNC_probe_read_kernel_str, "probe_read_kernel_str",
+     h_probe_read_kernel},
     {BPF_FUNC_jiffies64, "jiffies64", h_jiffies64},
     {BPF_FUNC_ktime_get_boot_ns, "ktime_get_boot_ns", h_ktime_get_boot_ns},
     {BPF_FUNC_ktime_get_tai_ns, "ktime_get_tai_ns", h_ktime_get_tai_ns},
@@ -194,6 +204,8 @@ long safe_read_str(void *dst, uint64_t size, const void *src) {
   return static_cast<long>(len + 1);
 }
 
-std::span<const maps::HelperEntry> host_helpers() { return kHelpers; }
+std::span<const maps::HelperEntry> host_helpers() {
+  return kHelpers;
+}
 
 } // namespace ubtrace::runtime::helpers

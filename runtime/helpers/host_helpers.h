@@ -6,10 +6,10 @@
 // locks.
 #pragma once
 
+#include "runtime/maps/helper_table.h"
+
 #include <cstdint>
 #include <span>
-
-#include "runtime/maps/helper_table.h"
 
 namespace ubtrace::runtime::helpers {
 

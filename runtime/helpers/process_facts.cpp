@@ -25,7 +25,7 @@ using Getcpu = long (*)(unsigned *, unsigned *, void *);
 // Set once by prepare_process_facts (before the agent installs a hook).
 ClockGettime g_vdso_clock = nullptr;
 Getcpu g_vdso_getcpu = nullptr;
-long g_rseq_offset = 0;   // from the thread pointer; valid if g_rseq
+long g_rseq_offset = 0; // from the thread pointer; valid if g_rseq
 bool g_rseq = false;
 uint64_t g_cgroup_id = 0;
 char g_process_comm[16] = {};
@@ -96,8 +96,10 @@ void read_vdso() {
 
 // glibc 2.35+ registers rseq for every thread; cpu_id is its second word.
 void read_rseq() {
-  const auto *offset = static_cast<const ptrdiff_t *>(dlsym(RTLD_DEFAULT, "__rseq_offset"));
-  const auto *size = static_cast<const unsigned *>(dlsym(RTLD_DEFAULT, "__rseq_size"));
+  const auto *offset =
+      static_cast<const ptrdiff_t *>(dlsym(RTLD_DEFAULT, "__rseq_offset"));
+  const auto *size =
+      static_cast<const unsigned *>(dlsym(RTLD_DEFAULT, "__rseq_size"));
   if (offset && size && *size >= 8) {
     g_rseq_offset = *offset;
     g_rseq = true;
@@ -193,7 +195,9 @@ uint32_t current_pid() {
   return t_ids.pid;
 }
 
-uint64_t current_cgroup_id() { return g_cgroup_id; }
+uint64_t current_cgroup_id() {
+  return g_cgroup_id;
+}
 
 void current_comm(char out[16]) {
   if (!sandboxed()) {

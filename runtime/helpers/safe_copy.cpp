@@ -68,8 +68,8 @@ void on_fault(int sig, siginfo_t *info, void *context) {
   pass_on(sig == SIGSEGV ? g_segv : g_bus, info, context, /*fault=*/true);
 }
 
-constexpr uint64_t kFaultSignals = (uint64_t{1} << (SIGSEGV - 1)) |
-                                   (uint64_t{1} << (SIGBUS - 1));
+constexpr uint64_t kFaultSignals =
+    (uint64_t{1} << (SIGSEGV - 1)) | (uint64_t{1} << (SIGBUS - 1));
 
 // Whether a copy that faults is caught by our handlers (ours are the
 // process's, re-installed if the program replaced them without the
@@ -128,10 +128,9 @@ bool copy_chunk(Mode mode, void *dst, uint64_t src, size_t n) {
     struct iovec local = {dst, n};
     struct iovec remote = {reinterpret_cast<void *>(src), n};
     long pid = probe_safe::raw_syscall(SYS_getpid);
-    return probe_safe::raw_syscall(SYS_process_vm_readv, pid,
-                                   reinterpret_cast<long>(&local), 1,
-                                   reinterpret_cast<long>(&remote), 1,
-                                   0) == static_cast<long>(n);
+    return probe_safe::raw_syscall(
+               SYS_process_vm_readv, pid, reinterpret_cast<long>(&local), 1,
+               reinterpret_cast<long>(&remote), 1, 0) == static_cast<long>(n);
   }
   case Mode::Refused:
     return false;
@@ -162,9 +161,13 @@ void set_signals_interposed() {
   g_interposed.store(true, std::memory_order_release);
 }
 
-void set_sandboxed() { g_sandboxed.store(true, std::memory_order_release); }
+void set_sandboxed() {
+  g_sandboxed.store(true, std::memory_order_release);
+}
 
-bool sandboxed() { return g_sandboxed.load(std::memory_order_acquire); }
+bool sandboxed() {
+  return g_sandboxed.load(std::memory_order_acquire);
+}
 
 bool signals_interposed() {
   return g_interposed.load(std::memory_order_acquire);
@@ -238,7 +241,9 @@ uint64_t safe_copy_refusals() {
 
 bool filter_fault_sigaction(int sig, const struct sigaction *act,
                             struct sigaction *old) {
-  ChainedSignal *s = sig == SIGSEGV ? &g_segv : sig == SIGBUS ? &g_bus : nullptr;
+  ChainedSignal *s = sig == SIGSEGV  ? &g_segv
+                     : sig == SIGBUS ? &g_bus
+                                     : nullptr;
   return s && filter_sigaction(*s, act, old);
 }
 

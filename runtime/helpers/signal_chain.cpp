@@ -35,8 +35,8 @@ ubt_restore_rt:
 )");
 
 constexpr unsigned long kSaRestorer = 0x04000000;
-constexpr unsigned long kOurFlags = SA_SIGINFO | SA_NODEFER | SA_RESTART |
-                                    SA_ONSTACK;
+constexpr unsigned long kOurFlags =
+    SA_SIGINFO | SA_NODEFER | SA_RESTART | SA_ONSTACK;
 
 // Records of the program's handlers: from a static pool (publishing runs in
 // signal handlers and on the probe path), reused only after kRecords later
@@ -46,7 +46,9 @@ constexpr int kRecords = 256;
 struct sigaction g_records[kRecords];
 std::atomic<int> g_next_record{0};
 
-uint64_t bit(int sig) { return uint64_t{1} << (sig - 1); }
+uint64_t bit(int sig) {
+  return uint64_t{1} << (sig - 1);
+}
 
 // The first 64 signals of a glibc sigset_t, as the kernel takes them.
 uint64_t low_word(const sigset_t &set) {
@@ -86,7 +88,8 @@ Result<void> install_first(ChainedSignal &s) {
   long rc = probe_safe::raw_syscall(SYS_rt_sigaction, s.sig, 0,
                                     reinterpret_cast<long>(&current), 8);
   if (rc != 0)
-    return make_error(std::string("sigaction: ") + strerror(static_cast<int>(-rc)));
+    return make_error(std::string("sigaction: ") +
+                      strerror(static_cast<int>(-rc)));
   if ((current.flags & SA_SIGINFO) &&
       current.handler == reinterpret_cast<void *>(s.ours))
     return {};

@@ -59,5 +59,4 @@ bool ensure_first(ChainedSignal &s);
 // instruction raises again (SIGSEGV, SIGBUS, SIGILL from the kernel).
 void pass_on(ChainedSignal &s, siginfo_t *info, void *context, bool fault);
 
-
 } // namespace ubtrace::runtime::helpers

@@ -295,7 +295,9 @@ void jmp_rsp(CodeBuffer &c, int8_t disp) {
   c.bytes(code, sizeof code);
 }
 
-void ret(CodeBuffer &c) { c.u8(0xC3); }
+void ret(CodeBuffer &c) {
+  c.u8(0xC3);
+}
 
 void cmovz(CodeBuffer &c, Reg dst, Reg src) {
   rex_w(c, dst, src);

@@ -110,8 +110,8 @@ void restore_flags_from(CodeBuffer &c, int32_t disp);
 void lea_rsp(CodeBuffer &c, int32_t disp);               // lea rsp, [rsp+disp]
 void lea_from_rsp(CodeBuffer &c, Reg dst, int32_t disp); // lea dst, [rsp+disp]
 void lea_from(CodeBuffer &c, Reg dst, Reg base,
-              int32_t disp); // lea dst, [base+disp]
-void store_rsp(CodeBuffer &c, int32_t disp, Reg src);    // mov [rsp+disp], src
+              int32_t disp);                          // lea dst, [base+disp]
+void store_rsp(CodeBuffer &c, int32_t disp, Reg src); // mov [rsp+disp], src
 void load_from(CodeBuffer &c, Reg dst, Reg base,
                int32_t disp); // mov dst, [base+disp]
 void store_to(CodeBuffer &c, Reg base, int32_t disp,
@@ -152,12 +152,12 @@ void load_u8_from(CodeBuffer &c, Reg dst, Reg base,
 void add_mem_imm8(CodeBuffer &c, int width, Reg base, int32_t disp, int8_t v);
 void test_low8_imm(CodeBuffer &c, Reg r, uint8_t v); // test al|cl|dl|bl, v
 void cmp_mem_zero(CodeBuffer &c, Reg base,
-                  int32_t disp); // cmp qword [base+disp], 0
-void cmp32_imm8(CodeBuffer &c, Reg r, int8_t v);     // cmp r32, v
-void shl32_imm(CodeBuffer &c, Reg r, uint8_t n);     // shl r32, n
-void add64(CodeBuffer &c, Reg dst, Reg src);         // add dst, src
-void sub64(CodeBuffer &c, Reg dst, Reg src);         // sub dst, src
-void mov32(CodeBuffer &c, Reg dst, Reg src);         // mov dst32, src32
+                  int32_t disp);                 // cmp qword [base+disp], 0
+void cmp32_imm8(CodeBuffer &c, Reg r, int8_t v); // cmp r32, v
+void shl32_imm(CodeBuffer &c, Reg r, uint8_t n); // shl r32, n
+void add64(CodeBuffer &c, Reg dst, Reg src);     // add dst, src
+void sub64(CodeBuffer &c, Reg dst, Reg src);     // sub dst, src
+void mov32(CodeBuffer &c, Reg dst, Reg src);     // mov dst32, src32
 // lea dst, [base + index*scale + disp] (scale 1, 2, 4 or 8; index not rsp)
 void lea_indexed(CodeBuffer &c, Reg dst, Reg base, Reg index, uint8_t scale,
                  int32_t disp);

@@ -120,12 +120,13 @@ bool replace_block(uint64_t block, const uint8_t *expect, const uint8_t *want) {
   memcpy(&new_lo, want, 8);
   memcpy(&new_hi, want + 8, 8);
   bool replaced;
-  __asm__ volatile("lock cmpxchg16b %1\n\tsete %0"
-                   : "=q"(replaced),
-                     "+m"(*reinterpret_cast<volatile unsigned __int128 *>(block)),
-                     "+a"(lo), "+d"(hi)
-                   : "b"(new_lo), "c"(new_hi)
-                   : "memory", "cc");
+  __asm__ volatile(
+      "lock cmpxchg16b %1\n\tsete %0"
+      : "=q"(replaced),
+        "+m"(*reinterpret_cast<volatile unsigned __int128 *>(block)), "+a"(lo),
+        "+d"(hi)
+      : "b"(new_lo), "c"(new_hi)
+      : "memory", "cc");
   return replaced;
 }
 
@@ -146,7 +147,9 @@ Result<void> write_atomically(const Site &site, const uint8_t *image) {
 
 } // namespace
 
-PatchCounts patch_counts() { return g_counts; }
+PatchCounts patch_counts() {
+  return g_counts;
+}
 
 bool patches_atomically(const Site &site) {
   return site.plan.mode == PatchMode::Jump && cpu_features().cmpxchg16b &&
@@ -202,7 +205,8 @@ Result<void> detach_patch(Site &site, const MemoryMap &map) {
     return {};
   // The code is unmapped (its library was unloaded): nothing to restore,
   // and reading there would fault.
-  for (uint64_t at : {site.plan.patch_start, site.plan.patch_start + site.patch_len - 1}) {
+  for (uint64_t at :
+       {site.plan.patch_start, site.plan.patch_start + site.patch_len - 1}) {
     const MemoryRegion *r = map.find(at);
     if (!r || !(r->prot & PROT_READ)) {
       forget_patch(site);

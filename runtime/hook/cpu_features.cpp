@@ -65,6 +65,8 @@ const CpuFeatures &cpu_features() {
   return g_features;
 }
 
-const CpuFeatures &detected_cpu_features() { return g_features; }
+const CpuFeatures &detected_cpu_features() {
+  return g_features;
+}
 
 } // namespace ubtrace::runtime::hook

@@ -267,8 +267,7 @@ Result<void> traps_allowed(const Site &site, uint64_t address) {
       "cannot hook " + hex(address) + std::string(kUnsafeSiteMarker) +
       describe(blocker) +
       (site.plan.mode == PatchMode::Trap
-           ? ", and this site would be an int3 (" + site.plan.trap_reason +
-                 ")"
+           ? ", and this site would be an int3 (" + site.plan.trap_reason + ")"
            : ", and patching this site takes a transient int3") +
       ", which the kernel makes fatal for that thread");
 }
@@ -405,8 +404,8 @@ Result<void> uninstall_hook(HookId id) {
   // trampoline just runs the displaced instructions).
   bool keep_patch = site->plan.mode == PatchMode::Jump &&
                     !patches_atomically(*site) && find_trap_blocker().tid;
-  bool unbound = !load_binding(site->bindings.entry) &&
-                 !load_binding(site->bindings.ret);
+  bool unbound =
+      !load_binding(site->bindings.entry) && !load_binding(site->bindings.ret);
   if (unbound && keep_patch && site->attached)
     ++g_patches_left_in;
   if (unbound && !keep_patch) {

@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <string>
 #include <linux/magic.h>
+#include <string>
 #include <sys/mman.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -38,14 +38,16 @@ namespace {
 std::atomic<int> g_procfs{-1};
 } // namespace
 
-void MemoryMap::use_procfs(int dirfd) { g_procfs.store(dirfd, std::memory_order_release); }
+void MemoryMap::use_procfs(int dirfd) {
+  g_procfs.store(dirfd, std::memory_order_release);
+}
 
 Result<MemoryMap> MemoryMap::read_self() {
   int procfs = g_procfs.load(std::memory_order_acquire);
   int fd = procfs >= 0 ? openat(procfs, "self/maps", O_RDONLY | O_CLOEXEC) : -1;
   // The program may have closed that descriptor and reused its number: only
   // a procfs file is ours.
-  struct statfs fs {};
+  struct statfs fs{};
   if (fd >= 0 && (fstatfs(fd, &fs) != 0 || fs.f_type != PROC_SUPER_MAGIC)) {
     close(fd);
     fd = -1;

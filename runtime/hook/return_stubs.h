@@ -39,7 +39,9 @@ inline uint64_t return_stub(uint32_t k, bool save_vectors) {
 
 // The launch code that calls a function's displaced instructions so that
 // it returns to `stub`.
-inline uint64_t launch_of(uint64_t stub) { return stub - kLaunchBytes; }
+inline uint64_t launch_of(uint64_t stub) {
+  return stub - kLaunchBytes;
+}
 
 // The shadow index a stub address stands for; -1 when not a stub.
 inline int64_t stub_index(uint64_t address) {

@@ -36,7 +36,8 @@ void emit_common(CodeBuffer &c, const CpuFeatures &cpu, bool save_vectors) {
   x86::mov_imm64(c, Reg::Rax,
                  reinterpret_cast<uint64_t>(&ubt_hook_dispatch_return));
   x86::call(c, Reg::Rax);
-  x86::store_to(c, Reg::Rbx, kPtRegsSize + kRegsTailRoom, Reg::Rax); // the real address
+  x86::store_to(c, Reg::Rbx, kPtRegsSize + kRegsTailRoom,
+                Reg::Rax); // the real address
   if (save_vectors)
     emit_vector_restore(c, cpu, VectorSaveKind::ReturnValues);
   emit_frame_restore(c, cpu, 0);

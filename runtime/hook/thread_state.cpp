@@ -147,9 +147,8 @@ uint32_t reap_gone_owners() {
         now == ts->owner_tid)
       continue; // alive (or its id reused by a thread in its descriptor)
     // Gone: it runs nothing any more. One reaper wins.
-    if (!__atomic_compare_exchange_n(&ts->owner_word, &word, uint64_t{0},
-                                     false, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_RELAXED))
+    if (!__atomic_compare_exchange_n(&ts->owner_word, &word, uint64_t{0}, false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
       continue;
     fold_counters(*ts);
     free_state(ts);
@@ -309,9 +308,12 @@ void wait_for_running_dispatches() {
   }
 }
 
-__thread bool t_thread_excluded __attribute__((tls_model("initial-exec"))) = false;
+__thread bool t_thread_excluded __attribute__((tls_model("initial-exec"))) =
+    false;
 
-void exclude_current_thread() { t_thread_excluded = true; }
+void exclude_current_thread() {
+  t_thread_excluded = true;
+}
 
 namespace {
 int64_t offset_from_thread_pointer(const void *variable) {

@@ -28,8 +28,8 @@
 // binding pointer null, runs barrier_all() (membarrier), then waits for every
 // odd seq to move, except on a thread that runs on (uses a second of CPU)
 // without moving it: a signal handler's longjmp left its dispatch, whose
-// handler will never run again. The hot path's plain store to seq followed by the load of
-// the binding is ordered against the remover by that membarrier (an
+// handler will never run again. The hot path's plain store to seq followed by
+// the load of the binding is ordered against the remover by that membarrier (an
 // asymmetric fence), so a dispatch either sees null or is waited for.
 #pragma once
 
@@ -85,7 +85,9 @@ inline constexpr uint32_t kShadowOffset = offsetof(ThreadState, shadow);
 
 // An entry whose frame returned while entries above it live on (another
 // stack's: a coroutine's). Its index stays taken until they pop.
-inline bool is_tombstone(const ShadowEntry &e) { return e.slot == 0; }
+inline bool is_tombstone(const ShadowEntry &e) {
+  return e.slot == 0;
+}
 inline void make_tombstone(ShadowEntry &e) {
   e.slot = 0;
   e.site = nullptr;
@@ -104,7 +106,8 @@ extern __thread ThreadState *t_thread_state
     __attribute__((tls_model("initial-exec")));
 
 // Set on threads that hooks ignore (exclude_current_thread, hook.h).
-extern __thread bool t_thread_excluded __attribute__((tls_model("initial-exec")));
+extern __thread bool t_thread_excluded
+    __attribute__((tls_model("initial-exec")));
 
 // Where t_thread_state and t_thread_excluded are relative to the thread
 // pointer (fs). Initial-exec TLS lives in the static TLS block, at the same

@@ -255,9 +255,9 @@ void emit_lean_restore(CodeBuffer &c) {
 }
 
 struct LeanEntry {
-  size_t full = 0;       // rel32 of the jump into the full path
-  size_t plain = 0;      // rel32 of the jump to the displaced instructions
-  size_t body_imm = 0;   // imm64 of the displaced instructions' address
+  size_t full = 0;     // rel32 of the jump into the full path
+  size_t plain = 0;    // rel32 of the jump to the displaced instructions
+  size_t body_imm = 0; // imm64 of the displaced instructions' address
 };
 
 // A site with a return hook and no entry hook only has to arm the return:
@@ -405,8 +405,8 @@ Result<void> emit_entry_trampoline(CodeBuffer &c, Site &site,
     const uint64_t body = c.base() + displaced_offset;
     c.patch_u32(lean->body_imm, static_cast<uint32_t>(body));
     c.patch_u32(lean->body_imm + 4, static_cast<uint32_t>(body >> 32));
-    c.patch_u32(lean->plain, static_cast<uint32_t>(
-                                 displaced_offset - (lean->plain + 4)));
+    c.patch_u32(lean->plain,
+                static_cast<uint32_t>(displaced_offset - (lean->plain + 4)));
   }
 
   // Armed: leave the launch code and the displaced instructions' address

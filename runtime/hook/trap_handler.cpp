@@ -1,10 +1,10 @@
 #include "runtime/hook/trap_handler.h"
 
+#include "runtime/helpers/signal_chain.h"
 #include "runtime/hook/pt_regs.h"
 #include "runtime/hook/site.h"
 #include "runtime/hook/trap_bytes.h"
 #include "runtime/hook/trap_table.h"
-#include "runtime/helpers/signal_chain.h"
 
 #include <atomic>
 #include <cerrno>
@@ -86,8 +86,8 @@ void run_trap_site(const TrapEntry &e, greg_t *g) {
   if (!(regs.ss)) // older kernels leave ss out of the signal frame
     regs.ss = 0x2B;
   regs.rip = site->plan.address;
-  uint64_t stub =
-      ubt_hook_dispatch_entry(&regs, &site->bindings, 1); // kernel saved vectors
+  uint64_t stub = ubt_hook_dispatch_entry(&regs, &site->bindings,
+                                          1); // kernel saved vectors
   if (stub) // no launch code from a signal handler: write it over
     *reinterpret_cast<uint64_t *>(regs.rsp) = stub;
   from_regs(regs, g);

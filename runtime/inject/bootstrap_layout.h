@@ -25,9 +25,11 @@
 #define UBT_JOB_XSTATE 0x20 /* address of the XSAVE image */
 #define UBT_JOB_RFBM 0x28   /* XRSTOR's requested-feature bitmap */
 #define UBT_JOB_MASK_ALL 0x30
-#define UBT_JOB_SAVED_MASK 0x38 /* out: the thread's mask at the stub's start */
-#define UBT_JOB_RECORD 0x40     /* address of the restore record */
-#define UBT_JOB_RESTART_CODE 0x48 /* -ERESTART* of the interrupted call, or 0 */
+/* out: the thread's mask at the stub's start */
+#define UBT_JOB_SAVED_MASK 0x38
+#define UBT_JOB_RECORD 0x40 /* address of the restore record */
+/* -ERESTART* of the interrupted call, or 0 */
+#define UBT_JOB_RESTART_CODE 0x48
 #define UBT_JOB_INTERRUPTED_RIP 0x50 /* rip if the call ends with EINTR */
 #define UBT_JOB_STATUS 0x58          /* out: UBT_JOB_STATUS_* */
 #define UBT_JOB_ERROR 0x5c           /* out: -errno of a failed step */

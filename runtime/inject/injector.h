@@ -138,9 +138,9 @@
 //
 // Units: target_glibc.h (symbols, code ranges), ptrace_thread.h (seize,
 // stop, signals), thread_choice.h, safe_point.h (with glibc_unwind.h and
-// call_site.h), rseq_check.h and thread_stack.h (which thread), code_cave.h, region_placement.h,
-// bootstrap_frame.h, bootstrap_layout.h, loader_block.h and bootstrap.S
-// (the code and data of the target's side), borrowed_thread.h (the
+// call_site.h), rseq_check.h and thread_stack.h (which thread), code_cave.h,
+// region_placement.h, bootstrap_frame.h, bootstrap_layout.h, loader_block.h and
+// bootstrap.S (the code and data of the target's side), borrowed_thread.h (the
 // commit), inject_steps.h (the test hook), attach_errors.h (messages).
 #pragma once
 

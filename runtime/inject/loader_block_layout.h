@@ -38,7 +38,7 @@
 #define UBT_LB_ENTRY_NAME_OFFSET 0xb4 /* 0: dlopen only */
 #define UBT_LB_ENTRY_ARG_OFFSET 0xb8
 #define UBT_LB_NAME_OFFSET 0xbc /* the region's name for PR_SET_VMA */
-#define UBT_LB_COOKIE 0xc0 /* the injector's mark: this block is its own */
+#define UBT_LB_COOKIE 0xc0      /* the injector's mark: this block is its own */
 #define UBT_LB_ERROR 0x100
 #define UBT_LB_STRINGS 0x300
 #define UBT_LB_MAX_SIZE 0x2000 /* the block's part of the region */

@@ -149,8 +149,7 @@ char thread_state(pid_t pid, pid_t tid) {
 }
 
 pid_t own_pid_seen_by(pid_t pid) {
-  struct stat ours {
-  }, theirs{};
+  struct stat ours{}, theirs{};
   std::string path = "/proc/" + std::to_string(pid) + "/ns/pid";
   if (::stat("/proc/self/ns/pid", &ours) != 0 ||
       ::stat(path.c_str(), &theirs) != 0 || ours.st_ino != theirs.st_ino ||

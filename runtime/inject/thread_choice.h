@@ -15,8 +15,8 @@
 // else let it go unchanged and try the next. Threads blocked in a call
 // that a mere stop makes fail with EINTR (epoll_wait & co.) are tried
 // late, threads in an uninterruptible sleep last (they stop only when it
-// ends; the wait for a stop may take the whole safe_point_timeout). Rounds repeat with growing, jittered pauses until
-// safe_point_timeout.
+// ends; the wait for a stop may take the whole safe_point_timeout). Rounds
+// repeat with growing, jittered pauses until safe_point_timeout.
 #pragma once
 
 #include "runtime/inject/bootstrap_frame.h"

@@ -2,11 +2,10 @@
 // remote images use the same mapping. Private to runtime/jit (LLVM headers).
 #pragma once
 
-#include <cstddef>
-
-#include <llvm/Support/CodeGen.h>
-
 #include "runtime/jit/optimize.h"
+
+#include <cstddef>
+#include <llvm/Support/CodeGen.h>
 
 namespace ubtrace::jit {
 

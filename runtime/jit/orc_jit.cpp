@@ -1,7 +1,6 @@
 #include "runtime/jit/orc_jit.h"
 
 #include "runtime/jit/codegen_level.h"
-
 #include "runtime/jit/helper_lowering.h"
 
 #include <atomic>

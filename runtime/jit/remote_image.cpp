@@ -3,11 +3,9 @@
 #include "runtime/jit/remote_image.h"
 
 #include "runtime/jit/codegen_level.h"
-
 #include "runtime/jit/elf_link.h"
 
 #include <algorithm>
-
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
@@ -40,10 +38,10 @@ target_machine(const RemoteOptions &options, llvm::CodeGenOptLevel level) {
   std::string cpu = host ? llvm::sys::getHostCPUName().str() : options.cpu;
   std::string features = host ? host_features() : options.features;
   llvm::TargetOptions to;
-  auto *tm = target->createTargetMachine(
-      options.triple, cpu, features, to,
-      options.pic ? llvm::Reloc::PIC_ : llvm::Reloc::Static,
-      llvm::CodeModel::Small, level);
+  auto *tm = target->createTargetMachine(options.triple, cpu, features, to,
+                                         options.pic ? llvm::Reloc::PIC_
+                                                     : llvm::Reloc::Static,
+                                         llvm::CodeModel::Small, level);
   if (!tm)
     return make_error("cannot create a target machine for " + options.triple);
   return std::unique_ptr<llvm::TargetMachine>(tm);

@@ -277,8 +277,8 @@ long insert(const Op<G, A> &op, const void *key, uint64_t hash,
   if (lock_abandoned(op.g))
     return drop(op.m, -EBUSY);
   InsertWait<G, A> wait{&op, key, hash};
-  const LockResult locked = lock_map(op.actor, op.m, kInsertLockTimeoutNs,
-                                     key_appeared<G, A>, &wait);
+  const LockResult locked =
+      lock_map(op.actor, op.m, kInsertLockTimeoutNs, key_appeared<G, A>, &wait);
   switch (locked) {
   case LockResult::Acquired:
     break;

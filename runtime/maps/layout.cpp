@@ -129,8 +129,8 @@ Result<uint32_t> auto_thread_slots(std::span<const MapLayout> maps) {
   if (per_slot == 0)
     return kMaxThreadSlots; // only ring records name slots
   uint64_t fit = kSlotAddressBudget / per_slot;
-  return static_cast<uint32_t>(std::clamp<uint64_t>(
-      fit, kMinAutoThreadSlots, kMaxThreadSlots));
+  return static_cast<uint32_t>(
+      std::clamp<uint64_t>(fit, kMinAutoThreadSlots, kMaxThreadSlots));
 }
 
 } // namespace

@@ -21,9 +21,9 @@ enum class LockResult {
   OwnerDied, // acquired from a holder that died, or that left its insert
              // (a longjmp out of it): repair what it left
   TimedOut,
-  Failed, // not obtainable: the caller has no thread slot, or runs with
-          // the identity of the thread holding it (a _Fork or vfork child);
-          // for try_lock_map, the lock is held
+  Failed,    // not obtainable: the caller has no thread slot, or runs with
+             // the identity of the thread holding it (a _Fork or vfork child);
+             // for try_lock_map, the lock is held
   Abandoned, // the caller's reason to wait went away (see lock_map)
 };
 
@@ -33,8 +33,8 @@ inline bool acquired(LockResult result) {
 
 // Spins, then sleeps on the word (futex, shared between processes) in short
 // naps, checking that the holder still lives, until one holder has made no
-// progress for timeout_ns of naps (map_lock.cpp; at most 25 timeouts in all). `actor`
-// (actor.h) says who locks: the calling thread (the probe path: the
+// progress for timeout_ns of naps (map_lock.cpp; at most 25 timeouts in all).
+// `actor` (actor.h) says who locks: the calling thread (the probe path: the
 // overloads without it) or the CLI. After each nap (every unlock wakes the
 // sleepers) `abandon`, if given, may say the lock is not needed any more.
 using LockAbandon = bool (*)(void *context);

@@ -35,9 +35,9 @@ void unmap_if_unused(Mapping &m) {
   if (!m.claims.compare_exchange_strong(idle, -1, std::memory_order_acq_rel))
     return;
   // A raw system call: the last release may run on the probe path.
-  probe_safe::raw_syscall(SYS_munmap,
-                          static_cast<long>(m.base.load(std::memory_order_relaxed)),
-                          static_cast<long>(m.size.load(std::memory_order_relaxed)));
+  probe_safe::raw_syscall(
+      SYS_munmap, static_cast<long>(m.base.load(std::memory_order_relaxed)),
+      static_cast<long>(m.size.load(std::memory_order_relaxed)));
   m.orphaned.store(false, std::memory_order_relaxed);
   m.base.store(0, std::memory_order_release);
 }

@@ -2,7 +2,6 @@
 
 #include "runtime/maps/region_registry.h"
 #include "runtime/maps/robust_mutex.h"
-
 #include "runtime/probe_safe.h"
 
 #include <atomic>

@@ -32,9 +32,11 @@ std::vector<std::string> split_path_list(const std::string &list) {
 }
 
 // An absolute path as the process sees it, for us to open.
-std::string under_root(const BinaryResolveOptions &options, const std::string &path) {
-  return !options.root.empty() && !path.empty() && path[0] == '/' ? options.root + path
-                                                                    : path;
+std::string under_root(const BinaryResolveOptions &options,
+                       const std::string &path) {
+  return !options.root.empty() && !path.empty() && path[0] == '/'
+             ? options.root + path
+             : path;
 }
 
 std::string env_or(const std::optional<std::string> &given, const char *var) {
@@ -227,7 +229,8 @@ std::string process_root(pid_t pid) {
   struct stat theirs, ours;
   if (::stat(root.c_str(), &theirs) != 0 || ::stat("/", &ours) != 0)
     return "";
-  return theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino ? "" : root;
+  return theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino ? ""
+                                                                      : root;
 }
 
 Result<std::vector<ResolvedBinary>>
@@ -243,8 +246,9 @@ resolve_binary(std::string_view bin_view, const BinaryResolveOptions &options) {
   Collector found;
   if (bin.find('/') != std::string::npos) {
     if (!found.add(under_root(options, bin), BinarySource::GivenPath))
-      return make_error("'" + bin + "' does not exist or is not an executable or library" +
-                        (options.root.empty() ? "" : " (in " + options.root + ")"));
+      return make_error(
+          "'" + bin + "' does not exist or is not an executable or library" +
+          (options.root.empty() ? "" : " (in " + options.root + ")"));
     return found.take();
   }
 

@@ -16,15 +16,16 @@
 // mount namespace) sees files there: with a pid whose root is not ours,
 // paths, PATH, LD_LIBRARY_PATH, the loader's cache and the standard
 // directories are looked up under /proc/PID/root (what the process maps
-// is read from its maps, whose paths are ours already). Only ELF files a uprobe can target are returned (shared
-// objects, and executables with the owner-execute bit). The same file
-// reached twice (/bin/bash and /usr/bin/bash with a merged /usr) is
-// returned once: bpftrace would warn that two binaries matched.
+// is read from its maps, whose paths are ours already). Only ELF files a uprobe
+// can target are returned (shared objects, and executables with the
+// owner-execute bit). The same file reached twice (/bin/bash and /usr/bin/bash
+// with a merged /usr) is returned once: bpftrace would warn that two binaries
+// matched.
 #pragma once
 
 #include "runtime/result.h"
-#include "runtime/symbols/library_names.h"
 #include "runtime/symbols/ld_cache.h"
+#include "runtime/symbols/library_names.h"
 
 #include <optional>
 #include <string>

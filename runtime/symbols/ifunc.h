@@ -42,14 +42,16 @@ using ReadU64 = std::function<std::optional<uint64_t>(uint64_t address)>;
 // in the process `space` describes; an error says why it cannot be known.
 Result<uint64_t> ifunc_implementation(const BinaryInfo &binary,
                                       const std::vector<std::string> &names,
-                                      uint64_t resolver, const AddressSpace &space,
+                                      uint64_t resolver,
+                                      const AddressSpace &space,
                                       const ReadU64 &read);
 
 // `probe` (on an IFUNC's resolver, probe.ifunc) moved to the
 // implementation at `implementation` (a vaddr of `binary`): address, file
 // offset, the function's bounds; its names stay (`probe` prints what the
 // script named, `func` the implementation).
-Result<ResolvedProbe> at_implementation(const BinaryInfo &binary, ResolvedProbe probe,
+Result<ResolvedProbe> at_implementation(const BinaryInfo &binary,
+                                        ResolvedProbe probe,
                                         uint64_t implementation);
 
 } // namespace ubtrace::runtime::symbols

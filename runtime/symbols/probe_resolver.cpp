@@ -65,16 +65,19 @@ std::string name_list(std::vector<std::string> names) {
 }
 
 std::string refusal_error(const ResolvedProbe &p, std::string_view why) {
-  return "cannot attach a uretprobe to " + p.binary + ":" + p.function + ": it " +
-         std::string(why) + ", so a return probe there would corrupt the program";
+  return "cannot attach a uretprobe to " + p.binary + ":" + p.function +
+         ": it " + std::string(why) +
+         ", so a return probe there would corrupt the program";
 }
 
 } // namespace
 
-std::string_view return_probe_refusal(const BinaryInfo &binary, const ElfSymbol &sym) {
+std::string_view return_probe_refusal(const BinaryInfo &binary,
+                                      const ElfSymbol &sym) {
   if (binary.elf().entry() != 0 && sym.vaddr == binary.elf().entry())
     return kEntryPointReason;
-  for (const ElfSymbol *alias : binary.symbols().functions_starting_at(sym.vaddr)) {
+  for (const ElfSymbol *alias :
+       binary.symbols().functions_starting_at(sym.vaddr)) {
     std::string_view why = non_returning_reason(alias->name);
     if (!why.empty())
       return why;
@@ -165,7 +168,8 @@ ProbeResolver::expand(const AttachRequest &request) {
   // Files found under the process's root are named as it names them.
   if (probes && !binary_options.root.empty())
     for (auto &p : *probes)
-      if (size_t at = p.name.find(":" + binary_options.root + "/"); at != std::string::npos)
+      if (size_t at = p.name.find(":" + binary_options.root + "/");
+          at != std::string::npos)
         p.name.erase(at + 1, binary_options.root.size());
   return probes;
 }
@@ -211,8 +215,8 @@ Result<ResolvedProbe> ProbeResolver::probe_at_address(const BinaryInfo &binary,
   p.vaddr = address;
   p.name = probe_name(p, true);
   if (p.type == UserProbeType::Uretprobe && address == binary.elf().entry())
-    return make_error("cannot attach a uretprobe to " + binary.path() + ":" + hex(address) +
-                      ": it " + std::string(kEntryPointReason) +
+    return make_error("cannot attach a uretprobe to " + binary.path() + ":" +
+                      hex(address) + ": it " + std::string(kEntryPointReason) +
                       ", so a return probe there would corrupt the program");
   const ElfSymbol *sym = binary.symbols().function_at(address);
   if (!sym) {
@@ -265,7 +269,8 @@ ProbeResolver::expand_uprobe(const AttachRequest &request,
     // entry (a cgo-linked Go program traced this way corrupted a
     // neighbouring goroutine's stack). Refused until probes run on a stack
     // of their own.
-    if (binary.elf().section(".gopclntab") || binary.elf().section(".go.buildinfo"))
+    if (binary.elf().section(".gopclntab") ||
+        binary.elf().section(".go.buildinfo"))
       return make_error(bin.path +
                         " is a Go program: uprobes on Go code are not "
                         "supported (a probe runs on the goroutine's stack, "
@@ -295,7 +300,8 @@ ProbeResolver::expand_uprobe(const AttachRequest &request,
       p.offset = request.offset.value_or(0);
       p.ifunc = sym->type == SymbolType::IndirectFunction && p.offset == 0;
       if (returns)
-        if (std::string_view why = return_probe_refusal(binary, *sym); !why.empty()) {
+        if (std::string_view why = return_probe_refusal(binary, *sym);
+            !why.empty()) {
           if (explicit_name)
             return make_error(refusal_error(p, why));
           skipped.push_back(sym->name);

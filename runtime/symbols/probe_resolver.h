@@ -97,7 +97,8 @@ private:
 // Why a return probe on `sym` of `binary` would harm the program (it is the
 // ELF entry point, or it or an alias at its address never returns or is
 // entered by a jump: non_returning.h), or empty.
-std::string_view return_probe_refusal(const BinaryInfo &binary, const ElfSymbol &sym);
+std::string_view return_probe_refusal(const BinaryInfo &binary,
+                                      const ElfSymbol &sym);
 
 // The function names of `table` that FUNC selects (see above), sorted.
 std::vector<const ElfSymbol *>

@@ -82,8 +82,8 @@ std::vector<Symbolizer::Space> Symbolizer::spaces_of(pid_t pid) {
   return known().value_or(std::vector<Space>{});
 }
 
-std::pair<Symbolizer::Space, const Mapping *> Symbolizer::file_mapping(pid_t pid,
-                                                                       uint64_t addr) {
+std::pair<Symbolizer::Space, const Mapping *>
+Symbolizer::file_mapping(pid_t pid, uint64_t addr) {
   for (auto &space : spaces_of(pid))
     if (const Mapping *m = space->mapping_at(addr); m && m->is_file())
       return {space, m};

@@ -35,8 +35,8 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <tuple>
 #include <sys/types.h>
+#include <tuple>
 #include <vector>
 
 namespace ubtrace::runtime::symbols {
@@ -111,7 +111,8 @@ private:
   std::map<pid_t, std::vector<Space>> spaces_;
   // The file mappings each process's list holds: (start, end, offset,
   // inode).
-  std::map<pid_t, std::set<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>>> seen_;
+  std::map<pid_t, std::set<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>>>
+      seen_;
   // Processes that resolve through the lineage parent's snapshots.
   std::map<pid_t, bool> through_parent_;
   pid_t lineage_parent_ = 0;

@@ -1,8 +1,8 @@
 #include "runtime/agent/gpu/gpu_runtime.h"
 
+#include "runtime/agent/agent_thread.h"
 #include "runtime/agent/gpu/device_store.h"
 #include "runtime/agent/gpu/gpu_wire.h"
-#include "runtime/agent/agent_thread.h"
 #include "runtime/agent/protocol.h"
 #include "runtime/gpu/kernel_match.h"
 #include "runtime/gpu/map_table.h"
@@ -18,20 +18,20 @@
 #include <cstring>
 #include <ctime>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <map>
 #include <memory>
 #include <poll.h>
 #include <pthread.h>
 #include <set>
 #include <string>
-#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 namespace ubtrace::agent {
 runtime::maps::Region *agent_region(); // agent.cpp
 OwnedFd agent_take_gpu_channel();      // agent.cpp
-}
+} // namespace ubtrace::agent
 
 namespace ubtrace::agent::gpu {
 namespace {
@@ -132,8 +132,8 @@ struct GpuRuntime::Impl {
   bool prepare_device();
   runtime::gpu::ModuleRewriter *rewriter_for(const std::string &object);
   void notice(const std::string &text);
-  void report_kernels(
-      const std::vector<runtime::gpu::InstrumentedKernel> &kernels);
+  void
+  report_kernels(const std::vector<runtime::gpu::InstrumentedKernel> &kernels);
   void reply(int32_t status, const std::vector<uint8_t> &extra = {},
              const std::string &error = "");
   void sync(); // read back + drain, on the service thread
@@ -570,7 +570,7 @@ void GpuRuntime::Impl::serve() {
     if (n > 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
       auto m = recv_message(sock, 0);
       if (!m)
-        break; // the CLI is gone: the target runs on
+        break;          // the CLI is gone: the target runs on
       if (m->fd >= 0) { // none is expected here; it is ours to close
         OwnedFd::adopt(m->fd).close();
         m->fd = -1;

@@ -30,9 +30,8 @@ static ubt_dlsym_fn ubt_real_dlsym(void) {
   return fn;
 }
 
-static __attribute__((noinline)) void *ubt_cuda_dlsym(ubt_dlsym_fn real,
-                                                      void *handle,
-                                                      const char *name) {
+static __attribute__((noinline)) void *
+ubt_cuda_dlsym(ubt_dlsym_fn real, void *handle, const char *name) {
   void *result = real(handle, name);
   return result ? ubtrace_gpu_dlsym_result(name, result) : NULL;
 }

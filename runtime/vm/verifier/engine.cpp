@@ -218,9 +218,11 @@ Result<Engine::Visit> Engine::visit_prune_point(State &cur) {
         // The same state in a later round of a helper's callback is the
         // rounds converging (the helper bounds them), not a hang.
         bool later_round = false;
-        for (size_t f = 0; f < cur.frames.size() && f < c->state.frames.size(); ++f)
+        for (size_t f = 0; f < cur.frames.size() && f < c->state.frames.size();
+             ++f)
           later_round |= cur.frames[f].callback != CallbackKind::None &&
-                         cur.frames[f].callback_rounds != c->state.frames[f].callback_rounds;
+                         cur.frames[f].callback_rounds !=
+                             c->state.frames[f].callback_rounds;
         if (later_round) {
           for (uint32_t f = 0; f < cur.frames.size(); ++f)
             mark_read(cur, f, ~uint64_t(0));
