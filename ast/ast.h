@@ -4,10 +4,13 @@
 #pragma once
 
 #include "ast/location.h"
+#include "ast/probe_kinds.h"
 #include "ast/types.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ubtrace::ast {
@@ -409,19 +412,26 @@ struct AttachPoint : Node {
   static constexpr NodeKind Kind = NodeKind::AttachPoint;
   AttachPoint(Location l, std::string r) : Node(Kind, l), raw(std::move(r)) {}
   std::string raw;
-  std::string provider; // canonical: uprobe, kernel, begin, interval, ...
-  std::string target;   // binary path or library
-  std::string ns;       // usdt provider
-  std::string func;     // function / kernel / probe name (may be wildcard)
-  std::string lang;     // "cpp" for demangled C++ names
-  std::string unit;     // interval/profile unit (s, ms, us, hz)
-  uint64_t freq = 0;    // interval/profile period or rate
-  uint64_t offset = 0;  // FUNC+OFFSET
-  uint64_t address = 0; // BIN:ADDRESS
+  // Set by the attach point pass from ast/probe_kinds.def; empty only for
+  // an attach point the pass refused (no later pass sees one).
+  std::optional<ProbeKind> kind;
+  std::string target;     // binary path or library
+  std::string ns;         // usdt provider
+  std::string func;       // function / kernel / probe name (may be wildcard)
+  std::string lang;       // "cpp" for demangled C++ names
+  std::string unit;       // interval/profile unit (s, ms, us, hz)
+  uint64_t freq = 0;      // interval/profile period or rate
+  uint64_t period_ns = 0; // interval: the period freq and unit mean
+  uint64_t offset = 0;    // FUNC+OFFSET
+  uint64_t address = 0;   // BIN:ADDRESS
   bool has_offset = false;
   bool has_address = false;
   bool wildcard = false;
   std::string name() const; // canonical name, as `probe` prints it
+  // The canonical provider name ("" before the attach point pass).
+  std::string_view provider() const {
+    return kind ? probe_kind_name(*kind) : std::string_view();
+  }
 };
 
 struct Probe : Node {

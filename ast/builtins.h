@@ -3,6 +3,7 @@
 // and semantic analysis.
 #pragma once
 
+#include "ast/probe_kinds.h"
 #include "ast/types.h"
 
 #include <optional>
@@ -11,21 +12,6 @@
 #include <vector>
 
 namespace ubtrace::ast {
-
-// Probe families a builtin may appear in.
-enum ProbeSet : unsigned {
-  PS_CLI = 1u << 0,       // BEGIN/END/interval (run in the CLI)
-  PS_UPROBE = 1u << 1,    // uprobe and usdt
-  PS_URETPROBE = 1u << 2, // uretprobe
-  PS_GPU = 1u << 3,       // kernel:
-  PS_GPU_RET = 1u << 4,   // kernelret:
-  PS_KERNEL = 1u << 5,    // kernel-side bpftrace probes (kprobe, ...): parsed,
-                          // never run by ubtrace
-  PS_USER = PS_UPROBE | PS_URETPROBE,
-  PS_GPU_ANY = PS_GPU | PS_GPU_RET,
-  PS_HOST = PS_CLI | PS_USER | PS_KERNEL,
-  PS_ALL = PS_HOST | PS_GPU_ANY,
-};
 
 struct BuiltinInfo {
   std::string name;

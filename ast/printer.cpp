@@ -129,16 +129,30 @@ std::string typespec_str(const TypeSpec &t) {
 }
 
 std::string AttachPoint::name() const {
-  if (provider.empty())
+  if (!kind)
     return raw;
-  std::string n = provider;
-  if (provider == "begin" || provider == "end")
-    return provider;
-  if (provider == "interval" || provider == "profile")
+  std::string n(provider());
+  switch (*kind) {
+  case ProbeKind::Begin:
+  case ProbeKind::End:
+    return n;
+  case ProbeKind::Interval:
     return n + ":" + unit + ":" + std::to_string(freq);
-  if (!target.empty() || provider == "uprobe" || provider == "uretprobe" ||
-      provider == "usdt" || provider == "kernel" || provider == "kernelret")
+  case ProbeKind::Uprobe:
+  case ProbeKind::Uretprobe:
+  case ProbeKind::Usdt:
+  case ProbeKind::GpuKernel:
+  case ProbeKind::GpuKernelRet:
     n += ":" + target;
+    break;
+#define UBT_PROBE_KIND(id, name, alias, backend, set) UBT_CASE_IF_##backend(id)
+#include "ast/probe_kinds.def"
+#undef UBT_PROBE_KIND
+    // Never given to an attach point: the pass refuses them.
+    if (!target.empty())
+      n += ":" + target;
+    break;
+  }
   if (!ns.empty())
     n += ":" + ns;
   if (has_address)
@@ -318,7 +332,7 @@ public:
   }
   void visit(Probe &p) {
     for (auto *ap : p.attach_points)
-      line(ap->provider.empty() ? ap->raw : ap->name());
+      line(ap->name());
     nested([&] {
       if (p.pred) {
         line("predicate");

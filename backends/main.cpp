@@ -137,7 +137,8 @@ bool check_return_probes(ast::ASTContext &ctx) {
   bool ok = true;
   for (auto *probe : ctx.root->probes)
     for (auto *ap : probe->attach_points) {
-      if (ap->provider != "uretprobe" || ap->wildcard || ap->has_address)
+      if (ap->kind != ast::ProbeKind::Uretprobe || ap->wildcard ||
+          ap->has_address)
         continue;
       std::string_view why = runtime::symbols::non_returning_reason(ap->func);
       if (why.empty())

@@ -10,6 +10,7 @@
 #include <linux/bpf.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
+#include <stdexcept>
 #include <sys/sysinfo.h>
 
 namespace ubtrace::codegen {
@@ -378,19 +379,49 @@ void IRGen::collect_vars(Block &body) {
   r.visit(body);
 }
 
+// The bundle's kind of each probe kind a backend runs. The attach point
+// pass gives no attach point a kind that no backend runs.
+runtime::ProbeKind IRGen::runtime_kind(ProbeKind k) {
+  switch (k) {
+  case ProbeKind::Begin:
+    return runtime::ProbeKind::Begin;
+  case ProbeKind::End:
+    return runtime::ProbeKind::End;
+  case ProbeKind::Interval:
+    return runtime::ProbeKind::Interval;
+  case ProbeKind::Uprobe:
+    return runtime::ProbeKind::Uprobe;
+  case ProbeKind::Uretprobe:
+    return runtime::ProbeKind::Uretprobe;
+  case ProbeKind::Usdt:
+    return runtime::ProbeKind::Usdt;
+  case ProbeKind::GpuKernel:
+    return runtime::ProbeKind::GpuKernelEntry;
+  case ProbeKind::GpuKernelRet:
+    return runtime::ProbeKind::GpuKernelExit;
+#define UBT_PROBE_KIND(id, name, alias, backend, set) UBT_CASE_IF_##backend(id)
+#include "ast/probe_kinds.def"
+#undef UBT_PROBE_KIND
+    break;
+  }
+  throw std::logic_error("codegen: probe kind " +
+                         std::string(probe_kind_name(k)) +
+                         " has no backend (the attach point pass lets none "
+                         "through)");
+}
+
 void IRGen::gen_probe(Probe &p, size_t index) {
   gpu_ = false;
   size_t usdt = 0;
+  probe_targets_.clear();
   for (auto *ap : p.attach_points) {
-    gpu_ |= ap->provider == "kernel" || ap->provider == "kernelret";
-    usdt += ap->provider == "usdt";
+    Backend backend = backend_of(*ap->kind);
+    gpu_ |= backend == Backend::Gpu;
+    usdt += *ap->kind == ProbeKind::Usdt;
+    if (backend == Backend::Userspace)
+      probe_targets_.insert(ap->target);
   }
   usdt_ = usdt > 0 && usdt == p.attach_points.size();
-  probe_targets_.clear();
-  for (auto *ap : p.attach_points)
-    if (ap->provider == "uprobe" || ap->provider == "uretprobe" ||
-        ap->provider == "usdt")
-      probe_targets_.insert(ap->target);
   mixed_usdt_ = usdt > 0 && !usdt_;
   std::string name = "p" + std::to_string(index);
   std::string section = (gpu_ ? "ubtrace_gpu/" : "uprobe/") + name;
@@ -454,15 +485,7 @@ void IRGen::gen_probe(Probe &p, size_t index) {
 
   for (auto *ap : p.attach_points) {
     runtime::ProbeSpec ps;
-    const std::string &pv = ap->provider;
-    ps.kind = pv == "begin"       ? runtime::ProbeKind::Begin
-              : pv == "end"       ? runtime::ProbeKind::End
-              : pv == "interval"  ? runtime::ProbeKind::Interval
-              : pv == "uprobe"    ? runtime::ProbeKind::Uprobe
-              : pv == "uretprobe" ? runtime::ProbeKind::Uretprobe
-              : pv == "usdt"      ? runtime::ProbeKind::Usdt
-              : pv == "kernel"    ? runtime::ProbeKind::GpuKernelEntry
-                                  : runtime::ProbeKind::GpuKernelExit;
+    ps.kind = runtime_kind(*ap->kind);
     ps.name = ap->name();
     ps.section = section;
     ps.target = ap->target;
@@ -472,16 +495,7 @@ void IRGen::gen_probe(Probe &p, size_t index) {
     ps.offset = ap->offset;
     ps.has_offset = ap->has_offset;
     ps.address = ap->has_address ? ap->address : 0;
-    if (pv == "interval") {
-      uint64_t unit = ap->unit == "s"    ? 1000000000ull
-                      : ap->unit == "ms" ? 1000000ull
-                      : ap->unit == "us" ? 1000ull
-                      : ap->unit == "m"  ? 60000000000ull
-                      : ap->unit == "h"  ? 3600000000000ull
-                                         : 1ull;
-      ps.interval_ns =
-          ap->unit == "hz" ? 1000000000ull / ap->freq : ap->freq * unit;
-    }
+    ps.interval_ns = ap->period_ns;
     bundle_.probes.push_back(ps);
   }
   fn_ = nullptr;

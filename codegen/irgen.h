@@ -50,6 +50,7 @@ public:
   // ---- irgen.cpp: module, probes, variables, memory helpers ----
   void declare_maps();
   void gen_probe(ast::Probe &p, size_t index);
+  static runtime::ProbeKind runtime_kind(ast::ProbeKind k);
   void finish_module();
   // Memory for a temporary, valid for the whole function: a stack slot, or
   // for large ones a piece of the temps area. `stack_only` for memory that

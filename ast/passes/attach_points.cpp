@@ -13,53 +13,6 @@ namespace ubtrace::ast {
 
 namespace {
 
-enum class Family { Cli, User, Gpu, Unsupported };
-
-struct Provider {
-  const char *name;
-  const char *alias; // short name, "" when none
-  Family family;
-};
-
-const Provider providers[] = {
-    {"begin", "BEGIN", Family::Cli},
-    {"end", "END", Family::Cli},
-    {"interval", "i", Family::Cli},
-    {"uprobe", "u", Family::User},
-    {"uretprobe", "ur", Family::User},
-    {"usdt", "U", Family::User},
-    {"kernel", "", Family::Gpu},
-    {"kernelret", "", Family::Gpu},
-    // bpftrace's kernel-side probe types: understood, never run here.
-    {"kprobe", "k", Family::Unsupported},
-    {"kretprobe", "kr", Family::Unsupported},
-    {"tracepoint", "t", Family::Unsupported},
-    {"rawtracepoint", "rt", Family::Unsupported},
-    {"software", "s", Family::Unsupported},
-    {"hardware", "h", Family::Unsupported},
-    {"profile", "p", Family::Unsupported},
-    {"watchpoint", "w", Family::Unsupported},
-    {"asyncwatchpoint", "aw", Family::Unsupported},
-    {"fentry", "f", Family::Unsupported},
-    {"fexit", "fr", Family::Unsupported},
-    {"kfunc", "", Family::Unsupported},
-    {"kretfunc", "", Family::Unsupported},
-    {"iter", "it", Family::Unsupported},
-    {"self", "", Family::Unsupported},
-    {"bench", "", Family::Unsupported},
-    {"test", "", Family::Unsupported},
-};
-
-const char *supported_list =
-    "begin, end, interval, uprobe, uretprobe, usdt, kernel and kernelret";
-
-const Provider *find_provider(const std::string &word) {
-  for (const auto &p : providers)
-    if (word == p.name || (*p.alias && word == p.alias))
-      return &p;
-  return nullptr;
-}
-
 // Splits at ':' outside double quotes; quotes are removed.
 std::vector<std::string> split_parts(const std::string &s) {
   std::vector<std::string> parts(1);
@@ -136,77 +89,100 @@ private:
       raw = raw.substr(eq + 1);
 
     auto parts = split_parts(raw);
-    const Provider *p = find_provider(parts[0]);
-    if (!p) {
-      std::vector<std::string> names;
-      // Spelled-out aliases too (BEGIN for a misspelt BEGN; first when the
-      // word is in capitals), not the one- and two-letter ones every short
-      // word is close to.
-      bool capitals =
-          std::any_of(parts[0].begin(), parts[0].end(),
-                      [](unsigned char c) { return std::isupper(c); });
-      for (const auto &x : providers) {
-        bool alias = std::strlen(x.alias) > 2;
-        if (alias && capitals)
-          names.push_back(x.alias);
-        names.push_back(x.name);
-        if (alias && !capitals)
-          names.push_back(x.alias);
-      }
-      auto d = ctx_.diags().error(ap.loc);
-      d << "Invalid probe type: " << parts[0];
-      std::string hint = did_you_mean(parts[0], names);
-      d.hint(hint.empty()
-                 ? std::string("ubtrace runs ") + supported_list + " probes"
-                 : hint);
+    std::optional<ProbeKind> kind = find_probe_kind(parts[0]);
+    if (!kind) {
+      unknown_provider(ap, parts[0]);
       return;
     }
-    ap.provider = p->name;
-    if (p->family == Family::Unsupported) {
+    const ProbeKindInfo &info = probe_kind_info(*kind);
+    if (info.backend == Backend::None) {
       ctx_.diags().error(ap.loc)
-          << p->name << " probes are not supported by ubtrace: it runs "
-          << supported_list << " probes";
+          << info.name << " probes are not supported by ubtrace: it runs "
+          << runnable_probe_kinds() << " probes";
       return;
     }
+    ap.kind = kind;
     auto bad = [&](const std::string &why) {
       ctx_.diags().error(ap.loc)
-          << "Invalid " << p->name << " probe '" << ap.raw << "': " << why;
+          << "Invalid " << info.name << " probe '" << ap.raw << "': " << why;
     };
-
-    const std::string prov = p->name;
-    if (prov == "begin" || prov == "end") {
+    switch (*kind) {
+    case ProbeKind::Begin:
+    case ProbeKind::End:
       if (parts.size() != 1)
-        bad(prov + " takes no arguments");
+        bad(std::string(info.name) + " takes no arguments");
+      return;
+    case ProbeKind::Interval:
+      return parse_interval(ap, parts, bad);
+    case ProbeKind::Uprobe:
+    case ProbeKind::Uretprobe:
+      return parse_uprobe(ap, parts, bad);
+    case ProbeKind::Usdt:
+      return parse_usdt(ap, parts, bad);
+    case ProbeKind::GpuKernel:
+    case ProbeKind::GpuKernelRet:
+      return parse_gpu_kernel(ap, parts, bad);
+      // The kinds no backend runs, refused above: each row of Backend None
+      // is a case here, any other row needs its own.
+#define UBT_PROBE_KIND(id, name, alias, backend, set) UBT_CASE_IF_##backend(id)
+#include "ast/probe_kinds.def"
+#undef UBT_PROBE_KIND
       return;
     }
-    if (prov == "interval") {
-      parse_interval(ap, parts, bad);
+  }
+
+  void unknown_provider(AttachPoint &ap, const std::string &word) {
+    std::vector<std::string> names;
+    // Spelled-out aliases too (BEGIN for a misspelt BEGN; first when the
+    // word is in capitals), not the one- and two-letter ones every short
+    // word is close to.
+    bool capitals = std::any_of(word.begin(), word.end(), [](unsigned char c) {
+      return std::isupper(c);
+    });
+    size_t count = 0;
+    const ProbeKindInfo *rows = probe_kind_table(count);
+    for (size_t i = 0; i < count; i++) {
+      const ProbeKindInfo &x = rows[i];
+      bool alias = x.alias.size() > 2;
+      if (alias && capitals)
+        names.emplace_back(x.alias);
+      names.emplace_back(x.name);
+      if (alias && !capitals)
+        names.emplace_back(x.alias);
+    }
+    auto d = ctx_.diags().error(ap.loc);
+    d << "Invalid probe type: " << word;
+    std::string hint = did_you_mean(word, names);
+    d.hint(hint.empty() ? "ubtrace runs " + runnable_probe_kinds() + " probes"
+                        : hint);
+  }
+
+  // usdt:BIN:NAME, usdt:BIN:PROVIDER:NAME
+  template <class Bad>
+  void parse_usdt(AttachPoint &ap, const std::vector<std::string> &parts,
+                  Bad &&bad) {
+    if (parts.size() == 3) {
+      ap.target = parts[1];
+      ap.func = parts[2];
+    } else if (parts.size() == 4) {
+      ap.target = parts[1];
+      ap.ns = parts[2];
+      ap.func = parts[3];
+    } else {
+      bad("expected usdt:BINARY:[PROVIDER:]NAME");
       return;
     }
-    if (prov == "uprobe" || prov == "uretprobe") {
-      parse_uprobe(ap, parts, bad);
-      return;
-    }
-    if (prov == "usdt") {
-      // usdt:BIN:NAME, usdt:BIN:PROVIDER:NAME
-      if (parts.size() == 3) {
-        ap.target = parts[1];
-        ap.func = parts[2];
-      } else if (parts.size() == 4) {
-        ap.target = parts[1];
-        ap.ns = parts[2];
-        ap.func = parts[3];
-      } else {
-        bad("expected usdt:BINARY:[PROVIDER:]NAME");
-        return;
-      }
-      if (ap.target.empty() || ap.func.empty())
-        bad("expected usdt:BINARY:[PROVIDER:]NAME");
-      ap.wildcard = has_wildcard(ap.target) || has_wildcard(ap.ns) ||
-                    has_wildcard(ap.func);
-      return;
-    }
-    // kernel:BIN:NAME, kernel::NAME, kernel:NAME
+    if (ap.target.empty() || ap.func.empty())
+      bad("expected usdt:BINARY:[PROVIDER:]NAME");
+    ap.wildcard =
+        has_wildcard(ap.target) || has_wildcard(ap.ns) || has_wildcard(ap.func);
+  }
+
+  // kernel:BIN:NAME, kernel::NAME, kernel:NAME
+  template <class Bad>
+  void parse_gpu_kernel(AttachPoint &ap, const std::vector<std::string> &parts,
+                        Bad &&bad) {
+    std::string prov(ap.provider());
     if (parts.size() == 2) {
       ap.func = parts[1];
     } else if (parts.size() == 3) {
@@ -241,6 +217,7 @@ private:
       }
       ap.unit = "us";
       ap.freq = ns / 1000;
+      ap.period_ns = ap.freq * 1000;
       return;
     }
     if (parts.size() != 3) {
@@ -269,6 +246,7 @@ private:
       if (ap.freq > 1000000)
         bad("the maximum rate is 1000000 hz (one every 1us), found " +
             std::to_string(ap.freq));
+      ap.period_ns = 1000000000ull / ap.freq;
       return;
     }
     uint64_t unit_ns = ap.unit == "s"    ? 1000000000ull
@@ -277,6 +255,7 @@ private:
     if (ap.freq > UINT64_MAX / unit_ns)
       bad("the interval is too long: " + std::to_string(ap.freq) + ap.unit +
           " is more than 2^64 nanoseconds");
+    ap.period_ns = ap.freq * unit_ns;
   }
 
   template <class Bad>
@@ -306,7 +285,7 @@ private:
         func += ":" + parts[i];
       ap.lang = "cpp";
     } else {
-      bad("expected " + ap.provider + ":BINARY:FUNCTION");
+      bad("expected " + std::string(ap.provider()) + ":BINARY:FUNCTION");
       return;
     }
     if (ap.target.empty()) {
@@ -339,7 +318,7 @@ private:
       ap.func = func.substr(0, plus);
       ap.offset = v;
       ap.has_offset = true;
-      if (ap.provider == "uretprobe") {
+      if (ap.kind == ProbeKind::Uretprobe) {
         bad("uretprobes cannot have an offset");
         return;
       }
@@ -357,20 +336,6 @@ private:
 };
 
 } // namespace
-
-unsigned probe_set_of(const std::string &provider) {
-  if (provider == "begin" || provider == "end" || provider == "interval")
-    return PS_CLI;
-  if (provider == "uprobe" || provider == "usdt")
-    return PS_UPROBE;
-  if (provider == "uretprobe")
-    return PS_URETPROBE;
-  if (provider == "kernel")
-    return PS_GPU;
-  if (provider == "kernelret")
-    return PS_GPU_RET;
-  return PS_KERNEL;
-}
 
 bool run_attach_point_pass(ASTContext &ctx) {
   size_t before = ctx.diags().error_count();

@@ -1,5 +1,6 @@
 // Attach points: splits each raw attach point ("uprobe:/bin/ls:main+4",
-// "interval:s:1") into provider, target, function and friends, expands
+// "interval:s:1") into its kind (ast/probe_kinds.def), target, function
+// and friends, expands
 // positional parameters in it, and rejects probe types that no backend of
 // ubtrace runs with an error that names the ones it does.
 #pragma once
@@ -9,8 +10,5 @@
 namespace ubtrace::ast {
 
 bool run_attach_point_pass(ASTContext &ctx);
-
-// The probe family of a canonical provider name (see builtins.h ProbeSet).
-unsigned probe_set_of(const std::string &provider);
 
 } // namespace ubtrace::ast

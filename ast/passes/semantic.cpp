@@ -116,9 +116,10 @@ std::string Semantic::probe_kinds() const {
     return "fn";
   std::string out;
   for (auto *ap : probe_->attach_points) {
-    if (out.find("'" + ap->provider + "'") != std::string::npos)
+    std::string name(ap->provider());
+    if (out.find("'" + name + "'") != std::string::npos)
       continue;
-    out += (out.empty() ? "'" : ", '") + ap->provider + "'";
+    out += (out.empty() ? "'" : ", '") + name + "'";
   }
   return out;
 }

@@ -279,7 +279,7 @@ void Semantic::visit(Probe &p) {
   probe_ = &p;
   probe_set_ = 0;
   for (auto *ap : p.attach_points)
-    probe_set_ |= probe_set_of(ap->provider);
+    probe_set_ |= probe_set_of(*ap->kind);
   if ((probe_set_ & PS_GPU_ANY) && (probe_set_ & ~PS_GPU_ANY))
     err(p.loc)
         << "a probe can not mix GPU (kernel, kernelret) and host attach points";

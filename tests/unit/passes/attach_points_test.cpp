@@ -6,6 +6,7 @@
 #include "tests/unit/parser/frontend_support.h"
 
 #include <gtest/gtest.h>
+#include <set>
 
 namespace ubtrace::test {
 namespace {
@@ -27,7 +28,7 @@ std::string parts(const std::string &src,
   std::string out;
   for (auto *p : f.ctx->root->probes) {
     for (auto *ap : p->attach_points) {
-      out += ap->provider;
+      out += ap->provider();
       if (!ap->target.empty())
         out += " target=" + ap->target;
       if (!ap->ns.empty())
@@ -415,15 +416,56 @@ BEGIN, kprobe:f, t:a:b { }
 }
 
 TEST(AttachPointPass, ProbeSets) {
-  EXPECT_EQ(ast::probe_set_of("begin"), ast::PS_CLI);
-  EXPECT_EQ(ast::probe_set_of("end"), ast::PS_CLI);
-  EXPECT_EQ(ast::probe_set_of("interval"), ast::PS_CLI);
-  EXPECT_EQ(ast::probe_set_of("uprobe"), ast::PS_UPROBE);
-  EXPECT_EQ(ast::probe_set_of("usdt"), ast::PS_UPROBE);
-  EXPECT_EQ(ast::probe_set_of("uretprobe"), ast::PS_URETPROBE);
-  EXPECT_EQ(ast::probe_set_of("kernel"), ast::PS_GPU);
-  EXPECT_EQ(ast::probe_set_of("kernelret"), ast::PS_GPU_RET);
-  EXPECT_EQ(ast::probe_set_of("kprobe"), ast::PS_KERNEL);
+  auto set = [](const char *w) {
+    return ast::probe_set_of(*ast::find_probe_kind(w));
+  };
+  EXPECT_EQ(set("begin"), ast::PS_CLI);
+  EXPECT_EQ(set("END"), ast::PS_CLI);
+  EXPECT_EQ(set("interval"), ast::PS_CLI);
+  EXPECT_EQ(set("uprobe"), ast::PS_UPROBE);
+  EXPECT_EQ(set("usdt"), ast::PS_UPROBE);
+  EXPECT_EQ(set("ur"), ast::PS_URETPROBE);
+  EXPECT_EQ(set("kernel"), ast::PS_GPU);
+  EXPECT_EQ(set("kernelret"), ast::PS_GPU_RET);
+  EXPECT_EQ(set("kprobe"), ast::PS_KERNEL);
+  EXPECT_FALSE(ast::find_probe_kind("kprob").has_value());
+}
+
+// Every row's kind indexes its row, names and aliases are unique, and
+// the kinds a backend runs are the ones the refusal message names.
+TEST(AttachPointPass, ProbeKindTable) {
+  size_t n = 0;
+  const ast::ProbeKindInfo *rows = ast::probe_kind_table(n);
+  std::set<std::string_view> words;
+  std::string runnable;
+  for (size_t i = 0; i < n; i++) {
+    EXPECT_EQ(static_cast<size_t>(rows[i].kind), i);
+    EXPECT_TRUE(words.insert(rows[i].name).second) << rows[i].name;
+    if (!rows[i].alias.empty())
+      EXPECT_TRUE(words.insert(rows[i].alias).second) << rows[i].alias;
+    EXPECT_EQ(&ast::probe_kind_info(rows[i].kind), &rows[i]);
+    EXPECT_EQ(ast::find_probe_kind(rows[i].name), rows[i].kind);
+    if (rows[i].backend != ast::Backend::None)
+      EXPECT_NE(ast::runnable_probe_kinds().find(rows[i].name),
+                std::string::npos);
+  }
+}
+
+// The period of an interval in nanoseconds, computed once by the pass.
+TEST(AttachPointPass, IntervalPeriods) {
+  struct Case {
+    const char *ap;
+    uint64_t ns;
+  } cases[] = {
+      {"interval:s:2", 2000000000ull},  {"interval:ms:5", 5000000ull},
+      {"interval:us:7", 7000ull},       {"interval:hz:4", 250000000ull},
+      {"interval:100ms", 100000000ull}, {"i:1us", 1000ull}};
+  for (const auto &c : cases) {
+    Frontend f = analyse(std::string(c.ap) + " { }", upto_attach_points());
+    ASSERT_TRUE(f.ok) << c.ap << f.diags();
+    EXPECT_EQ(f.ctx->root->probes[0]->attach_points[0]->period_ns, c.ns)
+        << c.ap;
+  }
 }
 
 } // namespace

@@ -45,7 +45,7 @@ TEST(PassManager, StopAfterAPass) {
   Frontend f = analyse("BEGIN { $x = nope; }", o);
   EXPECT_TRUE(f.ok);
   EXPECT_EQ(f.diags(), "");
-  EXPECT_EQ(f.ctx->root->probes[0]->attach_points[0]->provider, "begin");
+  EXPECT_EQ(f.ctx->root->probes[0]->attach_points[0]->provider(), "begin");
 }
 
 TEST(PassManager, WarningsDoNotFail) {
