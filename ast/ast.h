@@ -3,6 +3,7 @@
 // pointer that holds it.
 #pragma once
 
+#include "ast/builtins.h"
 #include "ast/location.h"
 #include "ast/probe_kinds.h"
 #include "ast/types.h"
@@ -162,6 +163,9 @@ struct Identifier : Expr {
   std::string name;
   IdentKind ident_kind = IdentKind::Unresolved;
   int64_t enum_value = 0;
+  // IdentKind::Builtin: which one, and N of argN/sargN.
+  BuiltinVar var = BuiltinVar::Pid;
+  int var_index = 0;
 };
 
 struct Variable : Expr {
@@ -186,6 +190,8 @@ struct Call : Expr {
   std::vector<Expr *> args;
   bool bang = false; // name!(...) macro call syntax
   Location name_loc;
+  // Resolved by semantic analysis: a builtin, or User (a script's `fn`).
+  BuiltinFn fn = BuiltinFn::User;
 };
 
 enum class BinOp : uint8_t {

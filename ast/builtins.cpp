@@ -1,48 +1,44 @@
 #include "ast/builtins.h"
 
 #include <cctype>
+#include <iterator>
 
 namespace ubtrace::ast {
 
-static const std::vector<BuiltinInfo> &table() {
-  static const std::vector<BuiltinInfo> t = {
-      {"pid", PS_HOST | PS_GPU_ANY},
-      {"tid", PS_HOST},
-      {"uid", PS_HOST},
-      {"gid", PS_HOST},
-      {"cpu", PS_HOST},
-      {"comm", PS_HOST | PS_GPU_ANY},
-      {"nsecs", PS_ALL},
-      {"elapsed", PS_ALL},
-      {"kstack", PS_HOST},
-      {"ustack", PS_HOST},
-      {"retval", PS_URETPROBE | PS_KERNEL},
-      {"func", PS_USER | PS_KERNEL | PS_GPU_ANY},
-      {"probe", PS_ALL},
-      {"curtask", PS_HOST},
-      {"rand", PS_HOST},
-      {"cgroup", PS_HOST},
-      {"cpid", PS_HOST},
-      {"numaid", PS_HOST},
-      {"jiffies", PS_HOST},
-      {"username", PS_HOST},
-      {"usermode", PS_HOST},
-      {"ncpus", PS_ALL},
-      {"args", PS_UPROBE | PS_URETPROBE | PS_KERNEL | PS_GPU_ANY},
-      {"ctx", PS_HOST},
-      {"threadIdx", PS_GPU_ANY},
-      {"blockIdx", PS_GPU_ANY},
-      {"blockDim", PS_GPU_ANY},
-      {"gridDim", PS_GPU_ANY},
-      {"smid", PS_GPU_ANY},
-      {"warpid", PS_GPU_ANY},
-      {"laneid", PS_GPU_ANY},
-      {"__builtin_probe", PS_ALL},
-      {"__builtin_probetype", PS_ALL},
-      {"__builtin_arch", PS_ALL},
-  };
-  return t;
+namespace {
+
+constexpr BuiltinVarInfo kVars[] = {
+#define UBT_BUILTIN_VAR(id, name, probes) {BuiltinVar::id, name, probes},
+#include "ast/builtins.def"
+#undef UBT_BUILTIN_VAR
+};
+
+constexpr BuiltinFnInfo kFns[] = {
+#define UBT_BUILTIN_FN(id, name, min, max, probes, flags)                      \
+  {BuiltinFn::id, name, min, max, probes, flags},
+#include "ast/builtins.def"
+#undef UBT_BUILTIN_FN
+};
+
+constexpr BuiltinFnInfo kUser = {BuiltinFn::User, "",     0,
+                                 SIZE_MAX,        PS_ALL, BF_NONE};
+
+constexpr bool vars_in_order() {
+  for (size_t i = 0; i < std::size(kVars); i++)
+    if (static_cast<size_t>(kVars[i].var) != i)
+      return false;
+  return true;
 }
+constexpr bool fns_in_order() {
+  for (size_t i = 0; i < std::size(kFns); i++)
+    if (static_cast<size_t>(kFns[i].fn) != i)
+      return false;
+  return static_cast<size_t>(BuiltinFn::User) == std::size(kFns);
+}
+static_assert(vars_in_order() && fns_in_order(),
+              "builtins.def rows index their enums");
+
+} // namespace
 
 int builtin_arg_index(std::string_view name, std::string_view prefix) {
   if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix)
@@ -59,14 +55,14 @@ int builtin_arg_index(std::string_view name, std::string_view prefix) {
   return n;
 }
 
-std::optional<BuiltinInfo> lookup_builtin(std::string_view name) {
-  for (const auto &b : table())
-    if (b.name == name)
-      return b;
-  if (builtin_arg_index(name, "arg") >= 0)
-    return BuiltinInfo{std::string(name), PS_UPROBE | PS_KERNEL | PS_GPU_ANY};
-  if (builtin_arg_index(name, "sarg") >= 0)
-    return BuiltinInfo{std::string(name), PS_UPROBE | PS_KERNEL};
+std::optional<BuiltinVarRef> lookup_builtin(std::string_view name) {
+  for (const auto &b : kVars)
+    if (b.var != BuiltinVar::Arg && b.var != BuiltinVar::Sarg && b.name == name)
+      return BuiltinVarRef{b.var, 0};
+  if (int n = builtin_arg_index(name, "arg"); n >= 0)
+    return BuiltinVarRef{BuiltinVar::Arg, n};
+  if (int n = builtin_arg_index(name, "sarg"); n >= 0)
+    return BuiltinVarRef{BuiltinVar::Sarg, n};
   return std::nullopt;
 }
 
@@ -74,16 +70,41 @@ bool is_builtin_name(std::string_view name) {
   return lookup_builtin(name).has_value();
 }
 
+const BuiltinVarInfo &builtin_var_info(BuiltinVar v) {
+  return kVars[static_cast<size_t>(v)];
+}
+
 const std::vector<std::string> &builtin_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v;
-    for (const auto &b : table())
-      v.push_back(b.name);
-    v.push_back("arg0");
-    v.push_back("sarg0");
+    for (const auto &b : kVars)
+      v.push_back(
+          std::string(b.name) +
+          (b.var == BuiltinVar::Arg || b.var == BuiltinVar::Sarg ? "0" : ""));
     return v;
   }();
   return names;
+}
+
+std::optional<BuiltinFn> lookup_function(std::string_view name) {
+  for (const auto &f : kFns)
+    if (f.name == name)
+      return f.fn;
+  return std::nullopt;
+}
+
+const BuiltinFnInfo &builtin_fn_info(BuiltinFn f) {
+  return f == BuiltinFn::User ? kUser : kFns[static_cast<size_t>(f)];
+}
+
+const BuiltinFnInfo *builtin_fn_table(size_t &count) {
+  count = std::size(kFns);
+  return kFns;
+}
+
+const BuiltinVarInfo *builtin_var_table(size_t &count) {
+  count = std::size(kVars);
+  return kVars;
 }
 
 } // namespace ubtrace::ast

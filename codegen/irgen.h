@@ -120,7 +120,8 @@ public:
 
   // ---- irgen_calls.cpp ----
   Val gen_call(ast::Call &c);
-  Val gen_builtin(const std::string &name, ast::Expr &e);
+  Val gen_builtin(ast::BuiltinVar var, int index, const std::string &name,
+                  ast::Expr &e);
   // A u64 of the globals map's value (abi::Globals, then uaddr values).
   llvm::Value *globals_field(uint32_t offset);
 

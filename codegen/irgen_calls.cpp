@@ -33,7 +33,8 @@ llvm::Value *IRGen::globals_field(uint32_t offset) {
   return phi;
 }
 
-Val IRGen::gen_builtin(const std::string &name, Expr &e) {
+Val IRGen::gen_builtin(BuiltinVar var, int index, const std::string &name,
+                       Expr &e) {
   auto ctx_load = [&](uint32_t offset) {
     return b_.CreateAlignedLoad(i64t(), byte_ptr(ctx_, offset), llvm::Align(8));
   };
@@ -42,56 +43,72 @@ Val IRGen::gen_builtin(const std::string &name, Expr &e) {
                 : helper(BPF_FUNC_ktime_get_ns, i64t(), {});
   };
 
-  if (name == "pid" || name == "tid") {
+  switch (var) {
+  case BuiltinVar::Pid:
+  case BuiltinVar::Tid: {
     auto *v = helper(BPF_FUNC_get_current_pid_tgid, i64t(), {});
-    return {name == "pid" ? b_.CreateLShr(v, i64(32))
-                          : b_.CreateAnd(v, i64(0xffffffff)),
+    return {var == BuiltinVar::Pid ? b_.CreateLShr(v, i64(32))
+                                   : b_.CreateAnd(v, i64(0xffffffff)),
             false};
   }
-  if (name == "uid" || name == "gid" || name == "username") {
+  case BuiltinVar::Uid:
+  case BuiltinVar::Gid:
+  case BuiltinVar::Username: {
     auto *v = helper(BPF_FUNC_get_current_uid_gid, i64t(), {});
-    return {name == "gid" ? b_.CreateLShr(v, i64(32))
-                          : b_.CreateAnd(v, i64(0xffffffff)),
+    return {var == BuiltinVar::Gid ? b_.CreateLShr(v, i64(32))
+                                   : b_.CreateAnd(v, i64(0xffffffff)),
             false};
   }
-  if (name == "nsecs")
+  case BuiltinVar::Nsecs: {
     return {nsecs(), false};
-  if (name == "elapsed")
+  }
+  case BuiltinVar::Elapsed: {
     return {
         b_.CreateSub(nsecs(), globals_field(offsetof(abi::Globals, start_ns))),
         false};
-  if (name == "cpu")
+  }
+  case BuiltinVar::Cpu: {
     return {
         b_.CreateZExt(
             helper(BPF_FUNC_get_smp_processor_id, b_.getInt32Ty(), {}), i64t()),
         false};
-  if (name == "rand")
+  }
+  case BuiltinVar::Rand: {
     return {b_.CreateZExt(helper(BPF_FUNC_get_prandom_u32, b_.getInt32Ty(), {}),
                           i64t()),
             false};
-  if (name == "cgroup")
+  }
+  case BuiltinVar::Cgroup: {
     return {helper(BPF_FUNC_get_current_cgroup_id, i64t(), {}), false};
-  if (name == "numaid")
+  }
+  case BuiltinVar::Numaid: {
     return {helper(BPF_FUNC_get_numa_node_id, i64t(), {}), false};
-  if (name == "jiffies")
+  }
+  case BuiltinVar::Jiffies: {
     return {helper(BPF_FUNC_jiffies64, i64t(), {}), false};
-  if (name == "curtask")
+  }
+  case BuiltinVar::Curtask: {
     return {helper(BPF_FUNC_get_current_task, i64t(), {}), false};
-  if (name == "usermode")
+  }
+  case BuiltinVar::Usermode: {
     return {i64(1), false};
-  if (name == "ncpus")
+  }
+  case BuiltinVar::Ncpus: {
     return {i64(ncpus_), false};
-  if (name == "cpid")
+  }
+  case BuiltinVar::Cpid: {
     return {globals_field(offsetof(abi::Globals, cpid)), false};
-  if (name == "ctx")
+  }
+  case BuiltinVar::Ctx: {
     return {b_.CreatePtrToInt(ctx_, i64t()), false};
-  if (name == "comm") {
+  }
+  case BuiltinVar::Comm: {
     auto *buf = entry_alloca(16, "comm");
     zero(buf, 16);
     helper(BPF_FUNC_get_current_comm, i64t(), {buf, i64(16)});
     return {buf, true};
   }
-  if (name == "probe") {
+  case BuiltinVar::Probe: {
     // GPU: the NVPTX target picks the attach point that fired by the
     // context's site and kernel (runtime/gpu/gpu_helper_ids.h); this
     // block's attach points are pushed after its code, from this index on.
@@ -101,7 +118,7 @@ Val IRGen::gen_builtin(const std::string &name, Expr &e) {
               false};
     return {ctx_load(abi::kCtxProbeId), false};
   }
-  if (name == "func") {
+  case BuiltinVar::Func: {
     if (gpu_) {
       // A usym of the kernel: its id, and a pid no process has; the CLI
       // prints the kernel's name for it.
@@ -121,9 +138,11 @@ Val IRGen::gen_builtin(const std::string &name, Expr &e) {
     b_.CreateAlignedStore(pid, byte_ptr(buf, 8), llvm::Align(8));
     return {buf, true};
   }
-  if (name == "retval")
+  case BuiltinVar::Retval: {
     return {ctx_load(abi::kRax), false};
-  if (int n = builtin_arg_index(name, "arg"); n >= 0) {
+  }
+  case BuiltinVar::Arg: {
+    int n = index;
     if (gpu_)
       return {ctx_load(abi::kGpuCtxArgs + 8 * n), false};
     if (mixed_usdt_) {
@@ -151,7 +170,8 @@ Val IRGen::gen_builtin(const std::string &name, Expr &e) {
                b_.CreateIntToPtr(b_.CreateAdd(sp, i64(8 * (n - 5))), ptrt()));
     return {b_.CreateAlignedLoad(i64t(), dst, llvm::Align(8)), false};
   }
-  if (int n = builtin_arg_index(name, "sarg"); n >= 0) {
+  case BuiltinVar::Sarg: {
+    int n = index;
     auto *sp = ctx_load(abi::kRsp);
     auto *dst = entry_alloca(8, "sarg");
     b_.CreateAlignedStore(i64(0), dst, llvm::Align(8));
@@ -159,19 +179,20 @@ Val IRGen::gen_builtin(const std::string &name, Expr &e) {
                b_.CreateIntToPtr(b_.CreateAdd(sp, i64(8 * (n + 1))), ptrt()));
     return {b_.CreateAlignedLoad(i64t(), dst, llvm::Align(8)), false};
   }
-  if (name == "ustack" || name == "kstack") {
+  case BuiltinVar::Ustack:
+  case BuiltinVar::Kstack: {
     Type t = e.type;
     uint32_t size = t.size;
     auto *buf = entry_alloca(size, name);
     zero(buf, size);
-    uint64_t flags = name == "ustack" ? BPF_F_USER_STACK : 0;
+    uint64_t flags = var == BuiltinVar::Ustack ? BPF_F_USER_STACK : 0;
     auto *n =
         helper(BPF_FUNC_get_stack, i64t(),
                {ctx_, byte_ptr(buf, 8), i64(8 * t.stack_limit), i64(flags)});
     auto *frames = b_.CreateSelect(b_.CreateICmpSLT(n, i64(0)), i64(0),
                                    b_.CreateUDiv(n, i64(8)));
     b_.CreateAlignedStore(frames, buf, llvm::Align(8));
-    if (name == "ustack") {
+    if (var == BuiltinVar::Ustack) {
       auto *pid = b_.CreateLShr(
           helper(BPF_FUNC_get_current_pid_tgid, i64t(), {}), i64(32));
       b_.CreateAlignedStore(pid, byte_ptr(buf, 8 + 8 * t.stack_limit),
@@ -179,23 +200,33 @@ Val IRGen::gen_builtin(const std::string &name, Expr &e) {
     }
     return {buf, true};
   }
-  if (name == "smid" || name == "warpid" || name == "laneid") {
-    int h = name == "smid"     ? abi::kHelperGpuSmId
-            : name == "warpid" ? abi::kHelperGpuWarpId
-                               : abi::kHelperGpuLaneId;
+  case BuiltinVar::Smid:
+  case BuiltinVar::Warpid:
+  case BuiltinVar::Laneid: {
+    int h = var == BuiltinVar::Smid     ? abi::kHelperGpuSmId
+            : var == BuiltinVar::Warpid ? abi::kHelperGpuWarpId
+                                        : abi::kHelperGpuLaneId;
     return {helper(h, i64t(), {}), false};
   }
-  if (name == "threadIdx" || name == "blockIdx" || name == "blockDim" ||
-      name == "gridDim") {
-    int base = name == "threadIdx"  ? abi::kHelperGpuThreadIdxX
-               : name == "blockIdx" ? abi::kHelperGpuBlockIdxX
-               : name == "blockDim" ? abi::kHelperGpuBlockDimX
-                                    : abi::kHelperGpuGridDimX;
+  case BuiltinVar::ThreadIdx:
+  case BuiltinVar::BlockIdx:
+  case BuiltinVar::BlockDim:
+  case BuiltinVar::GridDim: {
+    int base = var == BuiltinVar::ThreadIdx  ? abi::kHelperGpuThreadIdxX
+               : var == BuiltinVar::BlockIdx ? abi::kHelperGpuBlockIdxX
+               : var == BuiltinVar::BlockDim ? abi::kHelperGpuBlockDimX
+                                             : abi::kHelperGpuGridDimX;
     auto *buf = entry_alloca(12, name);
     for (int i = 0; i < 3; i++)
       store_int(byte_ptr(buf, 4 * i), helper(base + i, i64t(), {}),
                 make_int(4, false));
     return {buf, true};
+  }
+  case BuiltinVar::Args:
+  case BuiltinVar::BuiltinProbe:
+  case BuiltinVar::BuiltinProbetype:
+  case BuiltinVar::BuiltinArch:
+    break;
   }
   fail(e.loc,
        "the builtin " + name + " is not supported by ubtrace's code generator");
@@ -205,36 +236,42 @@ Val IRGen::gen_builtin(const std::string &name, Expr &e) {
 Val IRGen::gen_call(Call &c) {
   const std::string &n = c.name;
   auto &A = c.args;
-  if (n == "printf" || n == "debugf") {
+  switch (c.fn) {
+  case BuiltinFn::Printf:
+  case BuiltinFn::Debugf: {
     gen_format_event(abi::EventType::Printf, bundle_.printf_formats, c);
     return {i64(0), false};
   }
-  if (n == "errorf" || n == "warnf") {
-    gen_format_event(n == "errorf" ? abi::EventType::Errorf
-                                   : abi::EventType::Warnf,
+  case BuiltinFn::Errorf:
+  case BuiltinFn::Warnf: {
+    gen_format_event(c.fn == BuiltinFn::Errorf ? abi::EventType::Errorf
+                                               : abi::EventType::Warnf,
                      bundle_.printf_formats, c);
     return {i64(0), false};
   }
-  if (n == "system") {
+  case BuiltinFn::System: {
     gen_format_event(abi::EventType::System, bundle_.system_formats, c);
     return {i64(0), false};
   }
-  if (n == "cat") {
+  case BuiltinFn::Cat: {
     gen_format_event(abi::EventType::Cat, bundle_.cat_formats, c);
     return {i64(0), false};
   }
-  if (n == "print")
+  case BuiltinFn::Print: {
     return gen_print(c);
-  if (n == "join")
+  }
+  case BuiltinFn::Join: {
     return gen_join(c);
-  if (n == "clear" || n == "zero") {
+  }
+  case BuiltinFn::Clear:
+  case BuiltinFn::Zero: {
     auto &mg = map_of(static_cast<Map *>(A[0])->name);
-    gen_simple_event(n == "clear" ? abi::EventType::ClearMap
-                                  : abi::EventType::ZeroMap,
+    gen_simple_event(c.fn == BuiltinFn::Clear ? abi::EventType::ClearMap
+                                              : abi::EventType::ZeroMap,
                      mg.id);
     return {i64(0), false};
   }
-  if (n == "exit") {
+  case BuiltinFn::Exit: {
     llvm::Value *code = A.empty() ? i64(0) : gen_scalar(A[0]);
     uint32_t size = sizeof(abi::EventHeader);
     auto *buf = entry_alloca(size, "event");
@@ -248,7 +285,7 @@ Val IRGen::gen_call(Call &c) {
     b_.SetInsertPoint(block("after.exit"));
     return {i64(0), false};
   }
-  if (n == "time") {
+  case BuiltinFn::Time: {
     std::string fmt =
         A.empty() ? "%H:%M:%S\n" : static_cast<String *>(A[0])->value;
     uint64_t id = bundle_.time_formats.size();
@@ -256,7 +293,7 @@ Val IRGen::gen_call(Call &c) {
     gen_simple_event(abi::EventType::Time, id);
     return {i64(0), false};
   }
-  if (n == "strftime") {
+  case BuiltinFn::Strftime: {
     uint64_t id = bundle_.time_formats.size();
     bundle_.time_formats.push_back(static_cast<String *>(A[0])->value);
     auto *ns = gen_scalar(A[1]);
@@ -265,12 +302,13 @@ Val IRGen::gen_call(Call &c) {
     b_.CreateAlignedStore(ns, byte_ptr(buf, 8), llvm::Align(8));
     return {buf, true};
   }
-  if (n == "delete" || n == "has_key") {
+  case BuiltinFn::Delete:
+  case BuiltinFn::HasKey: {
     auto *m = static_cast<Map *>(A[0]);
     MapGen &mg = map_of(m->name);
     llvm::Value *key =
         A.size() == 2 ? gen_key_from(A[1], mg, c.loc) : gen_key(*m, mg);
-    if (n == "delete") {
+    if (c.fn == BuiltinFn::Delete) {
       if (mg.bpf_type == BPF_MAP_TYPE_PERCPU_ARRAY) {
         // An array entry cannot go: it is reset to its unset value.
         gen_simple_event(abi::EventType::ClearMap, mg.id);
@@ -282,7 +320,7 @@ Val IRGen::gen_call(Call &c) {
     auto *p = helper(BPF_FUNC_map_lookup_elem, ptrt(), {mg.gv, key});
     return {b_.CreateZExt(b_.CreateIsNotNull(p), i64t()), false};
   }
-  if (n == "len") {
+  case BuiltinFn::Len: {
     Type t = A[0]->type;
     if (t.kind == TypeKind::UStack || t.kind == TypeKind::KStack) {
       Val v = gen(A[0]);
@@ -320,7 +358,7 @@ Val IRGen::gen_call(Call &c) {
     helper(BPF_FUNC_for_each_map_elem, i64t(), {mg.gv, cb, counter, i64(0)});
     return {b_.CreateAlignedLoad(i64t(), counter, llvm::Align(8)), false};
   }
-  if (n == "str") {
+  case BuiltinFn::Str: {
     Type t = c.type;
     uint32_t size = t.size;
     // As bpftrace does below 1024 bytes, read one byte more than the string
@@ -361,7 +399,7 @@ Val IRGen::gen_call(Call &c) {
     helper(BPF_FUNC_probe_read_user_str, i64t(), {buf, len, src});
     return {buf, true};
   }
-  if (n == "buf") {
+  case BuiltinFn::Buf: {
     Type t = c.type;
     uint32_t cap = t.size - 4;
     auto *out = entry_alloca(t.size, "buf");
@@ -388,9 +426,11 @@ Val IRGen::gen_call(Call &c) {
     store_int(out, len, make_int(4, false));
     return {out, true};
   }
-  if (n == "ustack" || n == "kstack")
-    return gen_builtin(n, c);
-  if (n == "usym") {
+  case BuiltinFn::Ustack:
+    return gen_builtin(BuiltinVar::Ustack, 0, n, c);
+  case BuiltinFn::Kstack:
+    return gen_builtin(BuiltinVar::Kstack, 0, n, c);
+  case BuiltinFn::Usym: {
     auto *buf = entry_alloca(16, "usym");
     b_.CreateAlignedStore(gen_scalar(A[0]), buf, llvm::Align(8));
     auto *pid = b_.CreateLShr(helper(BPF_FUNC_get_current_pid_tgid, i64t(), {}),
@@ -398,9 +438,13 @@ Val IRGen::gen_call(Call &c) {
     b_.CreateAlignedStore(pid, byte_ptr(buf, 8), llvm::Align(8));
     return {buf, true};
   }
-  if (n == "ksym" || n == "kptr" || n == "uptr" || n == "strerror")
+  case BuiltinFn::Ksym:
+  case BuiltinFn::Kptr:
+  case BuiltinFn::Uptr:
+  case BuiltinFn::Strerror: {
     return {gen_scalar(A[0]), false};
-  if (n == "reg") {
+  }
+  case BuiltinFn::Reg: {
     static const std::map<std::string, uint32_t> regs = {
         {"r15", abi::kR15},      {"r14", abi::kR14},         {"r13", abi::kR13},
         {"r12", abi::kR12},      {"bp", abi::kRbp},          {"rbp", abi::kRbp},
@@ -418,7 +462,7 @@ Val IRGen::gen_call(Call &c) {
                                  llvm::Align(8)),
             false};
   }
-  if (n == "ntop") {
+  case BuiltinFn::Ntop: {
     auto *out = entry_alloca(24, "inet");
     zero(out, 24);
     Expr *addr = A.back();
@@ -451,7 +495,7 @@ Val IRGen::gen_call(Call &c) {
     }
     return {out, true};
   }
-  if (n == "pton") {
+  case BuiltinFn::Pton: {
     const std::string &text = static_cast<String *>(A[0])->value;
     unsigned char bytes[16] = {};
     bool v6 = text.find(':') != std::string::npos;
@@ -465,7 +509,7 @@ Val IRGen::gen_call(Call &c) {
       b_.CreateStore(b_.getInt8(bytes[i]), byte_ptr(out, i));
     return {out, true};
   }
-  if (n == "macaddr") {
+  case BuiltinFn::Macaddr: {
     auto *out = entry_alloca(8, "mac");
     zero(out, 8);
     Type at = A[0]->type;
@@ -477,7 +521,7 @@ Val IRGen::gen_call(Call &c) {
     }
     return {out, true};
   }
-  if (n == "cgroupid") {
+  case BuiltinFn::Cgroupid: {
     struct stat st{};
     const std::string &path = static_cast<String *>(A[0])->value;
     if (stat(path.c_str(), &st) != 0) {
@@ -487,7 +531,7 @@ Val IRGen::gen_call(Call &c) {
     }
     return {i64(st.st_ino), false};
   }
-  if (n == "strncmp") {
+  case BuiltinFn::Strncmp: {
     Val a = gen(A[0]), bv = gen(A[1]);
     int64_t limit = 0;
     if (auto *i = dyn_cast<Integer>(A[2]))
@@ -498,7 +542,7 @@ Val IRGen::gen_call(Call &c) {
     auto *eq = gen_memcmp_eq(a.v, bv.v, size, true);
     return {b_.CreateZExt(b_.CreateNot(eq), i64t()), false};
   }
-  if (n == "strlen") {
+  case BuiltinFn::Strlen: {
     Val s = gen(A[0]);
     uint32_t size = A[0]->type.size;
     auto *len = entry_alloca(8, "strlen");
@@ -518,7 +562,7 @@ Val IRGen::gen_call(Call &c) {
     b_.SetInsertPoint(done);
     return {b_.CreateAlignedLoad(i64t(), len, llvm::Align(8)), false};
   }
-  if (n == "strcontains") {
+  case BuiltinFn::Strcontains: {
     // Naive search, bounded by both capacities.
     Val h = gen(A[0]), nd = gen(A[1]);
     uint32_t hs = A[0]->type.size, ns = A[1]->type.size;
@@ -578,7 +622,7 @@ Val IRGen::gen_call(Call &c) {
     b_.SetInsertPoint(done);
     return {b_.CreateAlignedLoad(i64t(), found, llvm::Align(8)), false};
   }
-  if (n == "bswap") {
+  case BuiltinFn::Bswap: {
     Type t = storage_type(A[0]->type);
     uint32_t size = t.size ? t.size : 8;
     auto *v = gen_scalar(A[0]);
@@ -589,7 +633,7 @@ Val IRGen::gen_call(Call &c) {
     auto *swapped = b_.CreateUnaryIntrinsic(llvm::Intrinsic::bswap, narrow);
     return {b_.CreateZExt(swapped, i64t()), false};
   }
-  if (n == "nsecs") {
+  case BuiltinFn::Nsecs: {
     if (gpu_)
       return {helper(abi::kHelperGpuGlobalTimer, i64t(), {}), false};
     std::string mode =
@@ -599,16 +643,20 @@ Val IRGen::gen_call(Call &c) {
                                                   : BPF_FUNC_ktime_get_ns;
     return {helper(h, i64t(), {}), false};
   }
-  if (n == "pid" || n == "tid" || n == "comm")
-    return gen_builtin(n, c);
-  if (n == "signal") {
+  case BuiltinFn::Pid:
+    return gen_builtin(BuiltinVar::Pid, 0, n, c);
+  case BuiltinFn::Tid:
+    return gen_builtin(BuiltinVar::Tid, 0, n, c);
+  case BuiltinFn::Comm:
+    return gen_builtin(BuiltinVar::Comm, 0, n, c);
+  case BuiltinFn::Signal: {
     // Semantic analysis refused names that are not signals.
     auto *name = dyn_cast<String>(A[0]);
     llvm::Value *v = name ? i64(signal_number(name->value)) : gen_scalar(A[0]);
     helper(BPF_FUNC_send_signal, i64t(), {b_.CreateTrunc(v, b_.getInt32Ty())});
     return {i64(0), false};
   }
-  if (n == "assert") {
+  case BuiltinFn::Assert: {
     auto *ok = gen_cond(A[0]);
     auto *bad = block("assert.failed");
     auto *good = block("assert.ok");
@@ -624,9 +672,10 @@ Val IRGen::gen_call(Call &c) {
     b_.SetInsertPoint(good);
     return {i64(0), false};
   }
-  if (n == "static_assert")
+  case BuiltinFn::StaticAssert: {
     return {i64(0), false};
-  if (n == "uaddr") {
+  }
+  case BuiltinFn::Uaddr: {
     // The symbol's address in the traced process: the backend resolves it
     // at attach time into the globals after abi::Globals.
     if (probe_targets_.size() != 1) {
@@ -646,6 +695,36 @@ Val IRGen::gen_call(Call &c) {
     return {
         globals_field(static_cast<uint32_t>(sizeof(abi::Globals) + 8 * index)),
         false};
+  }
+  case BuiltinFn::Count:
+  case BuiltinFn::Sum:
+  case BuiltinFn::Min:
+  case BuiltinFn::Max:
+  case BuiltinFn::Avg:
+  case BuiltinFn::Stats:
+  case BuiltinFn::Hist:
+  case BuiltinFn::Lhist:
+    // Lowered with their map assignment (irgen_maps.cpp); semantic
+    // analysis refuses them anywhere else.
+    fail(c.loc, "BUG: " + n + "() outside a map assignment");
+    return {i64(0), false};
+  case BuiltinFn::Override:
+  case BuiltinFn::Path:
+  case BuiltinFn::CgroupPath:
+  case BuiltinFn::Kaddr:
+  case BuiltinFn::PercpuKaddr:
+  case BuiltinFn::Skboutput:
+  case BuiltinFn::SocketCookie:
+  case BuiltinFn::KfuncAllowed:
+  case BuiltinFn::KfuncExist:
+  case BuiltinFn::Unwatch:
+  case BuiltinFn::SignalThread:
+  case BuiltinFn::WriteUser:
+  case BuiltinFn::Fail:
+  case BuiltinFn::Tseries:
+    // Kernel-side only: semantic analysis refuses them.
+  case BuiltinFn::User:
+    break;
   }
   fail(c.loc, n + "() is not supported by ubtrace's code generator yet");
   return {i64(0), false};

@@ -587,7 +587,7 @@ Val IRGen::gen_tuple(Expr &e, const std::vector<Expr *> &elems) {
 Val IRGen::gen_identifier(Identifier &e) {
   switch (e.ident_kind) {
   case IdentKind::Builtin:
-    return gen_builtin(e.name, e);
+    return gen_builtin(e.var, e.var_index, e.name, e);
   case IdentKind::EnumValue:
     return {i64(static_cast<uint64_t>(e.enum_value)), false};
   case IdentKind::StackMode:

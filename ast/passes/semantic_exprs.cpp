@@ -78,60 +78,84 @@ void Semantic::visit(PositionalCount &e) {
   e.type = make_int(8, true);
 }
 
+// The type of each builtin variable of ast/builtins.def.
+Type Semantic::builtin_var_type(Identifier &e) {
+  switch (e.var) {
+  case BuiltinVar::Pid:
+  case BuiltinVar::Tid:
+  case BuiltinVar::Cpu:
+  case BuiltinVar::Cpid:
+  case BuiltinVar::Numaid:
+  case BuiltinVar::Rand:
+  case BuiltinVar::Smid:
+  case BuiltinVar::Warpid:
+  case BuiltinVar::Laneid:
+    return make_int(4, false);
+  case BuiltinVar::Comm:
+    return make_string(16);
+  case BuiltinVar::Uid:
+  case BuiltinVar::Gid:
+  case BuiltinVar::Nsecs:
+  case BuiltinVar::Elapsed:
+  case BuiltinVar::Cgroup:
+  case BuiltinVar::Jiffies:
+  case BuiltinVar::Ncpus:
+  case BuiltinVar::Curtask:
+  case BuiltinVar::Ctx:
+    return make_int(8, false);
+  case BuiltinVar::Retval:
+  case BuiltinVar::Arg:
+  case BuiltinVar::Sarg:
+    return make_int(8, true);
+  case BuiltinVar::Usermode:
+    return make_int(1, false);
+  case BuiltinVar::Kstack:
+  case BuiltinVar::Ustack: {
+    bool user = e.var == BuiltinVar::Ustack;
+    Type t = make_simple(user ? TypeKind::UStack : TypeKind::KStack, 0);
+    t.stack_limit = 127;
+    t.stack_mode = stack_mode_;
+    t.size = 8 * (127 + (user ? 2 : 1)); // nr, frames[, pid]
+    return t;
+  }
+  case BuiltinVar::Func:
+    // GPU probes too: a usym of the kernel (its id), which the CLI
+    // prints as the kernel's name; 16 bytes per key instead of a name
+    // built on every GPU thread, and one type with uprobes' func.
+    return make_simple(TypeKind::USym, 16);
+  case BuiltinVar::Probe:
+    return make_simple(TypeKind::ProbeName, 8);
+  case BuiltinVar::BuiltinProbe:
+  case BuiltinVar::BuiltinProbetype:
+    return make_string(128);
+  case BuiltinVar::BuiltinArch:
+    return make_string(8);
+  case BuiltinVar::Username:
+    return make_simple(TypeKind::Username, 8);
+  case BuiltinVar::ThreadIdx:
+  case BuiltinVar::BlockIdx:
+  case BuiltinVar::BlockDim:
+  case BuiltinVar::GridDim:
+    return gpu_dim3();
+  case BuiltinVar::Args:
+    err(e.loc) << "args needs the traced function's DWARF argument types,"
+               << " which ubtrace does not read yet; use arg0..argN";
+    return make_int(8, true);
+  }
+  return Type{};
+}
+
 void Semantic::visit(Identifier &e) {
   const CTypes &c = ctx_.c_types;
   if (auto b = lookup_builtin(e.name)) {
     e.ident_kind = IdentKind::Builtin;
-    if (probe_ && !in_probe_set(b->probes)) {
+    e.var = b->var;
+    e.var_index = b->index;
+    if (probe_ && !in_probe_set(builtin_var_info(e.var).probes)) {
       err(e.loc) << "The " << e.name << " builtin can not be used in "
                  << probe_kinds() << " probes";
     }
-    const std::string &n = e.name;
-    if (n == "pid" || n == "tid" || n == "cpu" || n == "cpid" ||
-        n == "numaid" || n == "rand" || n == "smid" || n == "warpid" ||
-        n == "laneid")
-      e.type = make_int(4, false);
-    else if (n == "comm")
-      e.type = make_string(16);
-    else if (n == "uid" || n == "gid" || n == "nsecs" || n == "elapsed" ||
-             n == "cgroup" || n == "jiffies" || n == "ncpus" ||
-             n == "curtask" || n == "ctx")
-      e.type = make_int(8, false);
-    else if (n == "retval")
-      e.type = make_int(8, true);
-    else if (n == "usermode")
-      e.type = make_int(1, false);
-    else if (n == "kstack" || n == "ustack") {
-      e.type =
-          make_simple(n == "ustack" ? TypeKind::UStack : TypeKind::KStack, 0);
-      e.type.stack_limit = 127;
-      e.type.stack_mode = stack_mode_;
-      e.type.size = 8 * (127 + (n == "ustack" ? 2 : 1)); // nr, frames[, pid]
-    } else if (n == "func") {
-      // GPU probes too: a usym of the kernel (its id), which the CLI
-      // prints as the kernel's name; 16 bytes per key instead of a name
-      // built on every GPU thread, and one type with uprobes' func.
-      e.type = make_simple(TypeKind::USym, 16);
-    } else if (n == "probe")
-      e.type = make_simple(TypeKind::ProbeName, 8);
-    else if (n == "__builtin_probe" || n == "__builtin_probetype")
-      e.type = make_string(128);
-    else if (n == "__builtin_arch")
-      e.type = make_string(8);
-    else if (n == "username")
-      e.type = make_simple(TypeKind::Username, 8);
-    else if (n == "threadIdx" || n == "blockIdx" || n == "blockDim" ||
-             n == "gridDim")
-      e.type = gpu_dim3();
-    else if (n == "args") {
-      err(e.loc) << "args needs the traced function's DWARF argument types,"
-                 << " which ubtrace does not read yet; use arg0..argN";
-      e.type = make_int(8, true);
-    } else if (builtin_arg_index(n, "arg") >= 0 ||
-               builtin_arg_index(n, "sarg") >= 0)
-      e.type = make_int(8, true);
-    else
-      e.type = make_int(8, false);
+    e.type = builtin_var_type(e);
     return;
   }
   if (auto it = c.enum_values.find(e.name); it != c.enum_values.end()) {

@@ -52,9 +52,50 @@ public:
   void visit(BlockExpr &e);
   void visit(Sizeof &e);
   void visit(Offsetof &e);
-  // calls (semantic_calls.cpp)
+  // calls: resolution and the dispatch by builtin (semantic_calls.cpp),
+  // then one check per builtin (or family), in files by family
   void visit(Call &e);
   void check_call(Call &e);
+  void check_user_call(Call &c);
+  // semantic_calls_format.cpp
+  void check_format(Call &c); // printf, errorf, system, cat, ...
+  // semantic_calls_maps.cpp
+  void check_aggregation(Call &c);
+  void check_print(Call &c);
+  void check_clear_zero(Call &c);
+  void check_delete(Call &c);
+  void check_has_key(Call &c);
+  void check_len(Call &c);
+  // semantic_calls_strings.cpp
+  void check_time(Call &c);
+  void check_strftime(Call &c);
+  void check_str(Call &c);
+  void check_buf(Call &c);
+  void check_join(Call &c);
+  void check_strncmp(Call &c);
+  void check_strcontains(Call &c);
+  void check_strlen(Call &c);
+  void check_strerror(Call &c);
+  // semantic_calls_system.cpp
+  void check_exit(Call &c);
+  void check_stack(Call &c);
+  void check_sym(Call &c);
+  void check_addr(Call &c);
+  void check_reg(Call &c);
+  void check_ntop(Call &c);
+  void check_pton(Call &c);
+  void check_macaddr(Call &c);
+  void check_cgroupid(Call &c);
+  void check_bswap(Call &c);
+  void check_ptr(Call &c);
+  void check_nsecs(Call &c);
+  void check_pid_tid(Call &c);
+  void check_comm(Call &c);
+  void check_signal(Call &c);
+  void check_assert(Call &c);
+  void check_static_assert(Call &c);
+  // builtin variables (semantic_exprs.cpp)
+  Type builtin_var_type(Identifier &e);
   // statements (semantic_stmts.cpp)
   void visit(ExprStmt &s);
   void visit(AssignVar &s);
@@ -112,8 +153,11 @@ public:
   // words for signal()); false then. Other arguments pass.
   bool check_literal_range(Call &c, size_t i, int64_t lo, int64_t hi,
                            const char *what);
-  void check_format(Call &c); // printf, errorf, system, cat, ...
-  void check_aggregation(Call &c);
+  // Arity as the function's row in ast/builtins.def says.
+  bool check_arity(Call &c) {
+    const BuiltinFnInfo &row = builtin_fn_info(c.fn);
+    return check_arity(c, row.min_args, row.max_args);
+  }
   bool gpu_probe() const;
   bool in_probe_set(unsigned set) const { return (probe_set_ & ~set) == 0; }
   std::string probe_kinds() const;
@@ -133,5 +177,10 @@ public:
   uint32_t max_strlen_ = 64;
   uint8_t stack_mode_ = 0; // config stack_mode: 0 bpftrace, 1 perf, 2 raw
 };
+
+// A type's kind in words ("integer", "string", ...), for messages.
+const char *kind_name(const Type &t);
+// The x86-64 register names reg() takes.
+const std::set<std::string> &x86_registers();
 
 } // namespace ubtrace::ast

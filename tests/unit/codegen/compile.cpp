@@ -6,9 +6,10 @@
 namespace ubtrace::test {
 
 bool compile(const std::string &script, codegen::Output &out, std::string &err,
-             const std::vector<std::string> &positional) {
+             const std::vector<std::string> &positional, bool unsafe) {
   ast::ASTContext ctx("stdin", script);
   ctx.positional = positional;
+  ctx.unsafe = unsafe;
   if (!parser::parse(ctx) || !ast::run_passes(ctx, ast::semantic_passes())) {
     err = ctx.diags().str();
     return false;
