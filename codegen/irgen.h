@@ -118,12 +118,44 @@ public:
   llvm::Value *sum_slots(MapGen &mg, llvm::Value *key);
   Val gen_incdec(ast::Unop &e);
 
-  // ---- irgen_calls.cpp ----
+  // ---- irgen_calls.cpp: the dispatch by builtin, builtin variables ----
   Val gen_call(ast::Call &c);
   Val gen_builtin(ast::BuiltinVar var, int index, const std::string &name,
                   ast::Expr &e);
   // A u64 of the globals map's value (abi::Globals, then uaddr values).
   llvm::Value *globals_field(uint32_t offset);
+  // ---- irgen_calls_format.cpp ----
+  Val gen_printf(ast::Call &c);
+  Val gen_errorf(ast::Call &c);
+  Val gen_system(ast::Call &c);
+  Val gen_cat(ast::Call &c);
+  // ---- irgen_calls_maps.cpp ----
+  Val gen_clear_zero(ast::Call &c);
+  Val gen_delete_has_key(ast::Call &c);
+  Val gen_len(ast::Call &c);
+  // ---- irgen_calls_strings.cpp ----
+  Val gen_time(ast::Call &c);
+  Val gen_strftime(ast::Call &c);
+  Val gen_str(ast::Call &c);
+  Val gen_buf(ast::Call &c);
+  Val gen_strncmp(ast::Call &c);
+  Val gen_strlen(ast::Call &c);
+  Val gen_strcontains(ast::Call &c);
+  // ---- irgen_calls_system.cpp ----
+  Val gen_exit(ast::Call &c);
+  Val gen_usym(ast::Call &c);
+  Val gen_passthrough(ast::Call &c);
+  Val gen_reg(ast::Call &c);
+  Val gen_ntop(ast::Call &c);
+  Val gen_pton(ast::Call &c);
+  Val gen_macaddr(ast::Call &c);
+  Val gen_cgroupid(ast::Call &c);
+  Val gen_bswap(ast::Call &c);
+  Val gen_nsecs(ast::Call &c);
+  Val gen_signal(ast::Call &c);
+  Val gen_assert(ast::Call &c);
+  Val gen_static_assert(ast::Call &c);
+  Val gen_uaddr(ast::Call &c);
 
   // ---- irgen_events.cpp ----
   llvm::Value *scratch(uint32_t size);
