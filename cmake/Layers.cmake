@@ -1,4 +1,4 @@
-# The layering of DESIGN.md, enforced by the build.
+# The layering of docs/DESIGN.md ("The layers"), enforced by the build.
 #
 # No target sees the source root. Each target gets an include directory of its
 # own that holds links to exactly the top-level directories it may include
