@@ -234,7 +234,6 @@ private:
   // What the stub says on its job (on the borrowed thread's stack, which
   // the thread overwrites once it runs on: only with our cookie).
   std::optional<JobState> job_state() const {
-    JobState state;
     auto cookie = memory_.read_value<uint64_t>(job_ + UBT_JOB_COOKIE);
     auto status = memory_.read_value<uint32_t>(job_ + UBT_JOB_STATUS);
     auto error = memory_.read_value<int32_t>(job_ + UBT_JOB_ERROR);
