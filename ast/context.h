@@ -5,6 +5,7 @@
 #include "ast/ast.h"
 #include "ast/diagnostics.h"
 #include "ast/types.h"
+#include "runtime/config/config.h"
 
 #include <map>
 #include <memory>
@@ -57,9 +58,9 @@ public:
   Program *root = nullptr;
   CTypes c_types;
   std::vector<std::string> positional; // $1..$N from the command line
-  // Config settings from the script's config block (canonical lowercase
-  // names, values as text), before the environment overrides them.
-  std::map<std::string, std::string> config;
+  // The config variables: defaults, then the script's config block (the
+  // config pass), then the environment (the CLI, right after that pass).
+  runtime::Config config;
   bool unsafe = false; // --unsafe: system(), signal() allowed
   // Filled by semantic analysis.
   std::map<std::string, MapInfo> maps;

@@ -30,9 +30,9 @@ std::string env_name(const char *prefix, const std::string &setting) {
 
 } // namespace
 
-std::optional<EnvValue> env_value_for(const ast::ConfigSetting &s) {
+std::optional<EnvValue> env_value_for(const runtime::ConfigVar &s) {
   for (const char *prefix : {"UBTRACE_", "BPFTRACE_"}) {
-    std::string name = env_name(prefix, s.name);
+    std::string name = env_name(prefix, std::string(s.name));
     if (const char *v = std::getenv(name.c_str()))
       return EnvValue{name, v};
   }
@@ -43,19 +43,17 @@ std::optional<EnvValue> env_value_for(const ast::ConfigSetting &s) {
   return std::nullopt;
 }
 
-// Checks and applies the environment's settings onto `config`; a bad value
-// is an error naming the variable.
-Result<void> apply_environment(std::map<std::string, std::string> &config) {
-  for (const auto &s : ast::config_settings()) {
+Result<void> apply_environment(runtime::Config &config) {
+  for (const auto &s : runtime::config_vars()) {
     auto env = env_value_for(s);
     if (!env)
       continue;
     std::string normalised, why;
-    if (!ast::check_config_value(s, env->value, normalised, why))
+    if (!runtime::check_config_value(s, env->value, normalised, why))
       return make_error(env->variable + ": " + why);
     if (env->inverted)
       normalised = normalised == "true" ? "false" : "true";
-    config[s.name] = normalised;
+    s.store(config, normalised);
   }
   return {};
 }

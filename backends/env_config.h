@@ -5,10 +5,9 @@
 // overrides the script: a runbook's tool can be retuned without editing it.
 #pragma once
 
-#include "ast/passes/config.h"
+#include "runtime/config/config.h"
 #include "runtime/result.h"
 
-#include <map>
 #include <optional>
 #include <string>
 
@@ -20,10 +19,11 @@ struct EnvValue {
   std::string value;
   bool inverted = false; // a legacy "no_" name of a boolean
 };
-std::optional<EnvValue> env_value_for(const ast::ConfigSetting &s);
+std::optional<EnvValue> env_value_for(const runtime::ConfigVar &v);
 
-// Checks and applies the environment's settings onto `config`; a bad value
-// is an error naming the variable.
-Result<void> apply_environment(std::map<std::string, std::string> &config);
+// Checks and stores the environment's values into `config` (after the
+// script's config block: they override it); a bad value is an error
+// naming the environment variable.
+Result<void> apply_environment(runtime::Config &config);
 
 } // namespace ubtrace::cli

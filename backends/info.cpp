@@ -93,20 +93,6 @@ std::string find_cuda_toolkit(std::string &version) {
   return root;
 }
 
-const char *kind_name(ast::ConfigKind k) {
-  switch (k) {
-  case ast::ConfigKind::Integer:
-    return "integer";
-  case ast::ConfigKind::Boolean:
-    return "boolean";
-  case ast::ConfigKind::String:
-    return "string";
-  case ast::ConfigKind::Choice:
-    return "choice";
-  }
-  return "";
-}
-
 } // namespace
 
 void print_info(std::ostream &out) {
@@ -189,12 +175,13 @@ void print_info(std::ostream &out) {
   out << "  " << std::left << std::setw(22) << "name" << std::setw(9) << "kind"
       << std::setw(12) << "default"
       << "environment\n";
-  for (const auto &s : ast::config_settings()) {
-    std::string def = s.default_value.empty() ? "\"\"" : s.default_value;
+  for (const auto &s : runtime::config_vars()) {
+    std::string def =
+        s.default_text.empty() ? "\"\"" : std::string(s.default_text);
     auto env = env_value_for(s);
     std::ostringstream row;
     row << "  " << std::left << std::setw(22) << s.name << std::setw(9)
-        << kind_name(s.kind) << std::setw(12) << def
+        << runtime::config_kind_name(s.kind) << std::setw(12) << def
         << (env ? env->variable + "=" + env->value : "");
     std::string line = row.str();
     line.erase(line.find_last_not_of(' ') + 1);

@@ -2,7 +2,6 @@
 // hands the compiled bundle to the backends.
 #include "ast/context.h"
 #include "ast/pass_manager.h"
-#include "ast/passes/config.h"
 #include "ast/printer.h"
 #include "backends/env_config.h"
 #include "backends/info.h"

@@ -80,9 +80,7 @@ private:
   // Scalar per-slot arrays zero()ed since their last clear(): their zeros
   // are values to print, not "never set".
   std::set<size_t> zeroed_;
-  bool print_maps_ = true;
-  uint32_t max_strlen_ = 64;
-  uint64_t max_cat_bytes_ = 10240;
+  const runtime::Config &config_ = bundle_.config;
 
   Result<void> setup();
   void run_cli_probe(size_t index);
@@ -123,17 +121,6 @@ Result<void> Session::setup() {
     out_ = std::make_unique<output::FoldedOutput>(*opts_.out, *opts_.err);
   else
     out_ = std::make_unique<output::TextOutput>(*opts_.out, *opts_.err);
-
-  auto cfg = [&](const char *key) -> const std::string * {
-    auto it = bundle_.config.find(key);
-    return it == bundle_.config.end() ? nullptr : &it->second;
-  };
-  if (auto *v = cfg("print_maps_on_exit"))
-    print_maps_ = *v != "false";
-  if (auto *v = cfg("max_strlen"))
-    max_strlen_ = static_cast<uint32_t>(std::stoul(*v));
-  if (auto *v = cfg("max_cat_bytes"))
-    max_cat_bytes_ = std::stoull(*v);
 
   auto layouts = runtime::maps::layouts_for(bundle_.maps);
   if (!layouts)
@@ -177,19 +164,16 @@ Result<void> Session::setup() {
   for (const auto &f : bundle_.cat_formats)
     cat_.push_back(output::ParsedFormat::parse(f.format));
   runtime::symbols::SymbolizerOptions so;
-  if (auto *v = cfg("cpp_demangle"))
-    so.demangle = *v != "false";
-  if (auto *v = cfg("show_debug_info"))
-    so.source_lines = *v == "true";
+  so.demangle = config_.cpp_demangle;
+  so.source_lines = config_.show_debug_info;
   symbols_ = std::make_unique<UserSymbols>(so);
   fmt_.symbolizer = symbols_.get();
   fmt_.show_debug_info = so.source_lines;
   fmt_.system = &system_;
   fmt_.probe_names = &probe_names_;
   fmt_.strftime_formats = &bundle_.time_formats;
-  fmt_.max_strlen = max_strlen_;
-  if (auto *v = cfg("str_trunc_trailer"))
-    fmt_.str_trunc_trailer = *v;
+  fmt_.max_strlen = config_.max_strlen;
+  fmt_.str_trunc_trailer = config_.str_trunc_trailer;
   // strftime() gets monotonic nanoseconds; wall clock = monotonic + offset.
   {
     struct timespec real, mono;
@@ -310,14 +294,15 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
     uint64_t n = u64_at(0);
     std::string text;
     for (uint64_t i = 0; i < n && i < abi::kJoinMaxArgs; i++) {
-      size_t off = 8 + i * max_strlen_;
+      size_t off = 8 + i * config_.max_strlen;
       if (off >= payload.size())
         break;
       const char *s = reinterpret_cast<const char *>(payload.data() + off);
       if (i)
         text += bundle_.join_separators[h.id];
-      text += std::string(
-          s, strnlen(s, std::min<size_t>(max_strlen_, payload.size() - off)));
+      text +=
+          std::string(s, strnlen(s, std::min<size_t>(config_.max_strlen,
+                                                     payload.size() - off)));
     }
     out_->join(text);
     return true;
@@ -353,8 +338,8 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
           "failed to open file '" + path + "': " + std::strerror(errno), {});
       return true;
     }
-    std::string text(max_cat_bytes_, '\0');
-    f.read(text.data(), static_cast<std::streamsize>(max_cat_bytes_));
+    std::string text(config_.max_cat_bytes, '\0');
+    f.read(text.data(), static_cast<std::streamsize>(config_.max_cat_bytes));
     text.resize(static_cast<size_t>(f.gcount()));
     note_line_end(text);
     out_->cat(text);
@@ -747,7 +732,7 @@ int Session::run() {
             exit_record(*target_end_, opts_.pid != 0, g_stop_requested.load()))
       out_->process_exit(*said);
   report_losses();
-  if (print_maps_)
+  if (config_.print_maps_on_exit)
     print_all_maps();
   else
     out_->end();

@@ -6,10 +6,21 @@
 # quietly coupling the runtime to the front end.
 #
 #   ubt_layer(<target> <dir>...)
+#
+# A <dir> may be a directory below the top level (runtime/config): the
+# target sees that one and nothing else of its parent. A target that sees
+# ast/ sees runtime/config/ too: the AST context holds the typed config
+# (runtime/config/config.h), the one runtime contract the front end shares.
 function(ubt_layer target)
   set(inc ${CMAKE_BINARY_DIR}/layers/${target})
   file(MAKE_DIRECTORY ${inc})
-  foreach(dir IN LISTS ARGN)
+  set(dirs ${ARGN})
+  if("ast" IN_LIST dirs AND NOT "runtime" IN_LIST dirs)
+    list(APPEND dirs runtime/config)
+  endif()
+  foreach(dir IN LISTS dirs)
+    get_filename_component(parent ${inc}/${dir} DIRECTORY)
+    file(MAKE_DIRECTORY ${parent})
     if(NOT IS_SYMLINK ${inc}/${dir})
       file(CREATE_LINK ${CMAKE_SOURCE_DIR}/${dir} ${inc}/${dir} SYMBOLIC)
     endif()

@@ -14,9 +14,7 @@ namespace ubtrace::codegen {
 struct Options {
   bool want_ir = false;     // keep the optimised IR text (-d ir)
   bool want_disasm = false; // keep a disassembly (-d bpf)
-  uint32_t max_map_keys = 4096;
-  uint32_t ringbuf_pages = 64;
-  uint32_t ncpus = 0; // 0: this machine's
+  uint32_t ncpus = 0;       // 0: this machine's
 };
 
 struct Output {

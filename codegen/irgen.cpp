@@ -32,14 +32,6 @@ IRGen::IRGen(ASTContext &ast, const Options &opts)
                       llvm::DEBUG_METADATA_VERSION);
   mod_->addModuleFlag(llvm::Module::Warning, "Dwarf Version", 4);
   ncpus_ = opts.ncpus ? opts.ncpus : static_cast<uint32_t>(get_nprocs_conf());
-  // Both checked in range by the config pass (config.cpp): at most 2^30
-  // keys and 2^16 pages, so they fit their 32-bit fields.
-  if (ast.config.count("max_map_keys"))
-    opts_.max_map_keys =
-        static_cast<uint32_t>(ast::config_integer(ast.config, "max_map_keys"));
-  if (ast.config.count("perf_rb_pages"))
-    opts_.ringbuf_pages =
-        static_cast<uint32_t>(ast::config_integer(ast.config, "perf_rb_pages"));
 }
 
 IRGen::~IRGen() = default;

@@ -126,9 +126,7 @@ Val IRGen::gen_print(Call &c) {
 Val IRGen::gen_join(Call &c) {
   // join(argv [, sep]): reads up to kJoinMaxArgs strings through the array
   // of pointers at argv, stopping at a NULL pointer.
-  uint32_t strlen_max = 64;
-  if (auto it = ast_.config.find("max_strlen"); it != ast_.config.end())
-    strlen_max = static_cast<uint32_t>(std::stoul(it->second));
+  const uint32_t strlen_max = ast_.config.max_strlen;
   std::string sep = " ";
   if (c.args.size() > 1)
     sep = static_cast<String *>(c.args[1])->value;

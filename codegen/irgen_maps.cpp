@@ -136,7 +136,7 @@ void IRGen::declare_maps() {
     mg.spec.max_entries = info.key.is_none() ? 1
                           : info.max_entries
                               ? static_cast<uint32_t>(info.max_entries)
-                              : opts_.max_map_keys;
+                              : ast_.config.max_map_keys;
     mg.spec.hist_bits = info.value.hist_bits;
     mg.spec.lhist_min = info.value.lhist_min;
     mg.spec.lhist_max = info.value.lhist_max;
@@ -166,7 +166,7 @@ void IRGen::declare_maps() {
     make_global(slot);
   };
   uint32_t rb_bytes = 4096;
-  while (rb_bytes < opts_.ringbuf_pages * 4096u)
+  while (rb_bytes < ast_.config.perf_rb_pages * 4096u)
     rb_bytes *= 2;
   internal(abi::kEventsMap, runtime::MapRole::Events, BPF_MAP_TYPE_RINGBUF,
            runtime::MapKind::RingBuf, 0, 0, rb_bytes);
@@ -189,10 +189,8 @@ void IRGen::finish_module() {
     bundle_.maps.push_back(mg.spec);
   }
   // The license: helpers like bpf_probe_read_user are GPL-only in kernels.
-  std::string license = "GPL";
-  if (auto it = ast_.config.find("license"); it != ast_.config.end())
-    license = it->second;
-  auto *init = llvm::ConstantDataArray::getString(*llctx_, license, true);
+  auto *init =
+      llvm::ConstantDataArray::getString(*llctx_, ast_.config.license, true);
   auto *gv = new llvm::GlobalVariable(*mod_, init->getType(), true,
                                       llvm::GlobalValue::ExternalLinkage, init,
                                       "_license");

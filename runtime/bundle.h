@@ -4,6 +4,8 @@
 // so the CLI can hand it to another process unchanged.
 #pragma once
 
+#include "runtime/config/config.h"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -189,7 +191,7 @@ struct Bundle {
   std::vector<std::string> join_separators; // join(ptr, sep)
   std::vector<ProbeSpec> probes;
   std::vector<std::string> positional_params;
-  std::map<std::string, std::string> config;
+  Config config; // every config variable, typed (runtime/config)
   std::vector<UaddrSpec> uaddrs;
 
   template <class Archive> void serialize(Archive &ar) {

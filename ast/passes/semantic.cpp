@@ -11,11 +11,20 @@
 namespace ubtrace::ast {
 
 Semantic::Semantic(ASTContext &ctx) : ctx_(ctx) {
-  // In [1, 65536] (config.cpp): a uint32_t holds it.
-  max_strlen_ = static_cast<uint32_t>(config_integer(ctx.config, "max_strlen"));
-  // The mode of stacks that do not name one (ustack, kstack, ustack(8)).
-  if (auto it = ctx.config.find("stack_mode"); it != ctx.config.end())
-    stack_mode_ = it->second == "perf" ? 1 : it->second == "raw" ? 2 : 0;
+  max_strlen_ = ctx.config.max_strlen;
+  // The mode of stacks that do not name one (ustack, kstack, ustack(8)):
+  // ValueType::stack_mode's numbering.
+  switch (ctx.config.stack_mode) {
+  case runtime::StackMode::Bpftrace:
+    stack_mode_ = 0;
+    break;
+  case runtime::StackMode::Perf:
+    stack_mode_ = 1;
+    break;
+  case runtime::StackMode::Raw:
+    stack_mode_ = 2;
+    break;
+  }
 }
 
 bool Semantic::run() {

@@ -174,7 +174,7 @@ public:
   std::vector<std::map<std::string, VarInfo>> scopes_;
   std::set<std::string> read_maps_;
   std::map<std::string, bool> map_keyed_; // shape of each map's first use
-  uint32_t max_strlen_ = 64;
+  uint32_t max_strlen_ = 0;               // config max_strlen (the constructor)
   uint8_t stack_mode_ = 0; // config stack_mode: 0 bpftrace, 1 perf, 2 raw
 };
 

@@ -94,8 +94,7 @@ GpuBackend::create(const runtime::Bundle &bundle, int pid,
     options.probe_names->insert(options.probe_names->end(),
                                 b->program_.probe_names.begin(),
                                 b->program_.probe_names.end());
-  auto demangle = bundle.config.find("cpp_demangle");
-  b->demangle_ = demangle == bundle.config.end() || demangle->second != "false";
+  b->demangle_ = bundle.config.cpp_demangle;
   b->kernel_names_ = b->kernels_.printed_names(b->demangle_);
   for (const KnownKernel &k : b->kernels_.kernels())
     b->mangled_.emplace(k.id, k.mangled);

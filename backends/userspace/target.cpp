@@ -606,12 +606,15 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
       missing = spec.name + ": no probe matches";
     if (!missing.empty()) {
       // config missing_probes: error (default), warn, ignore.
-      auto mode = bundle.config.find("missing_probes");
-      std::string how = mode == bundle.config.end() ? "error" : mode->second;
-      if (how == "error")
+      switch (bundle.config.missing_probes) {
+      case runtime::MissingProbes::Error:
         return make_error(missing);
-      if (how == "warn")
+      case runtime::MissingProbes::Warn:
         warnings.push_back(missing + ", skipping probe");
+        break;
+      case runtime::MissingProbes::Ignore:
+        break;
+      }
       continue;
     }
     bool many = expanded->size() > 1;

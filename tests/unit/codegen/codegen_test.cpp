@@ -2,11 +2,16 @@
 // finds the BTF-defined maps the bundle describes; llvm-objdump disassembles
 // them.
 #include <bpf/libbpf.h>
+#include <cereal/archives/binary.hpp>
+#include <cereal/types/map.hpp>
+#include <cereal/types/string.hpp>
+#include <cereal/types/vector.hpp>
 #include <cstdio>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
 #include <map>
+#include <sstream>
 #include <unistd.h>
 
 #include "compile.h"
@@ -133,6 +138,41 @@ TEST(Codegen, LlvmObjdumpDisassemblesTheObject) {
   EXPECT_NE(text.find("exit"), std::string::npos) << text;
   // Our own disassembler agrees on the helper call.
   EXPECT_NE(out.disasm.find("call 1"), std::string::npos) << out.disasm;
+}
+
+// The bundle carries the config typed, and the whole bundle (its config
+// with it) goes through cereal and comes back the same.
+TEST(Codegen, TheBundleCarriesTheConfigTypedThroughCereal) {
+  codegen::Output out;
+  std::string err;
+  ASSERT_TRUE(test::compile(
+      "config = { max_strlen = 32; stack_mode = raw; cpp_demangle = false; "
+      "str_trunc_trailer = \"~\"; missing_probes = warn } "
+      "BEGIN { @m[1] = 1; exit(); }",
+      out, err))
+      << err;
+  const runtime::Config &c = out.bundle.config;
+  EXPECT_EQ(c.max_strlen, 32u);
+  EXPECT_EQ(c.stack_mode, runtime::StackMode::Raw);
+  EXPECT_FALSE(c.cpp_demangle);
+  EXPECT_EQ(c.str_trunc_trailer, "~");
+  EXPECT_EQ(c.missing_probes, runtime::MissingProbes::Warn);
+  EXPECT_EQ(c.max_map_keys, 4096u);
+  std::stringstream bytes;
+  {
+    cereal::BinaryOutputArchive ar(bytes);
+    ar(out.bundle);
+  }
+  runtime::Bundle back;
+  {
+    cereal::BinaryInputArchive ar(bytes);
+    ar(back);
+  }
+  EXPECT_EQ(back.config, c);
+  EXPECT_EQ(back.object, out.bundle.object);
+  ASSERT_EQ(back.maps.size(), out.bundle.maps.size());
+  for (size_t i = 0; i < back.maps.size(); i++)
+    EXPECT_EQ(back.maps[i].max_entries, out.bundle.maps[i].max_entries);
 }
 
 } // namespace

@@ -1,6 +1,6 @@
-// The config pass: known settings (by their script name, or as BPFTRACE_ or
-// UBTRACE_ environment names), values of the right kind, and the
-// normalised values it leaves in ctx.config.
+// The config pass: known variables (by their script name, or as BPFTRACE_
+// or UBTRACE_ environment names), values of the right kind, stored typed
+// into ctx.config; and the table of variables (runtime/config).
 #include "ast/passes/config.h"
 #include "tests/unit/parser/frontend_support.h"
 
@@ -9,7 +9,7 @@
 namespace ubtrace::test {
 namespace {
 
-std::map<std::string, std::string> config_of(const std::string &block) {
+runtime::Config config_of(const std::string &block) {
   Frontend f = analyse(block + " BEGIN { }", RunOptions{{}, false, "config"});
   EXPECT_TRUE(f.ok) << f.diags();
   return f.ctx->config;
@@ -19,35 +19,49 @@ TEST(ConfigPass, ValuesOfEachKind) {
   auto c = config_of("config = { max_strlen = 128; stack_mode = perf; "
                      "print_maps_on_exit = false; license = \"Dual MIT/GPL\"; "
                      "max_map_keys = 0x100 }");
-  EXPECT_EQ(c.at("max_strlen"), "128");
-  EXPECT_EQ(c.at("stack_mode"), "perf");
-  EXPECT_EQ(c.at("print_maps_on_exit"), "false");
-  EXPECT_EQ(c.at("license"), "Dual MIT/GPL");
-  EXPECT_EQ(c.at("max_map_keys"), "256");
-  EXPECT_EQ(c.size(), 5u);
+  EXPECT_EQ(c.max_strlen, 128u);
+  EXPECT_EQ(c.stack_mode, runtime::StackMode::Perf);
+  EXPECT_FALSE(c.print_maps_on_exit);
+  EXPECT_EQ(c.license, "Dual MIT/GPL");
+  EXPECT_EQ(c.max_map_keys, 256u);
+  // The rest keep their defaults.
+  runtime::Config expected;
+  expected.max_strlen = 128;
+  expected.stack_mode = runtime::StackMode::Perf;
+  expected.print_maps_on_exit = false;
+  expected.license = "Dual MIT/GPL";
+  expected.max_map_keys = 256;
+  EXPECT_EQ(c, expected);
 }
 
 TEST(ConfigPass, EnvironmentStyleNames) {
   auto c = config_of("config = { BPFTRACE_MAX_STRLEN = 10; "
                      "UBTRACE_STACK_MODE = raw; MAX_CAT_BYTES = 7 }");
-  EXPECT_EQ(c.at("max_strlen"), "10");
-  EXPECT_EQ(c.at("stack_mode"), "raw");
-  EXPECT_EQ(c.at("max_cat_bytes"), "7");
+  EXPECT_EQ(c.max_strlen, 10u);
+  EXPECT_EQ(c.stack_mode, runtime::StackMode::Raw);
+  EXPECT_EQ(c.max_cat_bytes, 7u);
 }
 
 TEST(ConfigPass, BooleansAndChoicesNormalise) {
   auto c = config_of("config = { cpp_demangle = 0; lazy_symbolication = TRUE; "
                      "show_debug_info = 1; cache_user_symbols = per_program; "
                      "missing_probes = \"Warn\" }");
-  EXPECT_EQ(c.at("cpp_demangle"), "false");
-  EXPECT_EQ(c.at("lazy_symbolication"), "true");
-  EXPECT_EQ(c.at("show_debug_info"), "true");
-  EXPECT_EQ(c.at("cache_user_symbols"), "PER_PROGRAM");
-  EXPECT_EQ(c.at("missing_probes"), "warn");
+  EXPECT_FALSE(c.cpp_demangle);
+  EXPECT_TRUE(c.lazy_symbolication);
+  EXPECT_TRUE(c.show_debug_info);
+  EXPECT_EQ(c.cache_user_symbols, runtime::SymbolCache::PerProgram);
+  EXPECT_EQ(c.missing_probes, runtime::MissingProbes::Warn);
 }
 
-TEST(ConfigPass, EmptyBlock) {
-  EXPECT_TRUE(config_of("config = { }").empty());
+TEST(ConfigPass, EmptyBlockLeavesTheDefaults) {
+  runtime::Config c = config_of("config = { }");
+  EXPECT_EQ(c, runtime::Config{});
+  EXPECT_EQ(c.max_strlen, 64u);
+  EXPECT_EQ(c.max_map_keys, 4096u);
+  EXPECT_EQ(c.stack_mode, runtime::StackMode::Bpftrace);
+  EXPECT_TRUE(c.print_maps_on_exit);
+  EXPECT_EQ(c.str_trunc_trailer, "..");
+  EXPECT_EQ(c.unstable_tseries, runtime::FeatureFlag::Warn);
 }
 
 TEST(ConfigPass, UnknownVariables) {
@@ -107,7 +121,7 @@ TEST(ConfigPass, DuplicatesWarnAndTheLastWins) {
 config = { max_strlen = 5; max_strlen = 6 } BEGIN { }
                            ~~~~~~~~~~~~~~
 )");
-  EXPECT_EQ(f.ctx->config.at("max_strlen"), "6");
+  EXPECT_EQ(f.ctx->config.max_strlen, 6u);
 }
 
 TEST(ConfigPass, MaxStrlenSizesStrings) {
@@ -124,22 +138,68 @@ TEST(ConfigPass, MaxStrlenSizesStrings) {
 )");
 }
 
-TEST(ConfigSettings, Lookup) {
-  EXPECT_EQ(ast::canonical_config_name("BPFTRACE_MAX_STRLEN"), "max_strlen");
-  EXPECT_EQ(ast::canonical_config_name("UBTRACE_STACK_MODE"), "stack_mode");
-  EXPECT_EQ(ast::canonical_config_name("Log_Size"), "log_size");
-  ASSERT_NE(ast::find_config_setting("max_strlen"), nullptr);
-  EXPECT_EQ(ast::find_config_setting("max_strlen")->default_value, "64");
-  EXPECT_EQ(ast::find_config_setting("nope"), nullptr);
+TEST(ConfigTable, Lookup) {
+  EXPECT_EQ(runtime::canonical_config_name("BPFTRACE_MAX_STRLEN"),
+            "max_strlen");
+  EXPECT_EQ(runtime::canonical_config_name("UBTRACE_STACK_MODE"), "stack_mode");
+  EXPECT_EQ(runtime::canonical_config_name("Log_Size"), "log_size");
+  ASSERT_NE(runtime::find_config_var("max_strlen"), nullptr);
+  EXPECT_EQ(runtime::find_config_var("max_strlen")->default_text, "64");
+  EXPECT_EQ(runtime::find_config_var("nope"), nullptr);
   std::string norm, err;
-  const ast::ConfigSetting *mode = ast::find_config_setting("stack_mode");
-  EXPECT_TRUE(ast::check_config_value(*mode, "PERF", norm, err));
+  const runtime::ConfigVar *mode = runtime::find_config_var("stack_mode");
+  EXPECT_TRUE(runtime::check_config_value(*mode, "PERF", norm, err));
   EXPECT_EQ(norm, "perf");
-  EXPECT_FALSE(ast::check_config_value(*mode, "x", norm, err));
+  EXPECT_FALSE(runtime::check_config_value(*mode, "x", norm, err));
   EXPECT_EQ(err, "stack_mode expects one of bpftrace, perf, raw; got 'x'");
-  const ast::ConfigSetting *n = ast::find_config_setting("perf_rb_pages");
-  EXPECT_FALSE(ast::check_config_value(*n, "", norm, err));
-  EXPECT_EQ(err, "perf_rb_pages expects a non-negative integer in [1, 65536], got ''");
+  const runtime::ConfigVar *n = runtime::find_config_var("perf_rb_pages");
+  EXPECT_FALSE(runtime::check_config_value(*n, "", norm, err));
+  EXPECT_EQ(
+      err,
+      "perf_rb_pages expects a non-negative integer in [1, 65536], got ''");
+}
+
+// Each variable's default text (what --info and the manual print) is the
+// value its field starts with, and storing that text changes nothing.
+TEST(ConfigTable, DefaultsAreTheFieldsDefaults) {
+  const runtime::Config defaults;
+  size_t n = 0;
+  for (const auto &v : runtime::config_vars()) {
+    n++;
+    runtime::Config c;
+    c.max_strlen = 1; // something to see written back
+    c.license = "x";
+    std::string err;
+    ASSERT_TRUE(runtime::set_config_value(c, v, v.default_text, err))
+        << v.name << ": " << err;
+    runtime::Config expected;
+    expected.max_strlen = v.name == "max_strlen" ? defaults.max_strlen : 1;
+    expected.license = v.name == "license" ? defaults.license : "x";
+    EXPECT_EQ(c, expected) << v.name;
+    EXPECT_FALSE(v.doc.empty()) << v.name;
+  }
+  EXPECT_EQ(n, 23u);
+}
+
+// Every value of a choice stores as its own enumerator, in any case.
+TEST(ConfigTable, ChoicesStoreTyped) {
+  runtime::Config c;
+  std::string err;
+  const auto *v = runtime::find_config_var("cache_user_symbols");
+  ASSERT_TRUE(runtime::set_config_value(c, *v, "none", err));
+  EXPECT_EQ(c.cache_user_symbols, runtime::SymbolCache::None);
+  ASSERT_TRUE(runtime::set_config_value(c, *v, "Per_Program", err));
+  EXPECT_EQ(c.cache_user_symbols, runtime::SymbolCache::PerProgram);
+  EXPECT_EQ(runtime::config_spelling(c.cache_user_symbols), "PER_PROGRAM");
+  v = runtime::find_config_var("unstable_import");
+  ASSERT_TRUE(runtime::set_config_value(c, *v, "ERROR", err));
+  EXPECT_EQ(c.unstable_import, runtime::FeatureFlag::Error);
+  EXPECT_EQ(c.unstable_macro, runtime::FeatureFlag::Enable);
+  v = runtime::find_config_var("max_map_keys");
+  ASSERT_TRUE(runtime::set_config_value(c, *v, "1073741824", err));
+  EXPECT_EQ(c.max_map_keys, 1073741824u);
+  EXPECT_FALSE(runtime::set_config_value(c, *v, "1073741825", err));
+  EXPECT_EQ(c.max_map_keys, 1073741824u); // a bad value stores nothing
 }
 
 } // namespace
