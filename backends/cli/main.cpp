@@ -3,10 +3,10 @@
 #include "ast/context.h"
 #include "ast/pass_manager.h"
 #include "ast/printer.h"
-#include "backends/env_config.h"
-#include "backends/info.h"
-#include "backends/kernel_listing.h"
-#include "backends/options.h"
+#include "backends/cli/env_config.h"
+#include "backends/cli/info.h"
+#include "backends/cli/listing.h"
+#include "backends/cli/options.h"
 #include "backends/output/line_sink.h"
 #include "backends/session.h"
 #include "backends/userspace/target.h"
@@ -14,7 +14,6 @@
 #include "parser/driver.h"
 #include "runtime/result.h"
 #include "runtime/symbols/non_returning.h"
-#include "runtime/symbols/probe_resolver.h"
 
 #include <cctype>
 #include <csignal>
@@ -53,62 +52,6 @@ void set_buffering(const std::string &mode, std::ostream &out) {
     out.unsetf(std::ios::unitbuf);
   else
     out.setf(std::ios::unitbuf);
-}
-
-// ubtrace -l [PATTERN]: the user-space probes (or a binary's GPU kernels) a
-// pattern matches, one per line, as bpftrace lists them.
-int list_probes(const cli::Options &opts) {
-  std::string pattern = opts.list_pattern;
-  if (pattern.empty()) {
-    std::cerr
-        << "ERROR: -l needs a pattern, e.g. -l 'uprobe:/bin/bash:read*' or "
-           "-l 'usdt:./app:*'"
-        << std::endl;
-    return 1;
-  }
-  if (pattern.rfind("kprobe", 0) == 0 || pattern.rfind("tracepoint", 0) == 0 ||
-      pattern.rfind("kfunc", 0) == 0 || pattern.rfind("fentry", 0) == 0) {
-    std::cerr
-        << "ERROR: ubtrace lists uprobe, uretprobe and usdt probes; kernel "
-           "probes are not run by ubtrace"
-        << std::endl;
-    return 1;
-  }
-  // GPU kernels: kernel:BIN[:NAME] (NAME may hold "::").
-  if (pattern.rfind("kernel:", 0) == 0 || pattern.rfind("kernelret:", 0) == 0) {
-    size_t c1 = pattern.find(':');
-    size_t c2 = pattern.find(':', c1 + 1);
-    std::string bin = pattern.substr(
-        c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1);
-    if (bin.empty()) {
-      std::cerr << "ERROR: -l " << pattern.substr(0, c1)
-                << " needs a binary: -l '" << pattern.substr(0, c1)
-                << ":./app:*'" << std::endl;
-      return 1;
-    }
-    auto kernels = cli::list_kernels(
-        pattern.substr(0, c1), bin,
-        c2 == std::string::npos ? "" : pattern.substr(c2 + 1));
-    if (!kernels) {
-      std::cerr << "ERROR: " << kernels.error() << std::endl;
-      return 1;
-    }
-    for (const auto &k : *kernels)
-      std::cout << k << "\n";
-    return 0;
-  }
-  runtime::symbols::ProbeResolver resolver;
-  std::optional<pid_t> pid;
-  if (opts.pid)
-    pid = opts.pid;
-  auto lines = resolver.list(pattern, pid);
-  if (!lines) {
-    std::cerr << "ERROR: " << lines.error() << std::endl;
-    return 1;
-  }
-  for (const auto &l : *lines)
-    std::cout << l << "\n";
-  return 0;
 }
 
 // The semantic passes with the environment applied right after the config
@@ -151,7 +94,7 @@ bool check_return_probes(ast::ASTContext &ctx) {
 
 int run(const cli::Options &opts) {
   if (opts.list && opts.program.empty())
-    return list_probes(opts);
+    return cli::list_probes(opts);
   ast::ASTContext ctx(opts.program_name, opts.program);
   ctx.positional = opts.positional;
   ctx.unsafe = opts.unsafe;

@@ -1,7 +1,7 @@
 // --info: what this build is and what it can run here.
-#include "backends/info.h"
+#include "backends/cli/info.h"
 
-#include "backends/env_config.h"
+#include "backends/cli/env_config.h"
 #include "backends/userspace/target.h"
 
 #include <bpf/libbpf.h>
