@@ -12,6 +12,7 @@
 #include "backends/output/text_output.h"
 #include "backends/output/time_format.h"
 #include "backends/program_set.h"
+#include "backends/reporter.h"
 #include "backends/user_symbols.h"
 #include "backends/userspace/target.h"
 #include "runtime/abi.h"
@@ -46,13 +47,14 @@ uint64_t now_ns() {
 class Session {
 public:
   Session(const runtime::Bundle &bundle, const SessionOptions &opts)
-      : bundle_(bundle), opts_(opts) {}
+      : bundle_(bundle), opts_(opts), report_(*opts.err) {}
 
   int run();
 
 private:
   const runtime::Bundle &bundle_;
   SessionOptions opts_;
+  Reporter report_; // the CLI's own errors and warnings
   std::unique_ptr<output::Output> out_;
   std::unique_ptr<runtime::maps::Region> region_;
   std::unique_ptr<ProgramSet> programs_;
@@ -103,7 +105,7 @@ private:
 };
 
 void Session::gpu_notice(const std::string &text) {
-  *opts_.err << "WARNING: GPU: " << text << std::endl;
+  report_.warning("GPU: " + text);
 }
 
 void Session::gpu_sync() {
@@ -480,7 +482,7 @@ void Session::report_losses() {
 int Session::run() {
   auto ok = setup();
   if (!ok) {
-    *opts_.err << "ERROR: " << ok.error() << std::endl;
+    report_.error(ok.error());
     return 1;
   }
   // The selector: every probe to the backend that runs it.
@@ -520,65 +522,59 @@ int Session::run() {
   }
   // The user-space backend: a process with the agent in it.
   if (user_probes && opts_.command.empty() && opts_.pid == 0) {
-    *opts_.err
-        << "ERROR: user-space probes need a process to trace: use -c 'CMD' or "
-           "-p PID (ubtrace traces inside processes, not system-wide)"
-        << std::endl;
+    report_.error("user-space probes need a process to trace: use -c 'CMD' or "
+                  "-p PID (ubtrace traces inside processes, not system-wide)");
     return 1;
   }
   // GPU probes go into CUDA modules as the driver loads them: the process
   // must start under ubtrace.
   if (gpu_probes && opts_.command.empty()) {
-    *opts_.err
-        << "ERROR: GPU probes (kernel:, kernelret:) need a command to trace: "
-           "use -c 'CMD' (they are injected when the process loads its CUDA "
-           "modules, which a running process (-p) has already done)"
-        << std::endl;
+    report_.error(
+        "GPU probes (kernel:, kernelret:) need a command to trace: use -c "
+        "'CMD' (they are injected when the process loads its CUDA modules, "
+        "which a running process (-p) has already done)");
     return 1;
   }
   if (!opts_.command.empty() || opts_.pid) {
     auto agent = find_agent_library();
     if (!agent) {
-      *opts_.err << "ERROR: " << agent.error() << std::endl;
+      report_.error(agent.error());
       return 1;
     }
     auto target = opts_.command.empty()
                       ? UserspaceTarget::attach(opts_.pid, *agent)
                       : UserspaceTarget::launch(opts_.command, *agent);
     if (!target) {
-      *opts_.err << "ERROR: " << target.error() << std::endl;
+      report_.error(target.error());
       return 1;
     }
     target_ = std::move(*target);
-    target_->set_warnings([this](const std::string &text) {
-      *opts_.err << "WARNING: " << text << std::endl;
-    });
+    target_->set_warnings(
+        [this](const std::string &text) { report_.warning(text); });
     target_->set_snapshot_sink(
         [this](const runtime::symbols::AddressSpace &space) {
           symbols_->runtime().add_snapshot(space);
         });
     if (opts_.verbose)
-      target_->set_verbose([this](const std::string &line) {
-        *opts_.err << "INFO: " << line << std::endl;
-      });
+      target_->set_verbose(
+          [this](const std::string &line) { report_.info(line); });
     if (globals_ && !opts_.command.empty())
       globals_->cpid = static_cast<uint64_t>(target_->pid());
     std::vector<std::string> warnings;
     auto hooked =
         target_->install(warnings, bundle_, *programs_, *region_, probe_names_);
     for (const auto &w : warnings)
-      *opts_.err << "WARNING: " << w << std::endl;
+      report_.warning(w);
     if (!hooked) {
-      *opts_.err << "ERROR: " << hooked.error() << std::endl;
+      report_.error(hooked.error());
       return 1;
     }
     if (!target_->jit_error().empty())
-      *opts_.err << "WARNING: probes run interpreted: " << target_->jit_error()
-                 << std::endl;
+      report_.warning("probes run interpreted: " + target_->jit_error());
     // uaddr() symbols, after the Globals in the globals map's value.
     auto addresses = target_->symbol_addresses(bundle_.uaddrs);
     if (!addresses) {
-      *opts_.err << "ERROR: " << addresses.error() << std::endl;
+      report_.error(addresses.error());
       return 1;
     }
     if (globals_)
@@ -594,12 +590,12 @@ int Session::run() {
       gpu_options.probe_names = &probe_names_;
       auto g = gpu::GpuBackend::create(bundle_, target_->pid(), gpu_options);
       if (!g) {
-        *opts_.err << "ERROR: " << g.error() << std::endl;
+        report_.error(g.error());
         return 1;
       }
       gpu_ = std::move(*g);
       if (auto passed = target_->pass_gpu_channel(gpu_->agent_end()); !passed) {
-        *opts_.err << "ERROR: " << passed.error() << std::endl;
+        report_.error(passed.error());
         return 1;
       }
       gpu_->agent_end_sent();
@@ -637,7 +633,7 @@ int Session::run() {
   }
   if (target_) {
     if (auto go = target_->go(); !go)
-      *opts_.err << "ERROR: " << go.error() << std::endl;
+      report_.error(go.error());
   }
   // With nothing but begin and end probes there is nothing to wait for:
   // the trace ends after begin, as in bpftrace.

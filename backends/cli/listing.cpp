@@ -112,21 +112,17 @@ Result<std::vector<std::string>> list_kernels(const std::string &type,
 
 // ubtrace -l [PATTERN]: the user-space probes (or a binary's GPU kernels) a
 // pattern matches, one per line, as bpftrace lists them.
-int list_probes(const Options &opts) {
+int list_probes(const Options &opts, backends::Reporter &report) {
   std::string pattern = opts.list_pattern;
   if (pattern.empty()) {
-    std::cerr
-        << "ERROR: -l needs a pattern, e.g. -l 'uprobe:/bin/bash:read*' or "
-           "-l 'usdt:./app:*'"
-        << std::endl;
+    report.error("-l needs a pattern, e.g. -l 'uprobe:/bin/bash:read*' or "
+                 "-l 'usdt:./app:*'");
     return 1;
   }
   if (pattern.rfind("kprobe", 0) == 0 || pattern.rfind("tracepoint", 0) == 0 ||
       pattern.rfind("kfunc", 0) == 0 || pattern.rfind("fentry", 0) == 0) {
-    std::cerr
-        << "ERROR: ubtrace lists uprobe, uretprobe and usdt probes; kernel "
-           "probes are not run by ubtrace"
-        << std::endl;
+    report.error("ubtrace lists uprobe, uretprobe and usdt probes; kernel "
+                 "probes are not run by ubtrace");
     return 1;
   }
   // GPU kernels: kernel:BIN[:NAME] (NAME may hold "::").
@@ -136,16 +132,15 @@ int list_probes(const Options &opts) {
     std::string bin = pattern.substr(
         c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1);
     if (bin.empty()) {
-      std::cerr << "ERROR: -l " << pattern.substr(0, c1)
-                << " needs a binary: -l '" << pattern.substr(0, c1)
-                << ":./app:*'" << std::endl;
+      std::string type = pattern.substr(0, c1);
+      report.error("-l " + type + " needs a binary: -l '" + type + ":./app:*'");
       return 1;
     }
     auto kernels =
         list_kernels(pattern.substr(0, c1), bin,
                      c2 == std::string::npos ? "" : pattern.substr(c2 + 1));
     if (!kernels) {
-      std::cerr << "ERROR: " << kernels.error() << std::endl;
+      report.error(kernels.error());
       return 1;
     }
     for (const auto &k : *kernels)
@@ -158,7 +153,7 @@ int list_probes(const Options &opts) {
     pid = opts.pid;
   auto lines = resolver.list(pattern, pid);
   if (!lines) {
-    std::cerr << "ERROR: " << lines.error() << std::endl;
+    report.error(lines.error());
     return 1;
   }
   for (const auto &l : *lines)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "backends/cli/options.h"
+#include "backends/reporter.h"
 #include "runtime/result.h"
 
 #include <string>
@@ -21,6 +22,6 @@ Result<std::vector<std::string>> list_kernels(const std::string &type,
 
 // ubtrace -l [PATTERN]: prints what the pattern matches, one per line, as
 // bpftrace lists them; returns the exit status.
-int list_probes(const Options &opts);
+int list_probes(const Options &opts, backends::Reporter &report);
 
 } // namespace ubtrace::cli

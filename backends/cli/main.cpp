@@ -8,6 +8,7 @@
 #include "backends/cli/listing.h"
 #include "backends/cli/options.h"
 #include "backends/output/line_sink.h"
+#include "backends/reporter.h"
 #include "backends/session.h"
 #include "backends/userspace/target.h"
 #include "codegen/codegen.h"
@@ -57,7 +58,7 @@ void set_buffering(const std::string &mode, std::ostream &out) {
 // The semantic passes with the environment applied right after the config
 // pass, before anything reads the settings (types use max_strlen and
 // stack_mode).
-bool run_front_end_passes(ast::ASTContext &ctx) {
+bool run_front_end_passes(ast::ASTContext &ctx, backends::Reporter &report) {
   const auto &all = ast::semantic_passes();
   std::vector<ast::Pass> config, rest;
   for (const auto &p : all)
@@ -65,7 +66,7 @@ bool run_front_end_passes(ast::ASTContext &ctx) {
   if (!ast::run_passes(ctx, config))
     return false;
   if (auto env = cli::apply_environment(ctx.config); !env) {
-    std::cerr << "ERROR: " << env.error() << std::endl;
+    report.error(env.error());
     return false;
   }
   return ast::run_passes(ctx, rest);
@@ -92,9 +93,9 @@ bool check_return_probes(ast::ASTContext &ctx) {
   return ok;
 }
 
-int run(const cli::Options &opts) {
+int run(const cli::Options &opts, backends::Reporter &report) {
   if (opts.list && opts.program.empty())
-    return cli::list_probes(opts);
+    return cli::list_probes(opts, report);
   ast::ASTContext ctx(opts.program_name, opts.program);
   ctx.positional = opts.positional;
   ctx.unsafe = opts.unsafe;
@@ -104,17 +105,16 @@ int run(const cli::Options &opts) {
   // has nothing to attach: an error, as in bpftrace, not a silent exit 0.
   if (ok && ctx.root->probes.empty()) {
     ctx.diags().emit(std::cerr, !opts.no_warnings);
-    std::cerr << "ERROR: No probes to attach: " << opts.program_name
-              << (opts.program.find_first_not_of(" \t\r\n") == std::string::npos
+    report.error("No probes to attach: " + opts.program_name +
+                 (opts.program.find_first_not_of(" \t\r\n") == std::string::npos
                       ? " is empty"
-                      : " defines no probe")
-              << std::endl;
+                      : " defines no probe"));
     return 1;
   }
   if (ok && wants(opts, "ast"))
     ast::print_ast(std::cout, *ctx.root, false);
   if (ok)
-    ok = run_front_end_passes(ctx) && check_return_probes(ctx);
+    ok = run_front_end_passes(ctx, report) && check_return_probes(ctx);
   ctx.diags().emit(std::cerr, !opts.no_warnings);
   if (!ok)
     return 1;
@@ -129,7 +129,7 @@ int run(const cli::Options &opts) {
   ctx.diags().emit(std::cerr, false);
   if (!out) {
     if (ctx.diags().ok())
-      std::cerr << "ERROR: " << out.error() << std::endl;
+      report.error(out.error());
     return 1;
   }
   if (cg.want_ir)
@@ -141,7 +141,7 @@ int run(const cli::Options &opts) {
     f.write(reinterpret_cast<const char *>(out->bundle.object.data()),
             static_cast<std::streamsize>(out->bundle.object.size()));
     if (!f) {
-      std::cerr << "ERROR: cannot write " << opts.emit_elf << std::endl;
+      report.error("cannot write " + opts.emit_elf);
       return 1;
     }
   }
@@ -161,8 +161,8 @@ int run(const cli::Options &opts) {
   if (!opts.output_file.empty()) {
     file.open(opts.output_file, std::ios::trunc);
     if (!file) {
-      std::cerr << "ERROR: cannot open " << opts.output_file << ": "
-                << std::strerror(errno) << std::endl;
+      report.error("cannot open " + opts.output_file + ": " +
+                   std::strerror(errno));
       return 1;
     }
     so.out = &file;
@@ -183,10 +183,12 @@ int run(const cli::Options &opts) {
 } // namespace
 
 int main(int argc, char **argv) {
+  backends::Reporter report(std::cerr);
   std::string error;
   auto opts = cli::parse_options(argc, argv, error);
   if (!opts) {
-    std::cerr << "ERROR: " << error << "\n\n" << cli::usage_text();
+    report.error(error);
+    report.stream() << "\n" << cli::usage_text();
     return 1;
   }
   if (opts->help) {
@@ -201,5 +203,5 @@ int main(int argc, char **argv) {
     cli::print_info(std::cout);
     return 0;
   }
-  return run(*opts);
+  return run(*opts, report);
 }
