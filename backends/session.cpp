@@ -1,6 +1,8 @@
 #include "backends/session.h"
 
-#include "backends/gpu/gpu_backend.h" // GPU probes (backends/gpu)
+#include "backends/backend.h"
+#include "backends/cli/cli_backend.h"
+#include "backends/gpu/gpu_backend.h"
 #include "backends/loss_report.h"
 #include "backends/output/decode.h"
 #include "backends/output/folded_output.h"
@@ -12,8 +14,9 @@
 #include "backends/output/text_output.h"
 #include "backends/output/time_format.h"
 #include "backends/program_set.h"
+#include "backends/reporter.h"
 #include "backends/user_symbols.h"
-#include "backends/userspace/target.h"
+#include "backends/userspace/userspace_backend.h"
 #include "runtime/abi.h"
 #include "runtime/maps/helper_table.h"
 #include "runtime/maps/layout.h"
@@ -43,22 +46,33 @@ uint64_t now_ns() {
   return uint64_t(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
 }
 
-class Session {
+class Session final : public BackendHost {
 public:
   Session(const runtime::Bundle &bundle, const SessionOptions &opts)
-      : bundle_(bundle), opts_(opts) {}
+      : bundle_(bundle), opts_(opts), report_(*opts.err) {}
 
   int run();
+
+  // BackendHost: what the backends ask of the session.
+  void drain_events() override { drain(); }
+  bool exiting() const override { return exit_; }
+  void sync_maps() override;
+  void runtime_error(const std::string &text) override {
+    out_->runtime_error(text, {});
+  }
 
 private:
   const runtime::Bundle &bundle_;
   SessionOptions opts_;
+  Reporter report_; // the CLI's own errors and warnings
   std::unique_ptr<output::Output> out_;
   std::unique_ptr<runtime::maps::Region> region_;
   std::unique_ptr<ProgramSet> programs_;
   std::unique_ptr<runtime::maps::RingConsumer> consumer_;
-  std::unique_ptr<UserspaceTarget> target_;
-  std::unique_ptr<gpu::GpuBackend> gpu_; // kernel:/kernelret: probes
+  // The backends that run the probes, in their order (backend.h); the
+  // user-space one, when there is a traced process, also as itself.
+  std::vector<std::unique_ptr<Backend>> backends_;
+  UserspaceBackend *user_ = nullptr;
   abi::Globals *globals_ = nullptr;
   output::HostSystemInfo system_;
   std::unique_ptr<UserSymbols> symbols_;
@@ -83,35 +97,23 @@ private:
   const runtime::Config &config_ = bundle_.config;
 
   Result<void> setup();
-  void run_cli_probe(size_t index);
+  Result<void> attach(size_t &attached);
   void drain();
   bool handle_event(std::span<const uint8_t> rec);
   output::PrintedMap printed(size_t map, size_t top, uint32_t div);
   void print_all_maps();
   void report_losses();
-  // The traced process's mappings for printing its addresses: looked at
-  // again when it reported a library, and every second (libraries it
-  // loaded without a probe waiting for them), while it lives.
-  uint64_t symbols_refreshed_ns_ = 0;
-  void refresh_symbols(bool now);
   // How the traced process ended, when it ended the trace (process_end.h).
   std::optional<ProcessEnd> target_end_;
   bool agent_gone_said_ = false;
-  // GPU: device maps copied into the region before they print; notices.
-  void gpu_sync();
-  void gpu_notice(const std::string &text);
 };
 
-void Session::gpu_notice(const std::string &text) {
-  *opts_.err << "WARNING: GPU: " << text << std::endl;
-}
-
-void Session::gpu_sync() {
-  if (!gpu_)
-    return;
-  auto notice = [this](const std::string &t) { gpu_notice(t); };
-  if (auto ok = gpu_->sync(notice); !ok)
-    out_->runtime_error("GPU maps were not read back: " + ok.error(), {});
+// Maps the backends keep elsewhere (the GPU's device copies) copied into
+// the region, before they print.
+void Session::sync_maps() {
+  for (auto &b : backends_)
+    if (auto ok = b->sync_maps(); !ok)
+      out_->runtime_error(ok.error(), {});
 }
 
 Result<void> Session::setup() {
@@ -186,20 +188,6 @@ Result<void> Session::setup() {
   return {};
 }
 
-void Session::run_cli_probe(size_t index) {
-  const auto &spec = bundle_.probes[index];
-  const vm::BoundProgram *prog = programs_->bound(spec.section);
-  if (!prog)
-    return;
-  abi::HostProbeCtx ctx{};
-  ctx.probe_id = index;
-  vm::RunResult r = vm::run(*prog, &ctx);
-  if (r.status != vm::RunStatus::Ok)
-    out_->runtime_error(std::string(vm::describe(r.status)) + " in " +
-                            spec.name + " at PC " + std::to_string(r.stop_pc),
-                        {});
-}
-
 void Session::drain() {
   size_t n = consumer_->drain(
       [this](std::span<const uint8_t> rec) { return handle_event(rec); });
@@ -250,24 +238,22 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
     return true;
   case abi::EventType::PrintMap:
     if (h.id < bundle_.maps.size()) {
-      gpu_sync();
+      sync_maps();
       out_->map(printed(h.id, u64_at(0), static_cast<uint32_t>(u64_at(8))));
     }
     return true;
   case abi::EventType::ClearMap:
     if (h.id < bundle_.maps.size()) {
-      if (gpu_)
-        (void)gpu_->clear(static_cast<uint32_t>(h.id), false,
-                          [this](const std::string &t) { gpu_notice(t); });
+      for (auto &b : backends_)
+        b->clear_map(static_cast<uint32_t>(h.id), false);
       runtime::maps::clear_map(region_->map(static_cast<uint32_t>(h.id)));
       zeroed_.erase(h.id);
     }
     return true;
   case abi::EventType::ZeroMap:
     if (h.id < bundle_.maps.size()) {
-      if (gpu_)
-        (void)gpu_->clear(static_cast<uint32_t>(h.id), true,
-                          [this](const std::string &t) { gpu_notice(t); });
+      for (auto &b : backends_)
+        b->clear_map(static_cast<uint32_t>(h.id), true);
       runtime::maps::zero_map(region_->map(static_cast<uint32_t>(h.id)));
       zeroed_.insert(h.id);
     }
@@ -415,15 +401,6 @@ void Session::print_all_maps() {
   output::print_maps_at_exit(*out_, std::move(maps));
 }
 
-void Session::refresh_symbols(bool now) {
-  uint64_t t = now_ns();
-  if (!now && t - symbols_refreshed_ns_ < 1000000000ull)
-    return;
-  symbols_refreshed_ns_ = t;
-  if (!target_end_)
-    (void)symbols_->runtime().snapshot(target_->pid());
-}
-
 void Session::report_losses() {
   auto stats = consumer_->stats();
   if (stats.counters_overwritten)
@@ -434,8 +411,10 @@ void Session::report_losses() {
     out_->lost_events(stats.lost);
   // Everything else lost on the way, in the agent or in the region.
   agent::NamedValues counters;
-  if (target_)
-    counters = target_->agent_counters();
+  for (const auto &b : backends_) {
+    auto lost = b->losses();
+    counters.insert(counters.end(), lost.begin(), lost.end());
+  }
   counters.emplace_back(kRegionSlotExhausted, region_->slot_exhausted());
   counters.emplace_back(kRingDeadWriters, stats.dead_writer_skips);
   counters.emplace_back(kRingStalledWriters, stats.abandoned);
@@ -477,192 +456,99 @@ void Session::report_losses() {
         {});
 }
 
+// The selector's choice (backend_for) made real: a backend for each kind
+// of probe the bundle has, in the order of backend.h, each attached before
+// the next is made (the GPU's needs the traced process). A traced process
+// (-c, -p) has its user-space backend even without user-space probes.
+Result<void> Session::attach(size_t &attached) {
+  size_t probes[std::size(kBackendKinds)] = {};
+  for (const auto &p : bundle_.probes)
+    probes[static_cast<size_t>(backend_for(p.kind))]++;
+  UserspaceBackendOptions user;
+  user.command = opts_.command;
+  user.pid = opts_.pid;
+  user.verbose = opts_.verbose;
+  if (probes[size_t(BackendKind::Userspace)])
+    if (auto ok = UserspaceBackend::check(user); !ok)
+      return ok;
+  if (probes[size_t(BackendKind::Gpu)])
+    if (auto ok = gpu::GpuBackend::check(opts_.command); !ok)
+      return ok;
+  auto add = [&](std::unique_ptr<Backend> b) -> Result<void> {
+    auto n = b->attach();
+    if (!n)
+      return std::move(n).take_error();
+    attached += *n;
+    b->prepare_printer(fmt_);
+    backends_.push_back(std::move(b));
+    return {};
+  };
+  if (auto ok = add(std::make_unique<CliBackend>(bundle_, *programs_, *this));
+      !ok)
+    return ok;
+  if (opts_.command.empty() && opts_.pid == 0)
+    return {};
+  auto u = UserspaceBackend::create(bundle_, *programs_, *region_, globals_,
+                                    probe_names_, *symbols_, report_, user);
+  if (!u)
+    return std::move(u).take_error();
+  user_ = u->get();
+  if (auto ok = add(std::move(*u)); !ok)
+    return ok;
+  if (!probes[size_t(BackendKind::Gpu)])
+    return {};
+  // probe_names_ gains the expanded names of wildcard GPU attach points.
+  gpu::GpuBackendOptions gpu_options;
+  gpu_options.probe_names = &probe_names_;
+  gpu_options.notice = [this](const std::string &t) {
+    report_.warning("GPU: " + t);
+  };
+  gpu_options.hand_channel = [this](int fd) {
+    return user_->pass_gpu_channel(fd);
+  };
+  auto g = gpu::GpuBackend::create(bundle_, user_->pid(), gpu_options);
+  if (!g)
+    return std::move(g).take_error();
+  return add(std::move(*g));
+}
+
 int Session::run() {
   auto ok = setup();
   if (!ok) {
-    *opts_.err << "ERROR: " << ok.error() << std::endl;
+    report_.error(ok.error());
     return 1;
   }
-  // The selector: every probe to the backend that runs it.
-  struct Interval {
-    size_t probe;
-    uint64_t period;
-    uint64_t next;
-  };
-  std::vector<size_t> begins, ends;
-  std::vector<Interval> intervals;
   size_t attached = 0;
-  size_t user_probes = 0;
-  size_t gpu_probes = 0;
-  for (size_t i = 0; i < bundle_.probes.size(); i++) {
-    const auto &p = bundle_.probes[i];
-    switch (p.kind) {
-    case runtime::ProbeKind::Begin:
-      begins.push_back(i);
-      break;
-    case runtime::ProbeKind::End:
-      ends.push_back(i);
-      break;
-    case runtime::ProbeKind::Interval:
-      intervals.push_back({i, std::max<uint64_t>(p.interval_ns, 1000), 0});
-      break;
-    case runtime::ProbeKind::Uprobe:
-    case runtime::ProbeKind::Uretprobe:
-    case runtime::ProbeKind::Usdt:
-      user_probes++;
-      continue;
-    case runtime::ProbeKind::GpuKernelEntry:
-    case runtime::ProbeKind::GpuKernelExit:
-      gpu_probes++; // the GPU backend (backends/gpu)
-      continue;
-    }
-    attached++;
-  }
-  // The user-space backend: a process with the agent in it.
-  if (user_probes && opts_.command.empty() && opts_.pid == 0) {
-    *opts_.err
-        << "ERROR: user-space probes need a process to trace: use -c 'CMD' or "
-           "-p PID (ubtrace traces inside processes, not system-wide)"
-        << std::endl;
+  if (auto ok = attach(attached); !ok) {
+    report_.error(ok.error());
     return 1;
-  }
-  // GPU probes go into CUDA modules as the driver loads them: the process
-  // must start under ubtrace.
-  if (gpu_probes && opts_.command.empty()) {
-    *opts_.err
-        << "ERROR: GPU probes (kernel:, kernelret:) need a command to trace: "
-           "use -c 'CMD' (they are injected when the process loads its CUDA "
-           "modules, which a running process (-p) has already done)"
-        << std::endl;
-    return 1;
-  }
-  if (!opts_.command.empty() || opts_.pid) {
-    auto agent = find_agent_library();
-    if (!agent) {
-      *opts_.err << "ERROR: " << agent.error() << std::endl;
-      return 1;
-    }
-    auto target = opts_.command.empty()
-                      ? UserspaceTarget::attach(opts_.pid, *agent)
-                      : UserspaceTarget::launch(opts_.command, *agent);
-    if (!target) {
-      *opts_.err << "ERROR: " << target.error() << std::endl;
-      return 1;
-    }
-    target_ = std::move(*target);
-    target_->set_warnings([this](const std::string &text) {
-      *opts_.err << "WARNING: " << text << std::endl;
-    });
-    target_->set_snapshot_sink(
-        [this](const runtime::symbols::AddressSpace &space) {
-          symbols_->runtime().add_snapshot(space);
-        });
-    if (opts_.verbose)
-      target_->set_verbose([this](const std::string &line) {
-        *opts_.err << "INFO: " << line << std::endl;
-      });
-    if (globals_ && !opts_.command.empty())
-      globals_->cpid = static_cast<uint64_t>(target_->pid());
-    std::vector<std::string> warnings;
-    auto hooked =
-        target_->install(warnings, bundle_, *programs_, *region_, probe_names_);
-    for (const auto &w : warnings)
-      *opts_.err << "WARNING: " << w << std::endl;
-    if (!hooked) {
-      *opts_.err << "ERROR: " << hooked.error() << std::endl;
-      return 1;
-    }
-    if (!target_->jit_error().empty())
-      *opts_.err << "WARNING: probes run interpreted: " << target_->jit_error()
-                 << std::endl;
-    // uaddr() symbols, after the Globals in the globals map's value.
-    auto addresses = target_->symbol_addresses(bundle_.uaddrs);
-    if (!addresses) {
-      *opts_.err << "ERROR: " << addresses.error() << std::endl;
-      return 1;
-    }
-    if (globals_)
-      std::copy(addresses->begin(), addresses->end(),
-                reinterpret_cast<uint64_t *>(globals_ + 1));
-    // Probes waiting for their library count as attached, as kernel
-    // uprobes on a file do.
-    attached += *hooked + target_->pending();
-    if (gpu_probes) {
-      // probe_names_ gains the expanded names of wildcard GPU attach
-      // points; the printer learns the kernels' names for func.
-      gpu::GpuBackendOptions gpu_options;
-      gpu_options.probe_names = &probe_names_;
-      auto g = gpu::GpuBackend::create(bundle_, target_->pid(), gpu_options);
-      if (!g) {
-        *opts_.err << "ERROR: " << g.error() << std::endl;
-        return 1;
-      }
-      gpu_ = std::move(*g);
-      if (auto passed = target_->pass_gpu_channel(gpu_->agent_end()); !passed) {
-        *opts_.err << "ERROR: " << passed.error() << std::endl;
-        return 1;
-      }
-      gpu_->agent_end_sent();
-      fmt_.gpu_kernel_names = &gpu_->kernel_names();
-      fmt_.refresh_gpu_kernel_names = [this] {
-        (void)gpu_->service([this](const std::string &t) { gpu_notice(t); });
-      };
-      // A late `probe` id: named once the agent has reported its kernel
-      // (read what it sent since, once, when the kernel is new).
-      fmt_.name_unknown_probe = [this](uint64_t id) {
-        std::string name = gpu_->late_probe_name(id);
-        if (name.empty()) {
-          fmt_.refresh_gpu_kernel_names();
-          name = gpu_->late_probe_name(id);
-        }
-        return name;
-      };
-      attached += gpu_->attachments();
-    }
-    // Addresses of the traced process print as symbols even after it exits,
-    // and so do those of the children it forks.
-    (void)symbols_->runtime().snapshot(target_->pid());
-    symbols_->set_traced(target_->pid(), region_->fd());
   }
   if (!opts_.quiet) {
     out_->attached_probes(attached);
     opts_.out->flush(); // -f json: a reader waiting for it sees it now
   }
 
-  for (size_t i : begins) {
-    run_cli_probe(i);
-    drain();
-    if (exit_)
-      break;
-  }
-  if (target_) {
-    if (auto go = target_->go(); !go)
-      *opts_.err << "ERROR: " << go.error() << std::endl;
-  }
+  // The begin probes run; a command starts running.
+  for (auto &b : backends_)
+    if (auto started = b->start(); !started)
+      report_.error(started.error());
   // With nothing but begin and end probes there is nothing to wait for:
   // the trace ends after begin, as in bpftrace.
-  if (!target_ && intervals.empty() && attached == begins.size() + ends.size())
+  if (std::none_of(backends_.begin(), backends_.end(),
+                   [](const auto &b) { return b->fires_later(); }))
     exit_ = true;
-  uint64_t start = now_ns();
-  for (auto &iv : intervals)
-    iv.next = start + iv.period;
   while (!exit_ && !g_stop_requested.load()) {
     uint64_t now = now_ns();
-    // Wake at least every 100 ms for signals; every 5 ms with a target, so
-    // a thread waiting in dlopen for its library's hooks waits little.
-    uint64_t wait = target_ ? 5000000 : 100000000;
-    for (auto &iv : intervals) {
-      if (iv.next <= now) {
-        gpu_sync(); // the interval probe may print GPU maps
-        run_cli_probe(iv.probe);
-        drain();
-        iv.next += iv.period;
-        if (iv.next <= now)
-          iv.next = now + iv.period; // fell behind: do not burst
-        if (exit_)
-          break;
-      }
-      wait = std::min(wait, iv.next > now ? iv.next - now : 0);
+    // Wake at least every 100 ms for signals, and as often as a backend
+    // asks to be serviced.
+    uint64_t wait = 100000000;
+    for (auto &b : backends_)
+      wait = std::min(wait, b->service_period_ns());
+    // Probes on a timer (interval).
+    for (auto &b : backends_) {
+      wait = std::min(wait, b->fire_due(now));
+      if (exit_)
+        break;
     }
     if (exit_)
       break;
@@ -677,55 +563,37 @@ int Session::run() {
       opts_.out->flush();
       flush_held_ = false;
     }
-    if (target_) {
-      // Libraries the target loaded: their probes get hooked.
-      if (auto more = target_->service(); !more)
+    // What the traced process and its agent sent: libraries it loaded get
+    // their probes hooked; its first CUDA code load asks for GPU probes.
+    for (auto &b : backends_)
+      if (auto more = b->service(); !more)
         out_->runtime_error(more.error(), {});
-      refresh_symbols(target_->libraries_changed());
-      // The target's first CUDA code load: the agent asks for GPU probes.
-      if (gpu_)
-        if (auto ok =
-                gpu_->service([this](const std::string &t) { gpu_notice(t); });
-            !ok)
-          out_->runtime_error(ok.error(), {});
+    if (user_) {
       // The traced process is done: so is the trace (as with bpftrace -c
       // and -p).
-      if ((target_end_ = target_->ended())) {
+      if ((target_end_ = user_->ended())) {
         drain();
         break;
       }
       // Its agent is gone: nothing fires any more. A -p trace ends there;
       // a command (-c) is waited for, as bpftrace does.
-      if (target_->agent_gone() && !agent_gone_said_) {
+      if (user_->agent_gone() && !agent_gone_said_) {
         agent_gone_said_ = true;
         out_->runtime_error(
-            agent_gone_text(target_->pid(), target_->comm(), opts_.pid != 0),
-            {});
+            agent_gone_text(user_->pid(), user_->comm(), opts_.pid != 0), {});
         if (opts_.pid)
           break;
       }
     }
   }
-  if (gpu_) {
-    // A trace ending before the target: copy the device maps now. (A
-    // target that exited read them back in its exit hooks.)
-    if (target_ && !target_end_)
-      gpu_sync();
-    auto notice = [this](const std::string &t) { gpu_notice(t); };
-    (void)gpu_->service(notice);
-    if (!gpu_->ever_connected())
-      gpu_notice("the traced program loaded no CUDA code through the driver: "
-                 "GPU probes did not run");
-  }
-  if (target_) {
-    target_->collect_counters();
-    target_->detach();
-    refresh_symbols(true); // a process the trace outlives no more
-  }
-  for (size_t i : ends) {
-    run_cli_probe(i);
-    drain();
-  }
+  // A trace ending before the target: copy the maps kept elsewhere (the
+  // GPU's) now. (A target that exited read them back in its exit hooks.)
+  if (user_ && !target_end_)
+    sync_maps();
+  // The backends stop in reverse order: the GPU's last notices, the
+  // process unhooked, then the end probes.
+  for (auto it = backends_.rbegin(); it != backends_.rend(); ++it)
+    (*it)->detach();
   drain();
   if (target_end_)
     if (auto said =

@@ -1,5 +1,6 @@
 // A running trace: the maps region, the loaded programs, the backends the
-// selector picked for each probe, the event loop and the printing at exit.
+// selector picked for the probes (backend.h: it drives them through their
+// life), the event loop and the printing.
 //
 // The end of the traced process ends the trace (-c: the command exits; -p:
 // the process exits, dies or stays an unreaped zombie; -p also when its

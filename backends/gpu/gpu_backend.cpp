@@ -1,6 +1,7 @@
 #include "backends/gpu/gpu_backend.h"
 
 #include "backends/gpu/probe_ids.h"
+#include "backends/output/context.h"
 #include "runtime/agent/gpu/gpu_wire.h"
 #include "runtime/gpu/content_hash.h"
 #include "runtime/gpu/kernel_match.h"
@@ -69,6 +70,15 @@ void find_kernels(const runtime::Bundle &bundle, int pid,
   }
 }
 
+Result<void> GpuBackend::check(const std::string &command) {
+  if (command.empty())
+    return make_error(
+        "GPU probes (kernel:, kernelret:) need a command to trace: use -c "
+        "'CMD' (they are injected when the process loads its CUDA modules, "
+        "which a running process (-p) has already done)");
+  return {};
+}
+
 Result<std::unique_ptr<GpuBackend>>
 GpuBackend::create(const runtime::Bundle &bundle, int pid,
                    const GpuBackendOptions &options) {
@@ -122,6 +132,34 @@ GpuBackend::~GpuBackend() {
       close(fd);
 }
 
+Result<size_t> GpuBackend::attach() {
+  if (options_.hand_channel)
+    if (auto passed = options_.hand_channel(agent_end_); !passed)
+      return std::move(passed).take_error();
+  agent_end_sent();
+  return attachments();
+}
+
+void GpuBackend::prepare_printer(output::FormatContext &fmt) {
+  fmt.gpu_kernel_names = &kernel_names_;
+  fmt.refresh_gpu_kernel_names = [this] { (void)service(); };
+  // A late `probe` id: named once the agent has reported its kernel (read
+  // what it sent since, once, when the kernel is new).
+  fmt.name_unknown_probe = [this](uint64_t id) {
+    std::string name = late_probe_name(id);
+    if (name.empty()) {
+      (void)service();
+      name = late_probe_name(id);
+    }
+    return name;
+  };
+}
+
+void GpuBackend::notice(const std::string &text) const {
+  if (options_.notice)
+    options_.notice(text);
+}
+
 void GpuBackend::agent_end_sent() {
   if (agent_end_ >= 0)
     close(agent_end_);
@@ -134,12 +172,11 @@ void GpuBackend::disconnect() {
   sock_ = -1;
 }
 
-Result<std::vector<uint8_t>> GpuBackend::request(const agent::Message &m,
-                                                 const NoticeFn &notice) {
+Result<std::vector<uint8_t>> GpuBackend::request(const agent::Message &m) {
   if (sock_ < 0)
     return make_error("the agent is not connected on the GPU channel");
   auto r = agent::request_reply(sock_, m, options_.request_timeout_ms,
-                                [&](agent::Message &&n) { take(n, notice); });
+                                [&](agent::Message &&n) { take(n); });
   if (!r) {
     gone_ = true;
     disconnect();
@@ -155,14 +192,14 @@ Result<std::vector<uint8_t>> GpuBackend::request(const agent::Message &m,
   return rest;
 }
 
-void GpuBackend::take(const agent::Message &m, const NoticeFn &notice) {
-  if (m.type == agent::MsgType::GpuNotice && notice)
+void GpuBackend::take(const agent::Message &m) {
+  if (m.type == agent::MsgType::GpuNotice)
     notice(std::string(m.payload.begin(), m.payload.end()));
   if (m.type == agent::MsgType::GpuKernels)
     learn_kernels(m.payload);
 }
 
-Result<void> GpuBackend::service(const NoticeFn &notice) {
+Result<void> GpuBackend::service() {
   // The agent greets once the target first loads CUDA code.
   if (sock_ < 0 && !gone_ && pending_ >= 0) {
     auto hello = agent::recv_message(pending_, 0);
@@ -185,7 +222,7 @@ Result<void> GpuBackend::service(const NoticeFn &notice) {
         setup.attachments.push_back({a.attachment, a.binary});
       agent::Message m{agent::MsgType::GpuSetup,
                        agent::gpu::encode_setup(setup), -1};
-      if (auto r = request(m, notice); !r)
+      if (auto r = request(m); !r)
         return make_error("the agent refused the GPU probes: " + r.error());
     }
   }
@@ -200,7 +237,7 @@ Result<void> GpuBackend::service(const NoticeFn &notice) {
       }
       break;
     }
-    take(*m, notice);
+    take(*m);
   }
   return {};
 }
@@ -239,30 +276,35 @@ std::string GpuBackend::late_probe_name(uint64_t id) {
   return "";
 }
 
-Result<void> GpuBackend::sync(const NoticeFn &notice) {
+Result<void> GpuBackend::sync_maps() {
   if (sock_ < 0)
     return {};
-  auto r = request(agent::Message{agent::MsgType::GpuSync, {}, -1}, notice);
+  auto r = request(agent::Message{agent::MsgType::GpuSync, {}, -1});
   if (!r && gone_)
     return {}; // the target exited meanwhile: its exit hook read back
   if (!r)
-    return std::move(r).take_error();
+    return make_error("GPU maps were not read back: " + r.error());
   return {};
 }
 
-Result<void> GpuBackend::clear(uint32_t map, bool zero,
-                               const NoticeFn &notice) {
+// A failure is not reported (nor was it ever): the region's copy is
+// cleared regardless.
+void GpuBackend::clear_map(uint32_t map, bool zero) {
   if (sock_ < 0)
-    return {};
+    return;
   agent::GpuClearMsg c{map, zero ? 1u : 0u};
-  auto r = request(agent::Message::of(agent::MsgType::GpuClear, c), notice);
-  if (!r && !gone_)
-    return std::move(r).take_error();
-  return {};
+  (void)request(agent::Message::of(agent::MsgType::GpuClear, c));
 }
 
-Result<agent::GpuStatsMsg> GpuBackend::stats(const NoticeFn &notice) {
-  auto r = request(agent::Message{agent::MsgType::GpuStats, {}, -1}, notice);
+void GpuBackend::detach() {
+  (void)service();
+  if (!ever_connected())
+    notice("the traced program loaded no CUDA code through the driver: "
+           "GPU probes did not run");
+}
+
+Result<agent::GpuStatsMsg> GpuBackend::stats() {
+  auto r = request(agent::Message{agent::MsgType::GpuStats, {}, -1});
   if (!r)
     return std::move(r).take_error();
   agent::GpuStatsMsg s{};

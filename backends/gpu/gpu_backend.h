@@ -1,22 +1,25 @@
-// The GPU backend: runs a bundle's kernel:/kernelret: probes in a process
-// the user-space backend launched (-c) with the agent in it.
+// The GPU backend (backend.h): runs a bundle's kernel:/kernelret: probes in
+// a process the user-space backend launched (-c) with the agent in it.
 //
 //   1. create(): compiles every GPU probe to PTX (gpu_program.h) with the
 //      process's pid, uid and comm as constants, and makes the GPU channel,
-//      a socketpair whose agent end (agent_end()) the session passes to the
-//      agent on the first channel (agent::MsgType::GpuChannel) before Go.
-//      Nothing is connected to by name: no other process can be the
-//      agent's peer (a named socket could be bound, or answered, by anyone).
+//      a socketpair whose agent end attach() hands the user-space backend
+//      (GpuBackendOptions::hand_channel), which passes it to the agent on
+//      the first channel (agent::MsgType::GpuChannel) before Go. Nothing is
+//      connected to by name: no other process can be the agent's peer (a
+//      named socket could be bound, or answered, by anyone).
 //   2. service() (the session's loop): takes the agent's greeting when the
 //      target first loads CUDA code, sends it the GpuSetup, and passes the
 //      agent's notices on (a module without PTX, a module that failed).
-//   3. sync() before maps are printed (print(), interval, the end of a
+//   3. sync_maps() before maps are printed (print(), interval, the end of a
 //      trace that stops before the target exits): the agent copies the
 //      device maps into the shared-memory region and drains the device
 //      events ring; the printer then reads them like CPU maps. When the
 //      target exits on its own, the agent has already done this in its
 //      exit and context-teardown hooks.
-//   4. clear(): clear()/zero() of a map reach the device copy too.
+//   4. clear_map(): clear()/zero() of a map reach the device copy too.
+//   5. detach(): the agent's last notices, and a notice when the target
+//      never loaded CUDA code (the probes did not run).
 //
 // A map that both CPU and GPU probes update prints merged: the device's
 // totals are one more slot of the map (the agent's read-back thread's), so
@@ -25,6 +28,7 @@
 // keeps whichever side wrote it last at the read-back.
 #pragma once
 
+#include "backends/backend.h"
 #include "backends/gpu/gpu_program.h"
 #include "runtime/agent/protocol.h"
 #include "runtime/bundle.h"
@@ -41,6 +45,11 @@ namespace ubtrace::backends::gpu {
 
 struct GpuBackendOptions {
   GpuCompileOptions compile;
+  // The agent's notices (a module without PTX, ...), one line each.
+  std::function<void(const std::string &)> notice;
+  // Hands the agent's end of the GPU channel to the agent (the user-space
+  // backend's UserspaceTarget::pass_gpu_channel), in attach().
+  std::function<Result<void>(int fd)> hand_channel;
   // The session's probe names (ids of `probe`). A GPU attach point that
   // expands per kernel (probe_ids.h) appends its names; null: attach
   // points print as written.
@@ -50,29 +59,41 @@ struct GpuBackendOptions {
   int request_timeout_ms = 30000;
 };
 
-class GpuBackend {
+class GpuBackend final : public Backend {
 public:
+  // GPU probes go into CUDA modules as the driver loads them: the process
+  // must start under ubtrace (-c).
+  static Result<void> check(const std::string &command);
   static Result<std::unique_ptr<GpuBackend>>
   create(const runtime::Bundle &bundle, int pid,
          const GpuBackendOptions &options = {});
-  ~GpuBackend();
+  ~GpuBackend() override;
+
+  BackendKind kind() const override { return BackendKind::Gpu; }
+  // Hands the channel to the agent; its attach points (kernel:/kernelret:
+  // probes) count as attached.
+  Result<size_t> attach() override;
+  // Non-blocking: sets up the agent once it greets, collects its notices.
+  Result<void> service() override;
+  // It fires only in a process the user-space backend traces.
+  bool fires_later() const override { return false; }
+  Result<void> sync_maps() override;
+  void clear_map(uint32_t map, bool zero) override;
+  void detach() override;
+  // The printer's names of the kernels for func and probe.
+  void prepare_printer(output::FormatContext &fmt) override;
 
   // The agent's end of the GPU channel, to pass to the agent; once sent,
   // agent_end_sent() closes this process's copy (so the channel's end is
-  // seen when the agent's goes).
+  // seen when the agent's goes). attach() does both.
   int agent_end() const { return agent_end_; }
   void agent_end_sent();
 
-  // Non-blocking: sets up the agent once it greets, collects its notices.
-  using NoticeFn = std::function<void(const std::string &)>;
-  Result<void> service(const NoticeFn &notice);
   bool connected() const { return sock_ >= 0; }
   // The agent connected at some point (the target loaded CUDA code).
   bool ever_connected() const { return sock_ >= 0 || gone_; }
 
-  Result<void> sync(const NoticeFn &notice);
-  Result<void> clear(uint32_t map, bool zero, const NoticeFn &notice);
-  Result<agent::GpuStatsMsg> stats(const NoticeFn &notice);
+  Result<agent::GpuStatsMsg> stats();
 
   // Attach points (kernel:/kernelret: probes), for "Attached N probes".
   size_t attachments() const { return program_.attachments.size(); }
@@ -94,10 +115,10 @@ public:
 
 private:
   GpuBackend() = default;
-  Result<std::vector<uint8_t>> request(const agent::Message &m,
-                                       const NoticeFn &notice);
+  Result<std::vector<uint8_t>> request(const agent::Message &m);
   // A message the agent sent on its own: a notice, or kernel names.
-  void take(const agent::Message &m, const NoticeFn &notice);
+  void take(const agent::Message &m);
+  void notice(const std::string &text) const;
   void disconnect();
 
   GpuProgram program_;

@@ -1,7 +1,7 @@
 // Typed config: runtime::Config holds every config variable as a field of
 // its own type, with its default, generated from the one table of
 // variables (config.def). The front end fills it once: the script's config
-// block (ast/passes/config.cpp), then the environment (the CLI's
+// block (ast/passes/config.cpp), then the environment (backends/cli/
 // env_config.cpp), which overrides the script as in bpftrace. From then on
 // everything reads the fields: codegen, the bundle (plain data, like the
 // rest of it) and the backends. No reader parses text.

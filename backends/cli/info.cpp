@@ -1,7 +1,8 @@
 // --info: what this build is and what it can run here.
-#include "backends/info.h"
+#include "backends/cli/info.h"
 
-#include "backends/env_config.h"
+#include "backends/backend.h"
+#include "backends/cli/env_config.h"
 #include "backends/userspace/target.h"
 
 #include <bpf/libbpf.h>
@@ -93,6 +94,13 @@ std::string find_cuda_toolkit(std::string &version) {
   return root;
 }
 
+// "CLI (begin, end, interval)": a backend and the probe kinds the selector
+// gives it.
+std::string backend_line(backends::BackendKind kind) {
+  return std::string(backends::backend_name(kind)) + " (" +
+         backends::probe_kinds_of(kind) + ")";
+}
+
 } // namespace
 
 void print_info(std::ostream &out) {
@@ -117,14 +125,11 @@ void print_info(std::ostream &out) {
   out << "  libbpf: " << libbpf_version_string() << "\n\n";
 
   out << "Backends\n";
-  out << "  CLI (begin, end, interval): yes\n";
+  out << "  " << backend_line(backends::BackendKind::Cli) << ": yes\n";
   auto agent = backends::find_agent_library();
-  if (agent)
-    out << "  user-space (uprobe, uretprobe, usdt): yes\n"
-        << "    agent: " << *agent << "\n";
-  else
-    out << "  user-space (uprobe, uretprobe, usdt): no\n"
-        << "    agent: " << agent.error() << "\n";
+  out << "  " << backend_line(backends::BackendKind::Userspace) << ": "
+      << (agent ? "yes" : "no") << "\n"
+      << "    agent: " << (agent ? *agent : agent.error()) << "\n";
   std::string driver_version, driver_why, toolkit_version;
   std::string driver = find_cuda_driver(driver_version, driver_why);
   auto devices = nvidia_devices();
@@ -135,7 +140,8 @@ void print_info(std::ostream &out) {
   const bool backend = false;
 #endif
   const bool gpu = backend && !driver.empty() && !devices.empty();
-  out << "  GPU (kernel, kernelret): " << (gpu ? "yes" : "no") << "\n";
+  out << "  " << backend_line(backends::BackendKind::Gpu) << ": "
+      << (gpu ? "yes" : "no") << "\n";
   out << "    backend: " << (backend ? "built" : "not in this build") << "\n";
   if (driver.empty())
     out << "    driver: no (" << driver_why << ")\n";

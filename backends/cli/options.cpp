@@ -1,4 +1,4 @@
-#include "backends/options.h"
+#include "backends/cli/options.h"
 
 #include <cctype>
 #include <cerrno>

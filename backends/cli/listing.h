@@ -1,7 +1,10 @@
-// ubtrace -l for GPU probes: the CUDA kernels of a binary, read from the
-// fatbins in its ELF (PTX entries and SASS cubins), without a GPU.
+// ubtrace -l: the user-space probes a pattern matches, and for GPU probes
+// the CUDA kernels of a binary, read from the fatbins in its ELF (PTX
+// entries and SASS cubins), without a GPU.
 #pragma once
 
+#include "backends/cli/options.h"
+#include "backends/reporter.h"
 #include "runtime/result.h"
 
 #include <string>
@@ -16,5 +19,9 @@ namespace ubtrace::cli {
 Result<std::vector<std::string>> list_kernels(const std::string &type,
                                               const std::string &binary,
                                               const std::string &pattern);
+
+// ubtrace -l [PATTERN]: prints what the pattern matches, one per line, as
+// bpftrace lists them; returns the exit status.
+int list_probes(const Options &opts, backends::Reporter &report);
 
 } // namespace ubtrace::cli

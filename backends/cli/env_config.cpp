@@ -1,5 +1,5 @@
 // Config variables from the environment (see env_config.h).
-#include "backends/env_config.h"
+#include "backends/cli/env_config.h"
 
 #include <cctype>
 #include <cstdlib>

@@ -3,18 +3,18 @@
 #include "ast/context.h"
 #include "ast/pass_manager.h"
 #include "ast/printer.h"
-#include "backends/env_config.h"
-#include "backends/info.h"
-#include "backends/kernel_listing.h"
-#include "backends/options.h"
+#include "backends/cli/env_config.h"
+#include "backends/cli/info.h"
+#include "backends/cli/listing.h"
+#include "backends/cli/options.h"
 #include "backends/output/line_sink.h"
+#include "backends/reporter.h"
 #include "backends/session.h"
 #include "backends/userspace/target.h"
 #include "codegen/codegen.h"
 #include "parser/driver.h"
 #include "runtime/result.h"
 #include "runtime/symbols/non_returning.h"
-#include "runtime/symbols/probe_resolver.h"
 
 #include <cctype>
 #include <csignal>
@@ -55,66 +55,10 @@ void set_buffering(const std::string &mode, std::ostream &out) {
     out.setf(std::ios::unitbuf);
 }
 
-// ubtrace -l [PATTERN]: the user-space probes (or a binary's GPU kernels) a
-// pattern matches, one per line, as bpftrace lists them.
-int list_probes(const cli::Options &opts) {
-  std::string pattern = opts.list_pattern;
-  if (pattern.empty()) {
-    std::cerr
-        << "ERROR: -l needs a pattern, e.g. -l 'uprobe:/bin/bash:read*' or "
-           "-l 'usdt:./app:*'"
-        << std::endl;
-    return 1;
-  }
-  if (pattern.rfind("kprobe", 0) == 0 || pattern.rfind("tracepoint", 0) == 0 ||
-      pattern.rfind("kfunc", 0) == 0 || pattern.rfind("fentry", 0) == 0) {
-    std::cerr
-        << "ERROR: ubtrace lists uprobe, uretprobe and usdt probes; kernel "
-           "probes are not run by ubtrace"
-        << std::endl;
-    return 1;
-  }
-  // GPU kernels: kernel:BIN[:NAME] (NAME may hold "::").
-  if (pattern.rfind("kernel:", 0) == 0 || pattern.rfind("kernelret:", 0) == 0) {
-    size_t c1 = pattern.find(':');
-    size_t c2 = pattern.find(':', c1 + 1);
-    std::string bin = pattern.substr(
-        c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1);
-    if (bin.empty()) {
-      std::cerr << "ERROR: -l " << pattern.substr(0, c1)
-                << " needs a binary: -l '" << pattern.substr(0, c1)
-                << ":./app:*'" << std::endl;
-      return 1;
-    }
-    auto kernels = cli::list_kernels(
-        pattern.substr(0, c1), bin,
-        c2 == std::string::npos ? "" : pattern.substr(c2 + 1));
-    if (!kernels) {
-      std::cerr << "ERROR: " << kernels.error() << std::endl;
-      return 1;
-    }
-    for (const auto &k : *kernels)
-      std::cout << k << "\n";
-    return 0;
-  }
-  runtime::symbols::ProbeResolver resolver;
-  std::optional<pid_t> pid;
-  if (opts.pid)
-    pid = opts.pid;
-  auto lines = resolver.list(pattern, pid);
-  if (!lines) {
-    std::cerr << "ERROR: " << lines.error() << std::endl;
-    return 1;
-  }
-  for (const auto &l : *lines)
-    std::cout << l << "\n";
-  return 0;
-}
-
 // The semantic passes with the environment applied right after the config
 // pass, before anything reads the settings (types use max_strlen and
 // stack_mode).
-bool run_front_end_passes(ast::ASTContext &ctx) {
+bool run_front_end_passes(ast::ASTContext &ctx, backends::Reporter &report) {
   const auto &all = ast::semantic_passes();
   std::vector<ast::Pass> config, rest;
   for (const auto &p : all)
@@ -122,7 +66,7 @@ bool run_front_end_passes(ast::ASTContext &ctx) {
   if (!ast::run_passes(ctx, config))
     return false;
   if (auto env = cli::apply_environment(ctx.config); !env) {
-    std::cerr << "ERROR: " << env.error() << std::endl;
+    report.error(env.error());
     return false;
   }
   return ast::run_passes(ctx, rest);
@@ -150,9 +94,9 @@ bool check_return_probes(ast::ASTContext &ctx) {
   return ok;
 }
 
-int run(const cli::Options &opts) {
+int run(const cli::Options &opts, backends::Reporter &report) {
   if (opts.list && opts.program.empty())
-    return list_probes(opts);
+    return cli::list_probes(opts, report);
   ast::ASTContext ctx(opts.program_name, opts.program);
   ctx.positional = opts.positional;
   ctx.unsafe = opts.unsafe;
@@ -162,17 +106,16 @@ int run(const cli::Options &opts) {
   // has nothing to attach: an error, as in bpftrace, not a silent exit 0.
   if (ok && ctx.root->probes.empty()) {
     ctx.diags().emit(std::cerr, !opts.no_warnings);
-    std::cerr << "ERROR: No probes to attach: " << opts.program_name
-              << (opts.program.find_first_not_of(" \t\r\n") == std::string::npos
+    report.error("No probes to attach: " + opts.program_name +
+                 (opts.program.find_first_not_of(" \t\r\n") == std::string::npos
                       ? " is empty"
-                      : " defines no probe")
-              << std::endl;
+                      : " defines no probe"));
     return 1;
   }
   if (ok && wants(opts, "ast"))
     ast::print_ast(std::cout, *ctx.root, false);
   if (ok)
-    ok = run_front_end_passes(ctx) && check_return_probes(ctx);
+    ok = run_front_end_passes(ctx, report) && check_return_probes(ctx);
   ctx.diags().emit(std::cerr, !opts.no_warnings);
   if (!ok)
     return 1;
@@ -187,7 +130,7 @@ int run(const cli::Options &opts) {
   ctx.diags().emit(std::cerr, false);
   if (!out) {
     if (ctx.diags().ok())
-      std::cerr << "ERROR: " << out.error() << std::endl;
+      report.error(out.error());
     return 1;
   }
   if (cg.want_ir)
@@ -199,7 +142,7 @@ int run(const cli::Options &opts) {
     f.write(reinterpret_cast<const char *>(out->bundle.object.data()),
             static_cast<std::streamsize>(out->bundle.object.size()));
     if (!f) {
-      std::cerr << "ERROR: cannot write " << opts.emit_elf << std::endl;
+      report.error("cannot write " + opts.emit_elf);
       return 1;
     }
   }
@@ -219,8 +162,8 @@ int run(const cli::Options &opts) {
   if (!opts.output_file.empty()) {
     file.open(opts.output_file, std::ios::trunc);
     if (!file) {
-      std::cerr << "ERROR: cannot open " << opts.output_file << ": "
-                << std::strerror(errno) << std::endl;
+      report.error("cannot open " + opts.output_file + ": " +
+                   std::strerror(errno));
       return 1;
     }
     so.out = &file;
@@ -241,10 +184,12 @@ int run(const cli::Options &opts) {
 } // namespace
 
 int main(int argc, char **argv) {
+  backends::Reporter report(std::cerr);
   std::string error;
   auto opts = cli::parse_options(argc, argv, error);
   if (!opts) {
-    std::cerr << "ERROR: " << error << "\n\n" << cli::usage_text();
+    report.error(error);
+    report.stream() << "\n" << cli::usage_text();
     return 1;
   }
   if (opts->help) {
@@ -259,5 +204,5 @@ int main(int argc, char **argv) {
     cli::print_info(std::cout);
     return 0;
   }
-  return run(*opts);
+  return run(*opts, report);
 }

@@ -1,16 +1,20 @@
-// ubtrace -l 'kernel:BIN:PATTERN': the CUDA kernels in a binary's fatbins.
-#include "backends/kernel_listing.h"
+// ubtrace -l: the probes a pattern matches, and for 'kernel:BIN:PATTERN'
+// the CUDA kernels in a binary's fatbins.
+#include "backends/cli/listing.h"
 
 #include "runtime/gpu/elf_fatbins.h"
 #include "runtime/gpu/fatbin_decompress.h"
 #include "runtime/gpu/kernel_match.h"
 #include "runtime/gpu/ptx_module.h"
 #include "runtime/symbols/binary_resolver.h"
+#include "runtime/symbols/probe_resolver.h"
 
 #include <cstring>
 #include <elf.h>
 #include <fstream>
+#include <iostream>
 #include <iterator>
+#include <optional>
 #include <set>
 
 namespace ubtrace::cli {
@@ -104,6 +108,57 @@ Result<std::vector<std::string>> list_kernels(const std::string &type,
     if (runtime::gpu::kernel_matches(pat, runtime::gpu::kernel_names(k)))
       out.push_back(type + ":" + path + ":" + k);
   return out;
+}
+
+// ubtrace -l [PATTERN]: the user-space probes (or a binary's GPU kernels) a
+// pattern matches, one per line, as bpftrace lists them.
+int list_probes(const Options &opts, backends::Reporter &report) {
+  std::string pattern = opts.list_pattern;
+  if (pattern.empty()) {
+    report.error("-l needs a pattern, e.g. -l 'uprobe:/bin/bash:read*' or "
+                 "-l 'usdt:./app:*'");
+    return 1;
+  }
+  if (pattern.rfind("kprobe", 0) == 0 || pattern.rfind("tracepoint", 0) == 0 ||
+      pattern.rfind("kfunc", 0) == 0 || pattern.rfind("fentry", 0) == 0) {
+    report.error("ubtrace lists uprobe, uretprobe and usdt probes; kernel "
+                 "probes are not run by ubtrace");
+    return 1;
+  }
+  // GPU kernels: kernel:BIN[:NAME] (NAME may hold "::").
+  if (pattern.rfind("kernel:", 0) == 0 || pattern.rfind("kernelret:", 0) == 0) {
+    size_t c1 = pattern.find(':');
+    size_t c2 = pattern.find(':', c1 + 1);
+    std::string bin = pattern.substr(
+        c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1);
+    if (bin.empty()) {
+      std::string type = pattern.substr(0, c1);
+      report.error("-l " + type + " needs a binary: -l '" + type + ":./app:*'");
+      return 1;
+    }
+    auto kernels =
+        list_kernels(pattern.substr(0, c1), bin,
+                     c2 == std::string::npos ? "" : pattern.substr(c2 + 1));
+    if (!kernels) {
+      report.error(kernels.error());
+      return 1;
+    }
+    for (const auto &k : *kernels)
+      std::cout << k << "\n";
+    return 0;
+  }
+  runtime::symbols::ProbeResolver resolver;
+  std::optional<pid_t> pid;
+  if (opts.pid)
+    pid = opts.pid;
+  auto lines = resolver.list(pattern, pid);
+  if (!lines) {
+    report.error(lines.error());
+    return 1;
+  }
+  for (const auto &l : *lines)
+    std::cout << l << "\n";
+  return 0;
 }
 
 } // namespace ubtrace::cli

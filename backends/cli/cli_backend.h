@@ -1,0 +1,48 @@
+// The CLI backend (backend.h): the probes ubtrace runs in its own process,
+// on the host's interpreter, at points of the trace's life rather than in
+// a traced process: begin (when the trace starts), end (when it ends) and
+// interval (on a timer, while it runs). A trace of nothing else ends after
+// its begin probes, as in bpftrace.
+#pragma once
+
+#include "backends/backend.h"
+#include "backends/program_set.h"
+
+#include <vector>
+
+namespace ubtrace::backends {
+
+class CliBackend final : public Backend {
+public:
+  CliBackend(const runtime::Bundle &bundle, const ProgramSet &programs,
+             BackendHost &host)
+      : bundle_(bundle), programs_(programs), host_(host) {}
+
+  BackendKind kind() const override { return BackendKind::Cli; }
+  Result<size_t> attach() override;
+  // The begin probes, each one's events printed before the next runs,
+  // until one calls exit().
+  Result<void> start() override;
+  // The interval probes that are due; the first call starts their timers.
+  uint64_t fire_due(uint64_t now_ns) override;
+  bool fires_later() const override { return !intervals_.empty(); }
+  // The end probes, each one's events printed before the next runs.
+  void detach() override;
+
+private:
+  void run(size_t probe);
+
+  struct Interval {
+    size_t probe;
+    uint64_t period;
+    uint64_t next;
+  };
+  const runtime::Bundle &bundle_;
+  const ProgramSet &programs_;
+  BackendHost &host_;
+  std::vector<size_t> begins_, ends_;
+  std::vector<Interval> intervals_;
+  bool timers_started_ = false;
+};
+
+} // namespace ubtrace::backends

@@ -1,0 +1,117 @@
+// The user-space backend (see userspace_backend.h).
+#include "backends/userspace/userspace_backend.h"
+
+#include <algorithm>
+#include <ctime>
+
+namespace ubtrace::backends {
+namespace {
+
+uint64_t now_ns() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+} // namespace
+
+Result<void> UserspaceBackend::check(const UserspaceBackendOptions &options) {
+  if (options.command.empty() && options.pid == 0)
+    return make_error(
+        "user-space probes need a process to trace: use -c 'CMD' or -p PID "
+        "(ubtrace traces inside processes, not system-wide)");
+  return {};
+}
+
+Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
+    const runtime::Bundle &bundle, const ProgramSet &programs,
+    runtime::maps::Region &region, abi::Globals *globals,
+    std::vector<std::string> &probe_names, UserSymbols &symbols,
+    Reporter &report, const UserspaceBackendOptions &options) {
+  auto agent = find_agent_library();
+  if (!agent)
+    return std::move(agent).take_error();
+  auto target = options.command.empty()
+                    ? UserspaceTarget::attach(options.pid, *agent)
+                    : UserspaceTarget::launch(options.command, *agent);
+  if (!target)
+    return std::move(target).take_error();
+  std::unique_ptr<UserspaceBackend> b(new UserspaceBackend(
+      bundle, programs, region, globals, probe_names, symbols, report));
+  b->target_ = std::move(*target);
+  UserspaceTarget &t = *b->target_;
+  t.set_warnings([&report](const std::string &text) { report.warning(text); });
+  t.set_snapshot_sink([&symbols](const runtime::symbols::AddressSpace &space) {
+    symbols.runtime().add_snapshot(space);
+  });
+  if (options.verbose)
+    t.set_verbose([&report](const std::string &line) { report.info(line); });
+  if (globals && !options.command.empty())
+    globals->cpid = static_cast<uint64_t>(t.pid());
+  return b;
+}
+
+Result<size_t> UserspaceBackend::attach() {
+  std::vector<std::string> warnings;
+  auto hooked =
+      target_->install(warnings, bundle_, programs_, region_, probe_names_);
+  for (const auto &w : warnings)
+    report_.warning(w);
+  if (!hooked)
+    return std::move(hooked).take_error();
+  if (!target_->jit_error().empty())
+    report_.warning("probes run interpreted: " + target_->jit_error());
+  // uaddr() symbols, after the Globals in the globals map's value.
+  auto addresses = target_->symbol_addresses(bundle_.uaddrs);
+  if (!addresses)
+    return std::move(addresses).take_error();
+  if (globals_)
+    std::copy(addresses->begin(), addresses->end(),
+              reinterpret_cast<uint64_t *>(globals_ + 1));
+  // Addresses of the traced process print as symbols even after it exits,
+  // and so do those of the children it forks.
+  (void)symbols_.runtime().snapshot(target_->pid());
+  symbols_.set_traced(target_->pid(), region_.fd());
+  // Probes waiting for their library count as attached, as kernel
+  // uprobes on a file do.
+  return *hooked + target_->pending();
+}
+
+Result<void> UserspaceBackend::start() {
+  return target_->go();
+}
+
+Result<void> UserspaceBackend::service() {
+  auto more = target_->service();
+  refresh_symbols(target_->libraries_changed());
+  if (!more)
+    return std::move(more).take_error();
+  return {};
+}
+
+std::optional<ProcessEnd> UserspaceBackend::ended() {
+  auto end = target_->ended();
+  ended_ = ended_ || end.has_value();
+  return end;
+}
+
+void UserspaceBackend::detach() {
+  target_->collect_counters();
+  target_->detach();
+  refresh_symbols(true); // a process the trace outlives no more
+}
+
+agent::NamedValues UserspaceBackend::losses() const {
+  return target_->agent_counters();
+}
+
+void UserspaceBackend::refresh_symbols(bool now) {
+  uint64_t t = now_ns();
+  if (!now && t - symbols_refreshed_ns_ < 1000000000ull)
+    return;
+  symbols_refreshed_ns_ = t;
+  if (!ended_)
+    (void)symbols_.runtime().snapshot(target_->pid());
+}
+
+} // namespace ubtrace::backends
