@@ -37,6 +37,12 @@ elsewhere carries `REQUIRES false  # why`: it reports as skipped with the
 reason; --run-disabled runs those too (to recheck them). --filter REGEX runs
 the tests whose name matches. Exit status: 0 all passed (or skipped, with at
 least one run), 77 all skipped, 1 any failure.
+
+ctest runs one case per test (tests/CMakeLists.txt, ubt_dsl_tests):
+`runner.py --list FILE` prints each case's slug (its name in lower case,
+runs of other characters than letters and digits as one `_`, made unique
+in the file with `_2`, `_3`..., cut to 80 characters), one a line; `--case SLUG` runs only that
+case (an error if the file has none of that slug: re-run cmake).
 """
 import json
 import os
@@ -124,6 +130,27 @@ def parse(path):
         else:
             raise SystemExit(f"{path}:{i}: unknown directive {key}")
     return tests
+
+
+SLUG_MAX = 80
+
+
+def slugs(tests):
+    """The case slugs of a file's tests, in order (see the docstring)."""
+    out = []
+    seen = set()
+    for t in tests:
+        base = re.sub(r"[^a-z0-9]+", "_", t.name.lower()).strip("_") or "case"
+        if len(base) > SLUG_MAX:  # at a word's end where there is one
+            cut = base.rfind("_", 0, SLUG_MAX + 1)
+            base = base[:cut if cut > SLUG_MAX // 2 else SLUG_MAX]
+        slug, n = base, 1
+        while slug in seen:
+            n += 1
+            slug = f"{base}_{n}"
+        seen.add(slug)
+        out.append(slug)
+    return out
 
 
 def substitute(text, ctx):
@@ -215,19 +242,26 @@ def run_one(t, ctx):
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--list":
+        for slug in slugs(parse(sys.argv[2])):
+            print(slug)
+        return 0
     if len(sys.argv) < 3:
-        print("usage: runner.py BUILD_DIR TEST_FILE... [--filter REGEX] [--run-disabled]",
-              file=sys.stderr)
+        print("usage: runner.py BUILD_DIR TEST_FILE... [--filter REGEX] [--case SLUG]"
+              " [--run-disabled]\n       runner.py --list TEST_FILE", file=sys.stderr)
         return 2
     build = os.path.abspath(sys.argv[1])
     files = []
     flt = None
+    case = None
     run_disabled = False
     args = sys.argv[2:]
     while args:
         a = args.pop(0)
         if a == "--filter":
             flt = re.compile(args.pop(0))
+        elif a == "--case":
+            case = args.pop(0)
         elif a == "--run-disabled":
             run_disabled = True
         else:
@@ -237,7 +271,15 @@ def main():
            "build": build, "run_disabled": run_disabled}
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
     for f in files:
-        for t in parse(f):
+        tests = parse(f)
+        if case is not None:
+            chosen = [t for t, slug in zip(tests, slugs(tests)) if slug == case]
+            if not chosen:
+                print(f"{f}: no case {case!r} (its cases changed since cmake ran:"
+                      " re-run cmake)")
+                return 1
+            tests = chosen
+        for t in tests:
             if flt and not flt.search(t.name):
                 continue
             start = time.time()
