@@ -1,6 +1,7 @@
 // The backends' shape: every probe kind goes to exactly one backend, whose
 // kinds --info lists; the reporter's lines; the CLI backend's begin,
 // interval and end probes as the session's loop drives them.
+#include "ast/probe_kinds.h"
 #include "backends/backend.h"
 #include "backends/cli/cli_backend.h"
 #include "backends/program_set.h"
@@ -9,6 +10,7 @@
 #include "tests/unit/jit/script_bundle.h"
 
 #include <gtest/gtest.h>
+#include <map>
 #include <sstream>
 
 namespace ubtrace::backends {
@@ -35,14 +37,52 @@ TEST(Selector, KindsAsInfoListsThem) {
   EXPECT_EQ(backend_for(runtime::ProbeKind::Interval), BackendKind::Cli);
 }
 
+// The front end's table (ast/probe_kinds.def) names a backend per probe
+// kind; codegen turns the kind into the bundle's, and backend_for() picks
+// the backend from that. The two must agree for every runnable row.
+TEST(Selector, AgreesWithTheProbeKindTable) {
+  const std::map<std::string_view, const char *> attach = {
+      {"begin", "BEGIN"},
+      {"end", "END"},
+      {"interval", "interval:s:1"},
+      {"uprobe", "uprobe:/bin/true:main"},
+      {"uretprobe", "uretprobe:/bin/true:main"},
+      {"usdt", "usdt:/bin/true:prov:name"},
+      {"kernel", "kernel::k"},
+      {"kernelret", "kernelret::k"}};
+  size_t n = 0;
+  const ast::ProbeKindInfo *rows = ast::probe_kind_table(n);
+  size_t checked = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (rows[i].backend == ast::Backend::None)
+      continue;
+    auto it = attach.find(rows[i].name);
+    ASSERT_NE(it, attach.end())
+        << rows[i].name << " needs an attach point here";
+    auto bundle = jit::test::compile_script(std::string(it->second) + " { }");
+    ASSERT_TRUE(bundle) << it->second << ": " << bundle.error();
+    ASSERT_EQ(bundle->probes.size(), 1u);
+    BackendKind want = rows[i].backend == ast::Backend::Cli ? BackendKind::Cli
+                       : rows[i].backend == ast::Backend::Userspace
+                           ? BackendKind::Userspace
+                           : BackendKind::Gpu;
+    EXPECT_EQ(backend_for(bundle->probes[0].kind), want) << rows[i].name;
+    EXPECT_STREQ(probe_kind_name(bundle->probes[0].kind),
+                 std::string(rows[i].name).c_str());
+    checked++;
+  }
+  EXPECT_EQ(checked, std::size(kProbeKinds));
+}
+
 TEST(Reporter, OneLinePerMessageInTheCliFormats) {
   std::ostringstream err;
   Reporter r(err);
   r.error("cannot open x");
   r.warning("GPU: a notice");
   r.info("hooked 1 site");
-  EXPECT_EQ(err.str(),
-            "ERROR: cannot open x\nWARNING: GPU: a notice\nINFO: hooked 1 site\n");
+  EXPECT_EQ(
+      err.str(),
+      "ERROR: cannot open x\nWARNING: GPU: a notice\nINFO: hooked 1 site\n");
 }
 
 // The session, as the CLI backend sees it: counts what it is asked, and
