@@ -326,20 +326,12 @@ Val IRGen::gen_call(Call &c) {
     // analysis refuses them anywhere else.
     fail(c.loc, "BUG: " + n + "() outside a map assignment");
     return {i64(0), false};
-  case BuiltinFn::Override:
-  case BuiltinFn::Path:
-  case BuiltinFn::CgroupPath:
-  case BuiltinFn::Kaddr:
-  case BuiltinFn::PercpuKaddr:
-  case BuiltinFn::Skboutput:
-  case BuiltinFn::SocketCookie:
-  case BuiltinFn::KfuncAllowed:
-  case BuiltinFn::KfuncExist:
-  case BuiltinFn::Unwatch:
-  case BuiltinFn::SignalThread:
-  case BuiltinFn::WriteUser:
-  case BuiltinFn::Fail:
-  case BuiltinFn::Tseries:
+    // bpftrace's kernel-side functions (UBT_BUILTIN_KERNEL_FN rows)
+#define UBT_BUILTIN_FN(id, name, min, max, probes, flags)
+#define UBT_BUILTIN_KERNEL_FN(id, name, min, max) case BuiltinFn::id:
+#include "ast/builtins.def"
+#undef UBT_BUILTIN_KERNEL_FN
+#undef UBT_BUILTIN_FN
     // Kernel-side only: semantic analysis refuses them.
   case BuiltinFn::User:
     break;

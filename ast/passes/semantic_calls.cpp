@@ -300,20 +300,12 @@ void Semantic::check_call(Call &c) {
     return check_static_assert(c);
   case BuiltinFn::Reg:
     return check_reg(c);
-  case BuiltinFn::Override:
-  case BuiltinFn::Path:
-  case BuiltinFn::CgroupPath:
-  case BuiltinFn::Kaddr:
-  case BuiltinFn::PercpuKaddr:
-  case BuiltinFn::Skboutput:
-  case BuiltinFn::SocketCookie:
-  case BuiltinFn::KfuncAllowed:
-  case BuiltinFn::KfuncExist:
-  case BuiltinFn::Unwatch:
-  case BuiltinFn::SignalThread:
-  case BuiltinFn::WriteUser:
-  case BuiltinFn::Fail:
-  case BuiltinFn::Tseries:
+    // bpftrace's kernel-side functions (UBT_BUILTIN_KERNEL_FN rows)
+#define UBT_BUILTIN_FN(id, name, min, max, probes, flags)
+#define UBT_BUILTIN_KERNEL_FN(id, name, min, max) case BuiltinFn::id:
+#include "ast/builtins.def"
+#undef UBT_BUILTIN_KERNEL_FN
+#undef UBT_BUILTIN_FN
     return; // refused above
   case BuiltinFn::User:
     return check_user_call(c);

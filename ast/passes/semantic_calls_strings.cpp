@@ -100,15 +100,20 @@ void Semantic::check_join(Call &c) {
   return;
 }
 
+// The first n arguments are strings, or an error per one that is not.
+void Semantic::expect_string_args(Call &c, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    Type t = c.args[i]->type;
+    if (!t.is_none() && t.kind != TypeKind::String)
+      err(c.loc) << c.name << "() expects string arguments (" << kind_name(t)
+                 << " provided)";
+  }
+}
+
 void Semantic::check_strncmp(Call &c) {
   if (!check_arity(c))
     return;
-  for (size_t i = 0; i < 2; i++) {
-    Type t = c.args[i]->type;
-    if (!t.is_none() && t.kind != TypeKind::String)
-      err(c.loc) << "strncmp() expects string arguments (" << kind_name(t)
-                 << " provided)";
-  }
+  expect_string_args(c, 2);
   int64_t len;
   if (expect_int_literal(c, 2, len) && len < 0)
     err(c.args[2]->loc) << "strncmp() length must be >= 0";
@@ -119,12 +124,7 @@ void Semantic::check_strncmp(Call &c) {
 void Semantic::check_strcontains(Call &c) {
   if (!check_arity(c))
     return;
-  for (size_t i = 0; i < 2; i++) {
-    Type t = c.args[i]->type;
-    if (!t.is_none() && t.kind != TypeKind::String)
-      err(c.loc) << "strcontains() expects string arguments (" << kind_name(t)
-                 << " provided)";
-  }
+  expect_string_args(c, 2);
   c.type = make_bool();
   return;
 }

@@ -67,6 +67,7 @@ public:
   void check_has_key(Call &c);
   void check_len(Call &c);
   // semantic_calls_strings.cpp
+  void expect_string_args(Call &c, size_t n);
   void check_time(Call &c);
   void check_strftime(Call &c);
   void check_str(Call &c);
