@@ -117,9 +117,10 @@ struct Integer : Expr {
       : Expr(Kind, l), value(v), negative(neg) {}
   uint64_t value; // magnitude
   bool negative;  // value is -magnitude
+  // Two's complement, negated in unsigned arithmetic: -2^63 (magnitude
+  // 2^63) is INT64_MIN, where negating the int64_t would overflow.
   int64_t as_signed() const {
-    return negative ? -static_cast<int64_t>(value)
-                    : static_cast<int64_t>(value);
+    return static_cast<int64_t>(negative ? 0 - value : value);
   }
 };
 
