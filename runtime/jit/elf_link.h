@@ -54,6 +54,7 @@ struct Relocatable {
   std::vector<Reloc> relocs;
 };
 
+// The sections' data view `bytes`: keep them while the result is used.
 Result<Relocatable> parse(std::span<const uint8_t> bytes);
 
 inline constexpr uint64_t kNotPlaced = ~uint64_t(0);

@@ -192,7 +192,9 @@ TEST(Fatbin, ReplacementEntryKeepsTheOriginalsIdentity) {
   std::string rewritten = ptx + "// more\n";
   FatbinEntrySpec repl =
       replacement_ptx_entry(parsed->entries[0], rewritten, 9, 0);
-  auto again = parse_fatbin(write_fatbin({&repl, 1}));
+  // The parsed entries view the bytes they were parsed from: keep them.
+  std::vector<uint8_t> written = write_fatbin({&repl, 1});
+  auto again = parse_fatbin(written);
   ASSERT_TRUE(again);
   const FatbinEntry &e = again->entries[0];
   EXPECT_EQ(e.sm_arch, 86u);

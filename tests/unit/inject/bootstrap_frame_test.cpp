@@ -6,6 +6,7 @@
 #include "runtime/inject/region_placement.h"
 #include "runtime/inject/thread_stack.h"
 
+#include <algorithm>
 #include <cstring>
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
@@ -66,14 +67,16 @@ TEST(InterruptedCall, UnknownInstructionIsRefused) {
   EXPECT_NE(call.error().find("instruction"), std::string::npos);
 }
 
-// An XSAVE image as ptrace gives it: XCR0 at 464, the header at 512.
+// An XSAVE image as ptrace gives it: XCR0 at 464, the header at 512. One
+// shorter than `size` is the first `size` bytes of a full one.
 std::vector<uint8_t> xsave(uint64_t xcr0, uint64_t present, size_t size = 832) {
-  std::vector<uint8_t> image(size, 0);
+  std::vector<uint8_t> image(std::max<size_t>(size, 832), 0);
   uint32_t mxcsr = 0x1f80, mask = 0xffff;
   std::memcpy(image.data() + 24, &mxcsr, 4);
   std::memcpy(image.data() + 28, &mask, 4);
   std::memcpy(image.data() + 464, &xcr0, 8);
   std::memcpy(image.data() + 512, &present, 8);
+  image.resize(size);
   return image;
 }
 

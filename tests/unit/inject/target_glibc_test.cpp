@@ -49,6 +49,14 @@ std::vector<uint8_t> own_bytes(const void *address, size_t size) {
   return {p, p + size};
 }
 
+// This process's libc's definition of `name`: not `&name`, which in a
+// sanitizer build is the sanitizer runtime's interceptor in the test
+// program itself.
+const void *libc_function(const char *name) {
+  static void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+  return libc ? dlsym(libc, name) : nullptr;
+}
+
 TEST_F(TargetGlibcTest, FindsTheFunctionsTheInjectorCalls) {
   auto glibc = TargetGlibc::locate(target_->pid());
   ASSERT_TRUE(glibc.ok()) << glibc.error();
@@ -56,14 +64,15 @@ TEST_F(TargetGlibcTest, FindsTheFunctionsTheInjectorCalls) {
     const char *name;
     const void *own;
   } functions[] = {
-      {"dlopen", reinterpret_cast<const void *>(&dlopen)},
-      {"dlsym", reinterpret_cast<const void *>(&dlsym)},
-      {"dlerror", reinterpret_cast<const void *>(&dlerror)},
-      {"pthread_create", reinterpret_cast<const void *>(&pthread_create)},
-      {"pthread_detach", reinterpret_cast<const void *>(&pthread_detach)},
-      {"munmap", reinterpret_cast<const void *>(&munmap)},
+      {"dlopen", libc_function("dlopen")},
+      {"dlsym", libc_function("dlsym")},
+      {"dlerror", libc_function("dlerror")},
+      {"pthread_create", libc_function("pthread_create")},
+      {"pthread_detach", libc_function("pthread_detach")},
+      {"munmap", libc_function("munmap")},
   };
   for (const Expected &f : functions) {
+    ASSERT_NE(f.own, nullptr) << f.name;
     auto address = glibc->function(f.name);
     ASSERT_TRUE(address.has_value()) << f.name;
     EXPECT_TRUE(glibc->in_glibc_code(*address)) << f.name;
@@ -113,8 +122,10 @@ TEST(GlibcPaths, ClassifiesGlibcObjectsByName) {
 
 TEST(ElfDynamicSymbols, PrefersTheDefaultVersion) {
   // libc exports pthread_create twice (@@GLIBC_2.34 and @GLIBC_2.2.5).
+  const void *own = libc_function("pthread_create");
+  ASSERT_NE(own, nullptr);
   Dl_info info{};
-  ASSERT_NE(dladdr(reinterpret_cast<void *>(&pthread_create), &info), 0);
+  ASSERT_NE(dladdr(own, &info), 0);
   int fd = ::open(info.dli_fname, O_RDONLY | O_CLOEXEC);
   ASSERT_GE(fd, 0);
   auto symbols = ElfDynamicSymbols::read(fd, info.dli_fname);
@@ -124,7 +135,7 @@ TEST(ElfDynamicSymbols, PrefersTheDefaultVersion) {
   ASSERT_NE(f, nullptr);
   EXPECT_TRUE(f->default_version);
   EXPECT_EQ(f->value + reinterpret_cast<uint64_t>(info.dli_fbase),
-            reinterpret_cast<uint64_t>(&pthread_create));
+            reinterpret_cast<uint64_t>(own));
   // memcpy is an IFUNC: its symbol is a resolver, never called remotely.
   const ElfFunction *memcpy_symbol = symbols->find("memcpy");
   ASSERT_NE(memcpy_symbol, nullptr);

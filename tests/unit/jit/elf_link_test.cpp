@@ -16,8 +16,9 @@
 #include <sys/mman.h>
 
 extern "C" {
-long link_ext_add(long a, long b) {
-  return a * 7 + b;
+long link_ext_add(long a, long b) { // wrapping, as the inputs' -fwrapv
+  return static_cast<long>(static_cast<unsigned long>(a) * 7 +
+                           static_cast<unsigned long>(b));
 }
 extern const long link_ext_value;
 const long link_ext_value = 1234;
@@ -148,7 +149,9 @@ TEST(ElfLink, StaticObjectBelowTwoGigabytes) {
 }
 
 TEST(ElfLink, StaticObjectRefusesAnAddressAbove4GiB) {
-  auto object = elf::parse(read_object("reloc_static.o"));
+  // A parsed object views the bytes it was parsed from: keep them.
+  const std::vector<uint8_t> bytes = read_object("reloc_static.o");
+  auto object = elf::parse(bytes);
   ASSERT_TRUE(object) << object.error();
   auto plan = elf::plan(*object);
   ASSERT_TRUE(plan) << plan.error();

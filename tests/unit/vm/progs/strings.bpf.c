@@ -30,7 +30,10 @@ static __always_inline int prefix_len(const char *a, const char *b, int n) {
 SEC("uprobe/greet")
 int greet(struct args *ctx) {
   char want[] = "hello world";
-  char got[32];
+  // Zeroed: the helper, as the kernel's, leaves the bytes after the string
+  // as they were, and all 32 go into the event (the interpreter's stack
+  // starts zeroed, a JIT's native one does not).
+  char got[32] = {};
   long n = bpf_probe_read_user_str(got, sizeof(got), (void *)ctx->arg[0]);
   if (n < 0)
     return -1;
