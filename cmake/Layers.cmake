@@ -26,4 +26,7 @@ function(ubt_layer target)
     endif()
   endforeach()
   target_include_directories(${target} PRIVATE ${inc} ${CMAKE_BINARY_DIR}/gen)
+  # Every target of the project's own code comes through here: it is
+  # where a sanitizer build instruments it (cmake/Sanitizers.cmake).
+  ubt_instrument(${target})
 endfunction()

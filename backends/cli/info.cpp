@@ -117,6 +117,8 @@ void print_info(std::ostream &out) {
 #endif
   out << "  LLVM: " UBTRACE_LLVM_VERSION "\n";
   out << "  build type: " UBTRACE_BUILD_TYPE "\n";
+  // (The agent is never instrumented: cmake/Sanitizers.cmake.)
+  out << "  sanitizers: " UBTRACE_SANITIZERS "\n";
 #ifdef NDEBUG
   out << "  assertions: no\n";
 #else

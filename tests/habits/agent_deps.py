@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """habits.agent_deps: the libraries loaded into traced programs (the agent,
 libubtrace_agent.so, and what LD_PRELOAD names, libubtrace_preload.so) need
-no LLVM and no libbpf.
+no LLVM, no libbpf and, in a sanitizer build too, no sanitizer runtime.
 
 Checked with readelf, for each library:
   - NEEDED entries: none names LLVM, clang or libbpf;
@@ -10,7 +10,11 @@ Checked with readelf, for each library:
     {ring,perf,user_ring}_buffer__*);
   - the static symbol table (when the library has one): no such symbol
     either, so that LLVM or libbpf linked in statically and hidden
-    (--exclude-libs) is caught too.
+    (--exclude-libs) is caught too;
+  - no undefined symbol of a sanitizer runtime (__asan_*, __ubsan_*,
+    __sanitizer_*, __sancov_*, ...): in a -DUBTRACE_SANITIZE or
+    -DUBTRACE_FUZZ build the agent must still be built from the
+    uninstrumented copies of its libraries (cmake/Sanitizers.cmake).
 The agent's own ubt_bpf_* helpers do not match: only names that start with
 libbpf's prefixes do.
 
@@ -27,6 +31,8 @@ SYMBOL_BAD = [
     ("LLVM", re.compile(r"llvm", re.IGNORECASE)),
     ("libbpf", re.compile(r"^(lib)?(bpf|btf)_|^(ring|perf|user_ring)_buffer__")),
 ]
+# Only undefined: the agent defines none of these itself.
+SANITIZER = re.compile(r"^__(asan|ubsan|lsan|msan|tsan|sanitizer|sancov)_")
 
 
 def readelf(program, *args):
@@ -65,6 +71,8 @@ def check(program, lib):
         for what, rx in SYMBOL_BAD:
             if rx.search(name):
                 problems.append(f"undefined dynamic symbol {name} ({what})")
+        if SANITIZER.search(name):
+            problems.append(f"undefined dynamic symbol {name} (sanitizer runtime)")
     # The full symbol table (absent once stripped; then only the above).
     for name, ndx in symbols(program, lib, "--syms"):
         if ndx == "UND":
@@ -89,14 +97,16 @@ def main():
         problems = check(program, lib)
         if problems:
             failed = True
-            print(f"FAIL: {lib} needs LLVM or libbpf ({len(problems)}):")
+            print(f"FAIL: {lib} needs LLVM, libbpf or a sanitizer runtime "
+                  f"({len(problems)}):")
             for p in problems[:40]:
                 print(f"  {p}")
             if len(problems) > 40:
                 print(f"  ... and {len(problems) - 40} more")
         else:
             print(f"PASS: {lib}: NEEDED "
-                  f"{', '.join(needed(program, lib))}; no LLVM or libbpf symbol")
+                  f"{', '.join(needed(program, lib))}; no LLVM, libbpf or "
+                  f"sanitizer symbol")
     return 1 if failed else 0
 
 

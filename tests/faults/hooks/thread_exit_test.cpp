@@ -136,6 +136,14 @@ void *exit_without_destructors(void *) {
 }
 
 TEST(ThreadExit, StatesOfThreadsGoneWithoutDestructorsAreReaped) {
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  // ASan keeps a record per thread that only its own exit path clears: the
+  // next thread that reuses the slot stops the process.
+  GTEST_SKIP() << "threads that leave by a raw exit system call cannot "
+                  "run under AddressSanitizer";
+#endif
+#endif
   ASSERT_TRUE(prepare_hooks().ok());
   Result<HookId> id = install_return_hook(
       reinterpret_cast<uint64_t>(raw_exit_from_here), count_return, nullptr);
