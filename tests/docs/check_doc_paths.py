@@ -10,7 +10,7 @@ is in backticks. Relative link targets ([x](docs/DESIGN.md)) are resolved
 from the doc's own directory. A backticked bare `NAME.md` must exist at the
 repository's root.
 
-Not checked: absolute paths, paths under a build directory (build/...),
+Not checked: absolute paths, paths under a build directory (build*/...),
 and patterns with placeholders (<area>, {a,b}, $VAR, ...). Glob patterns
 (* ? [) must match at least one file. A trailing ":LINE", "'s" and
 punctuation are dropped first.
@@ -88,8 +88,9 @@ def roots_of(root, docs_text):
             m = TABLE_DIR.match(line.strip())
             if m:
                 r.add(m.group(1))
-    r -= {"build"}
-    return r
+    # Build directories (.gitignore's /build*/: build, build-san, ...):
+    # what they hold depends on what was built and run.
+    return {d for d in r if not d.startswith("build")}
 
 
 def exists(root, rel):

@@ -133,6 +133,15 @@ with tempfile.TemporaryDirectory() as root:
     expect("table markers missing", layer(root), True, "layer-table")
     restore(root, saved)
 
+    # What a build directory holds depends on what ran: not checked, even
+    # when the directory exists.
+    write(root, "build-san/build.ninja")
+    saved = edit(root, "runtime/bundle.h and", "runtime/bundle.h, `build-san/fuzz-out/` and")
+    expect("path under an existing build directory", paths(root), False)
+    restore(root, saved)
+    os.remove(os.path.join(root, "build-san/build.ninja"))
+    os.rmdir(os.path.join(root, "build-san"))
+
     # A named file that is gone, in backticks, in prose, in a command, as a link.
     for gone, needle in [("runtime/maps/hash_map.cpp", "hash_map.cpp"),
                          ("runtime/bundle.h", "runtime/bundle.h"),
