@@ -52,31 +52,44 @@ std::optional<uint64_t> interrupted_glibc_rip(uint64_t rsp,
 
 bool is_lock_free_libc_function(std::string_view name) {
   static constexpr std::string_view kLockFree[] = {
-      "read",         "write",        "readv",
-      "writev",       "pread64",      "pwrite64",
-      "preadv",       "pwritev",      "preadv2",
-      "pwritev2",     "recv",         "recvfrom",
-      "recvmsg",      "recvmmsg",     "send",
-      "sendto",       "sendmsg",      "sendmmsg",
-      "accept",       "accept4",      "connect",
-      "poll",         "ppoll",        "select",
-      "pselect",      "epoll_wait",   "epoll_pwait",
-      "epoll_pwait2", "nanosleep",    "clock_nanosleep",
-      "sleep",        "usleep",       "pause",
-      "sigsuspend",   "sigtimedwait", "sigwaitinfo",
-      "wait",         "wait3",        "wait4",
-      "waitpid",      "waitid",       "msgrcv",
-      "msgsnd",       "semop",        "semtimedop",
-      "syscall",      "open",         "open64",
-      "openat",       "openat64",     "close",
-      "fsync",        "fdatasync",    "creat",
-      "creat64",      "flock",        "fcntl",
-      "fcntl64",      "lockf",        "lockf64",
-      "ioctl",        "mq_receive",   "mq_timedreceive",
-      "mq_send",      "mq_timedsend", "splice",
-      "tee",          "vmsplice",     "sendfile",
-      "sendfile64",   "msync",        "sync",
-      "syncfs",       "getrandom",
+      "read",         "write",
+      "readv",        "writev",
+      "pread64",      "pwrite64",
+      "preadv",       "pwritev",
+      "preadv2",      "pwritev2",
+      "recv",         "recvfrom",
+      "recvmsg",      "recvmmsg",
+      "send",         "sendto",
+      "sendmsg",      "sendmmsg",
+      "accept",       "accept4",
+      "connect",      "poll",
+      "ppoll",        "select",
+      "pselect",      "epoll_wait",
+      "epoll_pwait",  "epoll_pwait2",
+      "nanosleep",    "clock_nanosleep",
+      "sleep",        "usleep",
+      "pause",        "sigsuspend",
+      "sigtimedwait", "sigwaitinfo",
+      "sigwait",      "wait",
+      "wait3",        "wait4",
+      "waitpid",      "waitid",
+      "msgrcv",       "msgsnd",
+      "semop",        "semtimedop",
+      "syscall",      "open",
+      "open64",       "openat",
+      "openat64",     "close",
+      "fsync",        "fdatasync",
+      "creat",        "creat64",
+      "flock",        "fcntl",
+      "fcntl64",      "lockf",
+      "lockf64",      "ioctl",
+      "mq_receive",   "mq_timedreceive",
+      "mq_send",      "mq_timedsend",
+      "splice",       "tee",
+      "vmsplice",     "sendfile",
+      "sendfile64",   "msync",
+      "sync",         "syncfs",
+      "getrandom",
   };
   for (std::string_view entry : kLockFree)
     if (entry == name)
@@ -112,6 +125,56 @@ bool is_parked_wait_function(std::string_view name) {
   return false;
 }
 
+bool is_stdio_function(std::string_view name) {
+  // What programs call, then libio's exported internals (_IO_*, the
+  // underflow/overflow entries) that run between them and the call.
+  static constexpr std::string_view kStdio[] = {
+      "fgets",
+      "fgets_unlocked",
+      "getline",
+      "getdelim",
+      "__getdelim",
+      "fgetc",
+      "fgetc_unlocked",
+      "getc",
+      "getc_unlocked",
+      "getchar",
+      "getchar_unlocked",
+      "fread",
+      "fread_unlocked",
+      "fflush",
+      "fflush_unlocked",
+      "fputs",
+      "fputs_unlocked",
+      "puts",
+      "fputc",
+      "fputc_unlocked",
+      "putc",
+      "putc_unlocked",
+      "putchar",
+      "putchar_unlocked",
+      "fwrite",
+      "fwrite_unlocked",
+      "printf",
+      "fprintf",
+      "vprintf",
+      "vfprintf",
+      "__printf_chk",
+      "__fprintf_chk",
+      "__vprintf_chk",
+      "__vfprintf_chk",
+      "__underflow",
+      "__uflow",
+      "__overflow",
+  };
+  if (name.starts_with("_IO_"))
+    return true;
+  for (std::string_view entry : kStdio)
+    if (entry == name)
+      return true;
+  return false;
+}
+
 namespace {
 
 bool any_of_names(const std::vector<std::string_view> &names,
@@ -120,6 +183,21 @@ bool any_of_names(const std::vector<std::string_view> &names,
     if (wanted(name))
       return true;
   return false;
+}
+
+// The exported names of the glibc function the program called to get
+// where `chain` is: as its call site says (an exported function may have
+// tail-called an internal one, whose frame is all there is), else the
+// outermost glibc frame (a return address there, unless it is the only
+// one).
+std::vector<std::string_view> program_called(const GlibcCallChain &chain,
+                                             const TargetGlibc &glibc,
+                                             const RemoteMemory &memory) {
+  if (auto called = called_function(chain.caller, memory);
+      called && glibc.in_glibc_code(*called))
+    if (auto names = glibc.names_at(*called); !names.empty())
+      return names;
+  return glibc.names_at(chain.pcs.back() - (chain.pcs.size() > 1 ? 1 : 0));
 }
 
 // "parked in pthread_cond_wait (libc.so.6:...)", or why not.
@@ -132,17 +210,7 @@ std::optional<std::string> parked_wait(const user_regs_struct &regs,
   auto chain = unwinder.unwind(regs, memory);
   if (!chain || chain->pcs.empty())
     return std::nullopt;
-  // The function the program called: as its call site says (an exported
-  // function may have tail-called an internal one, whose frame is all
-  // there is), else the outermost glibc frame (a return address there,
-  // unless it is the only one).
-  std::vector<std::string_view> names;
-  if (auto called = called_function(chain->caller, memory);
-      called && glibc.in_glibc_code(*called))
-    names = glibc.names_at(*called);
-  if (names.empty())
-    names = glibc.names_at(chain->pcs.back() - (chain->pcs.size() > 1 ? 1 : 0));
-  for (std::string_view name : names)
+  for (std::string_view name : program_called(*chain, glibc, memory))
     if (is_parked_wait_function(name))
       return "parked in " + std::string(name) + " (at " +
              glibc.describe(regs.rip) + ", called from " + hex(chain->caller) +
@@ -150,23 +218,61 @@ std::optional<std::string> parked_wait(const user_regs_struct &regs,
   return std::nullopt;
 }
 
+// A thread in a lock-free function (rip there): safe when the program
+// called it itself, or through stdio, every glibc frame between being one
+// of those; or why not. glibc skips its locks while a process has one
+// thread, so code such as malloc's first call (which reads getrandom
+// before its arena is set up) is mid-update with no lock to show for it:
+// the frames are what tells.
+Result<std::string> blocked_call(const user_regs_struct &regs,
+                                 const TargetGlibc &glibc,
+                                 const GlibcUnwinder &unwinder,
+                                 const RemoteMemory &memory) {
+  const std::string where = glibc.describe(regs.rip);
+  auto chain = unwinder.unwind(regs, memory);
+  if (!chain || chain->pcs.empty())
+    return make_error("inside glibc (" + where +
+                      "), called from where its stack does not say" +
+                      (chain ? std::string() : ": " + chain.error()));
+  auto allowed = [](const std::vector<std::string_view> &names) {
+    return any_of_names(names, is_lock_free_libc_function) ||
+           any_of_names(names, is_stdio_function);
+  };
+  for (size_t i = 1; i < chain->pcs.size(); ++i) {
+    uint64_t call = chain->pcs[i] - 1; // inside the calling instruction
+    if (!allowed(glibc.names_at(call)))
+      return make_error("inside glibc (" + where + "), called by glibc's " +
+                        glibc.describe(call));
+  }
+  auto called = program_called(*chain, glibc, memory);
+  if (!allowed(called))
+    return make_error("inside glibc (" + where + "), called by glibc's " +
+                      (called.empty() ? std::string("own code")
+                                      : std::string(called.front())));
+  return "blocked in " + where;
+}
+
 SafePoint classify(const user_regs_struct &regs, const TargetGlibc &glibc,
                    const GlibcUnwinder &unwinder, const RemoteMemory &memory) {
-  std::optional<std::string> parked;
-  if (glibc.in_glibc_code(regs.rip) &&
-      !any_of_names(glibc.libc_names_at(regs.rip),
-                    is_lock_free_libc_function)) {
-    parked = parked_wait(regs, glibc, unwinder, memory);
-    if (!parked)
-      return {false, "inside glibc (" + glibc.describe(regs.rip) + ")"};
+  std::optional<std::string> reason;
+  if (glibc.in_glibc_code(regs.rip)) {
+    if (any_of_names(glibc.libc_names_at(regs.rip),
+                     is_lock_free_libc_function)) {
+      auto blocked = blocked_call(regs, glibc, unwinder, memory);
+      if (!blocked)
+        return {false, blocked.error()};
+      reason = *blocked;
+    } else {
+      reason = parked_wait(regs, glibc, unwinder, memory);
+      if (!reason)
+        return {false, "inside glibc (" + glibc.describe(regs.rip) + ")"};
+    }
   }
   if (auto interrupted = interrupted_glibc_rip(regs.rsp, glibc, memory))
     return {false, "in a signal handler that interrupted glibc (" +
                        glibc.describe(*interrupted) + ")"};
-  if (parked)
-    return {true, *parked};
-  if (glibc.in_glibc_code(regs.rip))
-    return {true, "blocked in " + glibc.describe(regs.rip)};
+  if (reason)
+    return {true, *reason};
   return {true, "running its own code at " + hex(regs.rip)};
 }
 

@@ -18,11 +18,19 @@
 //            read, nanosleep/clock_nanosleep, poll, epoll_wait, accept,
 //            waitpid, pause, flock, fcntl/lockf, mq_receive, splice (a
 //            program blocked in I/O, a file lock or a sleep is
-//            injectable). A thread there may be in such a call made by
-//            glibc's own code holding a FILE's lock (fgets reading, fflush
-//            writing): pthread_create takes no FILE lock, so this matters
-//            only to the Interrupted mode, whose agent constructor must
-//            then not use that FILE;
+//            injectable), called by the program itself or through stdio:
+//            the stack is unwound with glibc's CFI (glibc_unwind.h) and
+//            every glibc frame between the program and the wrapper must
+//            be another such wrapper or a stdio function (fgets, printf,
+//            libio's exported _IO_* internals), which change nothing but
+//            their FILE meanwhile (whatever lock they hold is that FILE's:
+//            pthread_create takes none, and the Interrupted mode's agent
+//            constructor must not use that FILE). Any other glibc caller
+//            is unsafe, locks or not: a one-thread process runs glibc
+//            without its locks, so its first malloc, waiting in getrandom
+//            with __malloc_initialized set and the arena not yet set up,
+//            would crash the loader's dlopen; system() waiting in waitpid
+//            holds its own lock;
 //   safe   - the thread is parked in one of glibc's waits for a program's
 //            object: blocked in the futex system call (orig_rax is
 //            futex), inside pthread_cond_wait/timedwait/clockwait,
@@ -84,6 +92,10 @@ SafePoint classify_stop(const user_regs_struct &regs, const TargetGlibc &glibc,
 // Whether an exported libc function `name` holds no glibc lock anywhere in
 // its body (the allow-list above).
 bool is_lock_free_libc_function(std::string_view name);
+// Whether `name` is a stdio function that may call those on a FILE's
+// behalf, changing nothing but that FILE meanwhile (fgets, printf, libio's
+// exported _IO_* internals).
+bool is_stdio_function(std::string_view name);
 // Whether `name` is one of the waits above, where a thread parks holding
 // no glibc lock when called from outside glibc.
 bool is_parked_wait_function(std::string_view name);

@@ -82,6 +82,60 @@ TEST_F(SafePointTest, ProgramCodeIsSafe) {
   EXPECT_EQ(where.reason.rfind("running its own code at 0x", 0), 0u);
 }
 
+// The registers of the main thread of `args`, once it blocks in `call`.
+std::optional<user_regs_struct> blocked_in(test::TestProcess &target,
+                                           long call) {
+  if (!target.wait_for_line("ready") || !test::wait_until([&] {
+        return test::blocked_syscall(target.pid(), target.pid()) == call;
+      }))
+    return std::nullopt;
+  auto thread = PtraceThread::seize(target.pid(), target.pid());
+  if (!thread.ok() || !thread->interrupt(Deadline(5000ms)).ok())
+    return std::nullopt;
+  auto regs = thread->registers();
+  if (!thread->detach().ok() || !regs)
+    return std::nullopt;
+  return *regs;
+}
+
+SafePoint classify_process(pid_t pid, const user_regs_struct &regs) {
+  auto glibc = TargetGlibc::locate(pid);
+  auto memory = RemoteMemory::open(pid);
+  if (!glibc.ok() || !memory.ok())
+    return {false, "cannot look at the process"};
+  return classify_stop(regs, *glibc, *memory);
+}
+
+// A lock-free wrapper is a safe point only when the program called it:
+// glibc's own code around it may be mid-update with no lock to show (a
+// one-thread process's first malloc waits in getrandom with its arena not
+// yet set up). system() waiting for its child is such a caller.
+TEST(SafePointCallers, LockFreeCallFromGlibcsOwnCodeIsNot) {
+  auto target =
+      test::TestProcess::start({test::prog_path("blocked_read"), "system"});
+  auto regs = blocked_in(target, SYS_wait4);
+  ASSERT_TRUE(regs.has_value());
+  SafePoint where = classify_process(target.pid(), *regs);
+  EXPECT_FALSE(where.safe) << where.reason;
+  EXPECT_EQ(where.reason.rfind("inside glibc (libc.so.6:", 0), 0u)
+      << where.reason;
+  EXPECT_NE(where.reason.find("called by glibc's "), std::string::npos)
+      << where.reason;
+}
+
+// stdio's frames (fgets, libio's _IO_* internals) between the program and
+// read change nothing but their FILE: still a safe point.
+TEST(SafePointCallers, ReadCalledThroughStdioIs) {
+  auto target =
+      test::TestProcess::start({test::prog_path("blocked_read"), "fgets"});
+  auto regs = blocked_in(target, SYS_read);
+  ASSERT_TRUE(regs.has_value());
+  SafePoint where = classify_process(target.pid(), *regs);
+  EXPECT_TRUE(where.safe) << where.reason;
+  EXPECT_EQ(where.reason.rfind("blocked in libc.so.6:read+", 0), 0u)
+      << where.reason;
+}
+
 TEST(SafePointAllowList, OnlyLockFreeWrappers) {
   EXPECT_TRUE(is_lock_free_libc_function("read"));
   EXPECT_TRUE(is_lock_free_libc_function("clock_nanosleep"));
@@ -90,6 +144,10 @@ TEST(SafePointAllowList, OnlyLockFreeWrappers) {
   EXPECT_FALSE(is_lock_free_libc_function("fread"));
   EXPECT_FALSE(is_lock_free_libc_function("pthread_mutex_lock"));
   EXPECT_FALSE(is_lock_free_libc_function("dlopen"));
+  EXPECT_TRUE(is_stdio_function("fgets"));
+  EXPECT_TRUE(is_stdio_function("_IO_file_underflow"));
+  EXPECT_FALSE(is_stdio_function("malloc"));
+  EXPECT_FALSE(is_stdio_function("system"));
 }
 
 TEST(SafePointSignalHandler, HandlerThatInterruptedGlibcIsNotSafe) {

@@ -3,11 +3,15 @@
  * data; then reads on until EOF, so it does not exit before the test says. With
  * "handler", SIGUSR1 gets a handler without SA_RESTART that records the sender:
  * a signal that arrives while it is blocked makes the read fail with EINTR, as
- * it would without injection. */
+ * it would without injection.
+ *
+ * With "fgets" it blocks in read called by stdio (fgets on stdin); with
+ * "system", in waitpid called by glibc's own system() (for 10 s). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -29,6 +33,14 @@ int main(int argc, char **argv) {
   }
   printf("ready pid=%d\n", getpid());
   fflush(stdout);
+  if (argc > 1 && strcmp(argv[1], "system") == 0)
+    return system("exec sleep 10") == -1;
+  if (argc > 1 && strcmp(argv[1], "fgets") == 0) {
+    char line[64];
+    while (fgets(line, sizeof line, stdin))
+      ;
+    return 0;
+  }
   char buffer[64] = {0};
   ssize_t n = read(0, buffer, sizeof buffer - 1);
   int err = n < 0 ? errno : 0;
