@@ -81,12 +81,13 @@ MapCounters map_counters(const void *map) {
   return counters;
 }
 
-void for_each_entry(const void *map, const EntryVisitor &visit) {
-  const TrustedMap *t = trusted_map(map);
-  if (!t || t->kind == MapKind::RingBuf)
-    return; // no elements: events go through RingConsumer
+namespace {
+
+// for_each_entry with `slots` values per entry: the caller's one reading of
+// the slots in use (threads claim new slots while a scan runs).
+void scan_entries(const TrustedMap *t, uint32_t slots,
+                  const EntryVisitor &visit) {
   const MapHeader *m = header(*t);
-  const uint32_t slots = slots_in_use(*t, m);
   std::vector<uint8_t> key(t->key_size);
   std::vector<uint8_t> values(size_t{slots} * t->value_size);
   if (!is_hash(t->kind)) {
@@ -114,6 +115,15 @@ void for_each_entry(const void *map, const EntryVisitor &visit) {
     if (!visit(key, values))
       return;
   }
+}
+
+} // namespace
+
+void for_each_entry(const void *map, const EntryVisitor &visit) {
+  const TrustedMap *t = trusted_map(map);
+  if (!t || t->kind == MapKind::RingBuf)
+    return; // no elements: events go through RingConsumer
+  scan_entries(t, slots_in_use(*t, header(*t)), visit);
 }
 
 namespace {
@@ -164,8 +174,15 @@ void drop_duplicate_keys(MapSnapshot &snap) {
 MapSnapshot snapshot(const void *map) {
   MapSnapshot snap;
   snap.info = map_info(map);
-  for_each_entry(
-      map, [&](std::span<const uint8_t> key, std::span<const uint8_t> values) {
+  const TrustedMap *t = trusted_map(map);
+  if (!t || t->kind == MapKind::RingBuf)
+    return snap;
+  // The values of every entry for the slots info counts: a thread that
+  // claims a slot during the scan must not shift the entries' values
+  // against info.slots, which value(i, slot) strides by.
+  scan_entries(
+      t, snap.info.slots,
+      [&](std::span<const uint8_t> key, std::span<const uint8_t> values) {
         snap.keys.insert(snap.keys.end(), key.begin(), key.end());
         snap.values.insert(snap.values.end(), values.begin(), values.end());
         ++snap.entries;

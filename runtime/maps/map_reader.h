@@ -40,10 +40,12 @@ struct MapCounters {
 };
 MapCounters map_counters(const void *map);
 
-// Calls visit(key, values) for each entry; values holds info.slots values of
-// value_size bytes, slot after slot. A hash entry deleted or replaced while it
-// was being copied is left out; a key deleted and inserted again while the
-// scan runs may be visited twice. Return false to stop.
+// Calls visit(key, values) for each entry; values holds the values of the
+// slots in use when the scan began (read once: threads that claim a slot
+// meanwhile are not in this scan), value_size bytes each, slot after slot. A
+// hash entry deleted or replaced while it was being copied is left out; a key
+// deleted and inserted again while the scan runs may be visited twice. Return
+// false to stop.
 using EntryVisitor = std::function<bool(std::span<const uint8_t> key,
                                         std::span<const uint8_t> values)>;
 void for_each_entry(const void *map, const EntryVisitor &visit);

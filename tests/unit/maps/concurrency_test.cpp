@@ -172,7 +172,11 @@ TEST(MapsConcurrency, PerSlotCountsSurviveConcurrentSnapshotsAndZero) {
   uint64_t last_total = 0;
   int snapshots = 0;
   while (running > 0) {
-    const uint64_t total = merged_total(snapshot(map));
+    // Threads are still claiming slots: every entry has info.slots values.
+    const MapSnapshot snap = snapshot(map);
+    ASSERT_EQ(snap.values.size(),
+              snap.entries * snap.info.slots * snap.info.value_size);
+    const uint64_t total = merged_total(snap);
     // Counts only grow between snapshots (no zero() yet).
     EXPECT_GE(total, last_total);
     last_total = total;
