@@ -3,6 +3,7 @@
 #include "runtime/inject/call_site.h"
 #include "runtime/inject/hex.h"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdio>
@@ -48,6 +49,11 @@ std::optional<uint64_t> interrupted_glibc_rip(uint64_t rsp,
   return std::nullopt;
 }
 
+template <size_t N>
+bool listed(std::string_view name, const std::string_view (&list)[N]) {
+  return std::find(std::begin(list), std::end(list), name) != std::end(list);
+}
+
 } // namespace
 
 bool is_lock_free_libc_function(std::string_view name) {
@@ -91,10 +97,7 @@ bool is_lock_free_libc_function(std::string_view name) {
       "sync",         "syncfs",
       "getrandom",
   };
-  for (std::string_view entry : kLockFree)
-    if (entry == name)
-      return true;
-  return false;
+  return listed(name, kLockFree);
 }
 
 bool is_parked_wait_function(std::string_view name) {
@@ -119,10 +122,7 @@ bool is_parked_wait_function(std::string_view name) {
       "pthread_rwlock_clockrdlock",
       "pthread_rwlock_clockwrlock",
   };
-  for (std::string_view entry : kParked)
-    if (entry == name)
-      return true;
-  return false;
+  return listed(name, kParked);
 }
 
 bool is_stdio_function(std::string_view name) {
@@ -167,12 +167,7 @@ bool is_stdio_function(std::string_view name) {
       "__uflow",
       "__overflow",
   };
-  if (name.starts_with("_IO_"))
-    return true;
-  for (std::string_view entry : kStdio)
-    if (entry == name)
-      return true;
-  return false;
+  return name.starts_with("_IO_") || listed(name, kStdio);
 }
 
 namespace {

@@ -82,28 +82,26 @@ TEST_F(SafePointTest, ProgramCodeIsSafe) {
   EXPECT_EQ(where.reason.rfind("running its own code at 0x", 0), 0u);
 }
 
-// The registers of the main thread of `args`, once it blocks in `call`.
-std::optional<user_regs_struct> blocked_in(test::TestProcess &target,
-                                           long call) {
+// How the injector would see blocked_read MODE's main thread once it
+// blocks in the system call `call`.
+SafePoint blocked_read_in(const char *mode, long call) {
+  auto target =
+      test::TestProcess::start({test::prog_path("blocked_read"), mode});
   if (!target.wait_for_line("ready") || !test::wait_until([&] {
         return test::blocked_syscall(target.pid(), target.pid()) == call;
       }))
-    return std::nullopt;
+    return {false, "never blocked in system call " + std::to_string(call)};
   auto thread = PtraceThread::seize(target.pid(), target.pid());
   if (!thread.ok() || !thread->interrupt(Deadline(5000ms)).ok())
-    return std::nullopt;
+    return {false, "cannot stop it"};
   auto regs = thread->registers();
-  if (!thread->detach().ok() || !regs)
-    return std::nullopt;
-  return *regs;
-}
-
-SafePoint classify_process(pid_t pid, const user_regs_struct &regs) {
-  auto glibc = TargetGlibc::locate(pid);
-  auto memory = RemoteMemory::open(pid);
-  if (!glibc.ok() || !memory.ok())
-    return {false, "cannot look at the process"};
-  return classify_stop(regs, *glibc, *memory);
+  auto glibc = TargetGlibc::locate(target.pid());
+  auto memory = RemoteMemory::open(target.pid());
+  if (!regs || !glibc.ok() || !memory.ok())
+    return {false, "cannot look at it"};
+  SafePoint where = classify_stop(*regs, *glibc, *memory);
+  (void)thread->detach();
+  return where;
 }
 
 // A lock-free wrapper is a safe point only when the program called it:
@@ -111,11 +109,7 @@ SafePoint classify_process(pid_t pid, const user_regs_struct &regs) {
 // one-thread process's first malloc waits in getrandom with its arena not
 // yet set up). system() waiting for its child is such a caller.
 TEST(SafePointCallers, LockFreeCallFromGlibcsOwnCodeIsNot) {
-  auto target =
-      test::TestProcess::start({test::prog_path("blocked_read"), "system"});
-  auto regs = blocked_in(target, SYS_wait4);
-  ASSERT_TRUE(regs.has_value());
-  SafePoint where = classify_process(target.pid(), *regs);
+  SafePoint where = blocked_read_in("system", SYS_wait4);
   EXPECT_FALSE(where.safe) << where.reason;
   EXPECT_EQ(where.reason.rfind("inside glibc (libc.so.6:", 0), 0u)
       << where.reason;
@@ -126,11 +120,7 @@ TEST(SafePointCallers, LockFreeCallFromGlibcsOwnCodeIsNot) {
 // stdio's frames (fgets, libio's _IO_* internals) between the program and
 // read change nothing but their FILE: still a safe point.
 TEST(SafePointCallers, ReadCalledThroughStdioIs) {
-  auto target =
-      test::TestProcess::start({test::prog_path("blocked_read"), "fgets"});
-  auto regs = blocked_in(target, SYS_read);
-  ASSERT_TRUE(regs.has_value());
-  SafePoint where = classify_process(target.pid(), *regs);
+  SafePoint where = blocked_read_in("fgets", SYS_read);
   EXPECT_TRUE(where.safe) << where.reason;
   EXPECT_EQ(where.reason.rfind("blocked in libc.so.6:read+", 0), 0u)
       << where.reason;
