@@ -8,6 +8,7 @@
 #include "runtime/gpu/ptx_module.h"
 #include "runtime/symbols/binary_resolver.h"
 #include "runtime/symbols/probe_resolver.h"
+#include "runtime/symbols/wildcard.h"
 
 #include <cstring>
 #include <elf.h>
@@ -112,12 +113,24 @@ Result<std::vector<std::string>> list_kernels(const std::string &type,
 
 // ubtrace -l [PATTERN]: the user-space probes (or a binary's GPU kernels) a
 // pattern matches, one per line, as bpftrace lists them.
-int list_probes(const Options &opts, backends::Reporter &report) {
-  std::string pattern = opts.list_pattern;
+int list_probes(const std::string &pattern, int pid,
+                backends::Reporter &report) {
+  if (pattern.empty() && pid) {
+    int rc = list_probes("uprobe:*", pid, report);
+    return rc ? rc : list_probes("usdt:*", pid, report);
+  }
   if (pattern.empty()) {
     report.error("-l needs a pattern, e.g. -l 'uprobe:/bin/bash:read*' or "
-                 "-l 'usdt:./app:*'");
+                 "-l 'usdt:./app:*', or a process: -l -p PID");
     return 1;
+  }
+  // Interval probes have no list of their own, only their units.
+  if (pattern.rfind("interval:", 0) == 0 || pattern.rfind("i:", 0) == 0) {
+    runtime::symbols::Wildcard rest(pattern.substr(pattern.find(':') + 1));
+    for (const char *unit : {"hz", "ms", "s", "us"})
+      if (rest.matches(std::string(unit) + ":") || rest.matches(unit))
+        std::cout << "interval:" << unit << ":\n";
+    return 0;
   }
   if (pattern.rfind("kprobe", 0) == 0 || pattern.rfind("tracepoint", 0) == 0 ||
       pattern.rfind("kfunc", 0) == 0 || pattern.rfind("fentry", 0) == 0) {
@@ -148,10 +161,10 @@ int list_probes(const Options &opts, backends::Reporter &report) {
     return 0;
   }
   runtime::symbols::ProbeResolver resolver;
-  std::optional<pid_t> pid;
-  if (opts.pid)
-    pid = opts.pid;
-  auto lines = resolver.list(pattern, pid);
+  std::optional<pid_t> in_pid;
+  if (pid)
+    in_pid = pid;
+  auto lines = resolver.list(pattern, in_pid);
   if (!lines) {
     report.error(lines.error());
     return 1;

@@ -21,7 +21,9 @@ Result<std::vector<std::string>> list_kernels(const std::string &type,
                                               const std::string &pattern);
 
 // ubtrace -l [PATTERN]: prints what the pattern matches, one per line, as
-// bpftrace lists them; returns the exit status.
-int list_probes(const Options &opts, backends::Reporter &report);
+// bpftrace lists them; returns the exit status. With no pattern and a pid,
+// every uprobe and USDT probe of that process. `pid` 0: none.
+int list_probes(const std::string &pattern, int pid,
+                backends::Reporter &report);
 
 } // namespace ubtrace::cli

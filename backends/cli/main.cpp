@@ -27,6 +27,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <unistd.h>
 #include <vector>
@@ -94,11 +95,81 @@ bool check_return_probes(ast::ASTContext &ctx) {
   return ok;
 }
 
+// -l with a program (-e, or a script file named as the pattern): what each
+// of its attach points matches; begin/end list as themselves.
+int list_program(const cli::Options &opts, backends::Reporter &report) {
+  std::string program = opts.program, name = opts.program_name;
+  if (program.empty()) {
+    std::error_code ec;
+    if (opts.list_pattern.empty() ||
+        !std::filesystem::is_regular_file(opts.list_pattern, ec))
+      return cli::list_probes(opts.list_pattern, opts.pid, report);
+    std::ifstream in(opts.list_pattern, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    program = text.str();
+    name = opts.list_pattern;
+  }
+  ast::ASTContext ctx(name, program);
+  ctx.positional = opts.positional;
+  ctx.named_args = opts.named_args;
+  bool ok = parser::parse(ctx) &&
+            ast::run_passes(ctx, ast::semantic_passes(), "attach-points");
+  ctx.diags().emit(std::cerr, !opts.no_warnings);
+  if (!ok)
+    return 1;
+  for (auto *probe : ctx.root->probes)
+    for (auto *ap : probe->attach_points) {
+      switch (*ap->kind) {
+      case ast::ProbeKind::Begin:
+      case ast::ProbeKind::End:
+        std::cout << ap->provider() << "\n";
+        continue;
+      case ast::ProbeKind::Interval:
+        std::cout << "interval:" << ap->unit << ":\n";
+        continue;
+      default:
+        break;
+      }
+      if (int rc = cli::list_probes(ap->name(), opts.pid, report))
+        return rc;
+    }
+  return 0;
+}
+
+// --probe-filter REGEX: only the attach points whose names the regex finds
+// (begin and end always stay); a probe left with none goes.
+bool apply_probe_filter(ast::ASTContext &ctx, const std::string &filter,
+                        backends::Reporter &report) {
+  std::regex re;
+  try {
+    re = std::regex(filter, std::regex::extended);
+  } catch (const std::regex_error &e) {
+    report.error("Invalid --probe-filter regex '" + filter + "': " + e.what());
+    return false;
+  }
+  auto &probes = ctx.root->probes;
+  for (auto *probe : probes)
+    std::erase_if(probe->attach_points, [&](ast::AttachPoint *ap) {
+      return ap->kind != ast::ProbeKind::Begin &&
+             ap->kind != ast::ProbeKind::End &&
+             !std::regex_search(ap->name(), re);
+    });
+  std::erase_if(probes, [](ast::Probe *p) { return p->attach_points.empty(); });
+  if (probes.empty()) {
+    report.error("No probes to attach: none matches --probe-filter '" + filter +
+                 "'");
+    return false;
+  }
+  return true;
+}
+
 int run(const cli::Options &opts, backends::Reporter &report) {
-  if (opts.list && opts.program.empty())
-    return cli::list_probes(opts, report);
+  if (opts.list)
+    return list_program(opts, report);
   ast::ASTContext ctx(opts.program_name, opts.program);
   ctx.positional = opts.positional;
+  ctx.named_args = opts.named_args;
   ctx.unsafe = opts.unsafe;
 
   bool ok = parser::parse(ctx);
@@ -118,6 +189,9 @@ int run(const cli::Options &opts, backends::Reporter &report) {
     ok = run_front_end_passes(ctx, report) && check_return_probes(ctx);
   ctx.diags().emit(std::cerr, !opts.no_warnings);
   if (!ok)
+    return 1;
+  if (!opts.probe_filter.empty() &&
+      !apply_probe_filter(ctx, opts.probe_filter, report))
     return 1;
   ctx.diags() = ast::Diagnostics();
   if (wants(opts, "types"))
@@ -172,6 +246,7 @@ int run(const cli::Options &opts, backends::Reporter &report) {
   so.quiet = opts.quiet;
   so.verbose = opts.verbose;
   so.unsafe = opts.unsafe;
+  so.no_warnings = opts.no_warnings;
   so.command = opts.command;
   so.pid = opts.pid;
   struct sigaction sa{};
@@ -186,10 +261,12 @@ int run(const cli::Options &opts, backends::Reporter &report) {
 int main(int argc, char **argv) {
   backends::Reporter report(std::cerr);
   std::string error;
-  auto opts = cli::parse_options(argc, argv, error);
+  bool usage = true;
+  auto opts = cli::parse_options(argc, argv, error, usage);
   if (!opts) {
     report.error(error);
-    report.stream() << "\n" << cli::usage_text();
+    if (usage)
+      report.stream() << "\n" << cli::usage_text();
     return 1;
   }
   if (opts->help) {

@@ -20,18 +20,22 @@ const char *usage_text() {
 
 OPTIONS:
     -e PROGRAM          run this program
-    -c CMD              run CMD with ubtrace's agent and trace it
-    -p PID              trace the running process PID
-    -l [PATTERN]        list probes matching PATTERN (uprobe, usdt)
+    -c, --cmd CMD       run CMD with ubtrace's agent and trace it
+    -p, --pid PID       trace the running process PID
+    -l [PATTERN|FILE]   list probes matching PATTERN (uprobe, usdt,
+                        interval), or those of a program (-e or FILE);
+                        with -p PID and no pattern, all of that process
     -f FORMAT           output format: text (default), json, or folded
                         (maps as folded stacks for flame graphs)
-    -o FILE             write the output to FILE
+    -o, --output FILE   write the output to FILE
     -q                  quiet: no "Attached N probes" message
     -B MODE             output buffering: line, full or none
     -d STAGE            dump a stage: ast, types, ir, bpf, all (comma list)
     -v                  verbose messages
     -I DIR              accepted for bpftrace compatibility (no preprocessor)
     --include FILE      accepted for bpftrace compatibility (no preprocessor)
+    --probe-filter RE   attach only the probes whose names RE (an extended
+                        regular expression) finds; begin and end stay
     --dry-run           check and compile the program, run nothing
     --emit-elf FILE     write the BPF object to FILE
     --unsafe            allow system(), signal() and other unsafe functions
@@ -72,22 +76,33 @@ static bool read_file(const std::string &path, std::string &out) {
   return true;
 }
 
-// A process id: a decimal number in 1..INT_MAX (pid_t), nothing else
-// ("-p 4294967297" must not become pid 1).
-static bool parse_pid(const char *text, int &pid) {
-  if (!*text || !std::isdigit(static_cast<unsigned char>(*text)))
-    return false;
+// A process id, with bpftrace's texts for what is not one: a decimal number
+// (no sign, no trailing bytes) up to the kernel's pid_max. Returns an empty
+// string or the error.
+static std::string parse_pid(const char *text, int &pid) {
+  if (!std::isdigit(static_cast<unsigned char>(*text)))
+    return std::string("Failed to parse pid: invalid integer: ") + text;
   errno = 0;
   char *end = nullptr;
   unsigned long long v = std::strtoull(text, &end, 10);
-  if (errno || *end || v == 0 || v > static_cast<unsigned long long>(INT_MAX))
-    return false;
+  if (*end)
+    return std::string("Failed to parse pid: invalid trailing bytes: ") + text;
+  unsigned long long max = 4194304; // PID_MAX_LIMIT on 64-bit kernels
+  if (std::ifstream in("/proc/sys/kernel/pid_max"); in) {
+    unsigned long long m = 0;
+    if (in >> m && m > 0)
+      max = m;
+  }
+  if (errno || v == 0 || v > max ||
+      v > static_cast<unsigned long long>(INT_MAX))
+    return std::string("Pid out of range: ") + text;
   pid = static_cast<int>(v);
-  return true;
+  return {};
 }
 
-std::optional<Options> parse_options(int argc, char **argv,
-                                     std::string &error) {
+std::optional<Options> parse_options(int argc, char **argv, std::string &error,
+                                     bool &usage) {
+  usage = true;
   Options o;
   bool have_program = false;
   bool after_dashdash = false;
@@ -103,6 +118,11 @@ std::optional<Options> parse_options(int argc, char **argv,
 
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
+    // After `--`: --NAME[=VALUE] is a named parameter (getopt()).
+    if (after_dashdash && a.size() > 2 && a.compare(0, 2, "--") == 0) {
+      o.named_args.push_back(a.substr(2));
+      continue;
+    }
     if (after_dashdash || a == "-" || a.empty() || a[0] != '-') {
       rest.push_back(a);
       continue;
@@ -118,8 +138,8 @@ std::optional<Options> parse_options(int argc, char **argv,
       o.program = v;
       o.program_name = "stdin";
       have_program = true;
-    } else if (a == "-c") {
-      const char *v = need(i, "-c");
+    } else if (a == "-c" || a == "--cmd") {
+      const char *v = need(i, a.c_str());
       if (!v)
         return std::nullopt;
       if (!*v) {
@@ -127,12 +147,13 @@ std::optional<Options> parse_options(int argc, char **argv,
         return std::nullopt;
       }
       o.command = v;
-    } else if (a == "-p") {
-      const char *v = need(i, "-p");
+    } else if (a == "-p" || a == "--pid") {
+      const char *v = need(i, a.c_str());
       if (!v)
         return std::nullopt;
-      if (!parse_pid(v, o.pid)) {
-        error = std::string("invalid PID: ") + v;
+      if (std::string why = parse_pid(v, o.pid); !why.empty()) {
+        error = why;
+        usage = false;
         return std::nullopt;
       }
     } else if (a == "-l") {
@@ -150,8 +171,8 @@ std::optional<Options> parse_options(int argc, char **argv,
                 "': use text, json or folded";
         return std::nullopt;
       }
-    } else if (a == "-o") {
-      const char *v = need(i, "-o");
+    } else if (a == "-o" || a == "--output") {
+      const char *v = need(i, a.c_str());
       if (!v)
         return std::nullopt;
       o.output_file = v;
@@ -193,6 +214,11 @@ std::optional<Options> parse_options(int argc, char **argv,
       if (!v)
         return std::nullopt;
       o.include_files.push_back(v);
+    } else if (a == "--probe-filter") {
+      const char *v = need(i, "--probe-filter");
+      if (!v)
+        return std::nullopt;
+      o.probe_filter = v;
     } else if (a == "--emit-elf") {
       const char *v = need(i, "--emit-elf");
       if (!v)

@@ -11,11 +11,12 @@ struct Options {
   std::string program;      // script text
   std::string program_name; // "stdin" for -e, else the file name
   std::vector<std::string> positional;
-  std::string output_format = "text"; // -f text|json|folded
-  std::string output_file;            // -o
-  std::string command;                // -c
-  int pid = 0;                        // -p
-  bool list = false;                  // -l
+  std::vector<std::string> named_args; // --NAME[=VALUE] after `--`
+  std::string output_format = "text";  // -f text|json|folded
+  std::string output_file;             // -o
+  std::string command;                 // -c
+  int pid = 0;                         // -p
+  bool list = false;                   // -l
   std::string list_pattern;
   bool dry_run = false;
   std::vector<std::string> debug_stages; // -d ast,types,ir,bpf
@@ -30,10 +31,14 @@ struct Options {
   std::string buffering; // -B line|full|none; empty: the stream's default
   std::vector<std::string> include_dirs;
   std::vector<std::string> include_files;
+  std::string probe_filter; // --probe-filter REGEX
 };
 
-// Parses argv. On a usage error returns nullopt and sets `error`.
-std::optional<Options> parse_options(int argc, char **argv, std::string &error);
+// Parses argv. On an error returns nullopt and sets `error`; `usage` says
+// whether the usage text belongs after it (not for a bad value whose message
+// says all, such as a pid).
+std::optional<Options> parse_options(int argc, char **argv, std::string &error,
+                                     bool &usage);
 
 const char *usage_text();
 
