@@ -167,6 +167,9 @@ struct Identifier : Expr {
   // IdentKind::Builtin: which one, and N of argN/sargN.
   BuiltinVar var = BuiltinVar::Pid;
   int var_index = 0;
+  // A builtin whose value the probe fixes (probetype, __builtin_arch): the
+  // text, set by semantic analysis.
+  std::string const_text;
 };
 
 struct Variable : Expr {
@@ -275,6 +278,7 @@ struct ArrayAccess : Expr {
       : Expr(Kind, l), expr(e), index(i) {}
   Expr *expr;
   Expr *index;
+  int64_t tuple_index = 0; // a tuple's: the index's constant value
 };
 
 struct Cast : Expr {

@@ -58,6 +58,8 @@ public:
   Program *root = nullptr;
   CTypes c_types;
   std::vector<std::string> positional; // $1..$N from the command line
+  // NAME or NAME=VALUE, for each --NAME[=VALUE] after `--` (getopt())
+  std::vector<std::string> named_args;
   // The config variables: defaults, then the script's config block (the
   // config pass), then the environment (the CLI, right after that pass).
   runtime::Config config;

@@ -24,9 +24,13 @@ DiagBuilder Diagnostics::warning(const Location &loc) {
 
 void emit_diagnostic(std::ostream &out, const Diagnostic &d) {
   const char *kind = d.severity == Severity::Error ? "ERROR: " : "WARNING: ";
-  if (d.loc.valid())
-    out << d.loc.str() << ": ";
-  out << kind << d.message << "\n";
+  // An error without a message and location is its hints alone (getopt's
+  // --help).
+  if (!d.message.empty() || d.loc.valid()) {
+    if (d.loc.valid())
+      out << d.loc.str() << ": ";
+    out << kind << d.message << "\n";
+  }
   for (const auto &line : d.loc.context())
     out << line << "\n";
   for (const auto &h : d.hints)

@@ -4,6 +4,7 @@
 #include "ast/passes/c_definitions.h"
 #include "ast/passes/config.h"
 #include "ast/passes/macro_expansion.h"
+#include "ast/passes/named_params.h"
 #include "ast/passes/semantic.h"
 
 namespace ubtrace::ast {
@@ -13,6 +14,7 @@ const std::vector<Pass> &semantic_passes() {
       {"config", run_config_pass},
       {"c-definitions", run_c_definitions_pass},
       {"macro-expansion", run_macro_expansion},
+      {"named-params", run_named_params_pass},
       {"attach-points", run_attach_point_pass},
       {"semantic", run_semantic_analysis},
   };

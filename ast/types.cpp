@@ -20,6 +20,12 @@ Type make_int(uint32_t bytes, bool is_signed) {
   return t;
 }
 
+Type widen_int(const Type &t) {
+  Type w = make_int(8, t.is_signed);
+  w.name = t.name; // an enum stays one
+  return w;
+}
+
 Type make_bool() {
   return make_simple(TypeKind::Boolean, 1);
 }
@@ -67,6 +73,8 @@ uint32_t type_alignment(const Type &t) {
   case TypeKind::CStruct:
   case TypeKind::Tuple:
   case TypeKind::Record: {
+    if (t.align)
+      return t.align;
     uint32_t a = 1;
     for (const auto &f : t.fields)
       a = std::max(a, type_alignment(*f.type));
@@ -97,6 +105,7 @@ uint32_t type_alignment(const Type &t) {
   case TypeKind::Stats:
   case TypeKind::Hist:
   case TypeKind::LHist:
+  case TypeKind::TSeries:
   case TypeKind::StackMode:
   case TypeKind::TimestampMode:
     return 8;
@@ -171,6 +180,10 @@ bool same_type(const Type &a, const Type &b) {
   case TypeKind::LHist:
     return a.lhist_min == b.lhist_min && a.lhist_max == b.lhist_max &&
            a.lhist_step == b.lhist_step;
+  case TypeKind::TSeries:
+    return a.ts_interval_ns == b.ts_interval_ns &&
+           a.ts_intervals == b.ts_intervals && a.ts_agg == b.ts_agg &&
+           a.agg_signed == b.agg_signed;
   case TypeKind::None:
   case TypeKind::Void:
   case TypeKind::Boolean:
@@ -263,6 +276,8 @@ std::string type_str(const Type &t) {
     return "hist_t";
   case TypeKind::LHist:
     return "lhist_t";
+  case TypeKind::TSeries:
+    return "tseries_t";
   case TypeKind::StackMode:
     return "stack_mode";
   case TypeKind::TimestampMode:
@@ -281,8 +296,12 @@ Type common_type(const Type &a, const Type &b) {
   }
   switch (a.kind) {
   case TypeKind::Integer: {
-    if (a.is_signed == b.is_signed)
-      return make_int(std::max(a.size, b.size), a.is_signed);
+    if (a.is_signed == b.is_signed) {
+      Type t = make_int(std::max(a.size, b.size), a.is_signed);
+      if (a.name == b.name)
+        t.name = a.name; // the same enum on both sides stays that enum
+      return t;
+    }
     // Mixed signs: the signed type must be wider to hold both.
     const Type &s = a.is_signed ? a : b;
     const Type &u = a.is_signed ? b : a;
@@ -337,6 +356,7 @@ Type common_type(const Type &a, const Type &b) {
   case TypeKind::Stats:
   case TypeKind::Hist:
   case TypeKind::LHist:
+  case TypeKind::TSeries:
   case TypeKind::StackMode:
   case TypeKind::TimestampMode:
     return same_type(a, b) ? a : Type{};

@@ -41,12 +41,18 @@ enum class TypeKind : uint8_t {
   Stats,
   Hist,
   LHist,
+  TSeries, // tseries(): the last num_intervals intervals of a value
   // Non-value kinds that only appear as function arguments.
   StackMode,     // bpftrace, perf, raw (ustack(perf, 5))
   TimestampMode, // nsecs(boot), ...
 };
 
 enum class AddrSpace : uint8_t { None, User, Kernel };
+
+// How tseries() combines the values of one interval (runtime::TSeriesAgg
+// has the same values).
+enum class TSeriesAgg : uint8_t { Last, Avg, Max, Min, Sum };
+inline constexpr int64_t kMaxTSeriesIntervals = 1000000;
 
 struct Type;
 using TypePtr = std::shared_ptr<const Type>;
@@ -69,12 +75,18 @@ struct Type {
   std::vector<Field> fields; // CStruct/Tuple/Record, laid out
   std::string name;          // CStruct "struct foo", enum name for Integer
   bool is_union = false;
+  uint32_t align = 0; // CStruct: set by __attribute__((packed/aligned))
   // UStack/KStack
   uint32_t stack_limit = 0;
   uint8_t stack_mode = 0; // 0 bpftrace, 1 perf, 2 raw
   // Hist/LHist parameters, fixed by the first use
   uint32_t hist_bits = 0;
   int64_t lhist_min = 0, lhist_max = 0, lhist_step = 0;
+  // TSeries parameters: the interval, how many are kept, how the values of
+  // one interval combine (runtime::TSeriesAgg)
+  uint64_t ts_interval_ns = 0;
+  uint32_t ts_intervals = 0;
+  uint8_t ts_agg = 0;
   // Aggregations: the type they aggregate (sum of uint32 stays unsigned)
   bool agg_signed = true;
 
@@ -85,7 +97,7 @@ struct Type {
   }
   bool is_none() const { return kind == TypeKind::None; }
   bool is_aggregation() const {
-    return kind >= TypeKind::Count && kind <= TypeKind::LHist;
+    return kind >= TypeKind::Count && kind <= TypeKind::TSeries;
   }
   // Aggregations that read as an integer (count, sum, min, max, avg).
   bool is_int_aggregation() const {
@@ -97,6 +109,9 @@ struct Type {
 
 // Constructors for the common shapes.
 Type make_int(uint32_t bytes, bool is_signed);
+// An integer as variables, maps and tuples store it: 8 bytes, the same
+// signedness, an enum's name kept.
+Type widen_int(const Type &t);
 Type make_bool();
 Type make_void();
 Type make_string(uint32_t size);

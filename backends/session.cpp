@@ -100,7 +100,10 @@ private:
   Result<void> attach(size_t &attached);
   void drain();
   bool handle_event(std::span<const uint8_t> rec);
-  output::PrintedMap printed(size_t map, size_t top, uint32_t div);
+  // `asked`: print(@m) rather than the maps at exit; a scalar map with no
+  // value yet then prints its type's zero, as bpftrace's does.
+  output::PrintedMap printed(size_t map, size_t top, uint32_t div,
+                             bool asked = false);
   void print_all_maps();
   void report_losses();
   // How the traced process ended, when it ended the trace (process_end.h).
@@ -140,6 +143,11 @@ Result<void> Session::setup() {
         region_->map(static_cast<uint32_t>(i))));
     if (g) {
       g->start_ns = now_ns();
+      timespec real{};
+      clock_gettime(CLOCK_REALTIME, &real);
+      g->realtime_offset_ns =
+          static_cast<uint64_t>(real.tv_sec) * 1000000000ull +
+          static_cast<uint64_t>(real.tv_nsec) - g->start_ns;
       g->ncpus = region_->thread_slots();
       g->cpid = 0;
       globals_ = g;
@@ -221,6 +229,11 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
   case abi::EventType::Warnf: {
     if (h.id >= printf_.size())
       return true;
+    // --no-warnings silences the script's warnf(); losses are still
+    // reported (they say what the output lacks, not what the script did).
+    if (opts_.no_warnings &&
+        static_cast<abi::EventType>(h.type) == abi::EventType::Warnf)
+      return true;
     const auto &spec = bundle_.printf_formats[h.id];
     output::SourceLocation where{spec.filename, spec.line, spec.column,
                                  spec.location, spec.context};
@@ -239,7 +252,8 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
   case abi::EventType::PrintMap:
     if (h.id < bundle_.maps.size()) {
       sync_maps();
-      out_->map(printed(h.id, u64_at(0), static_cast<uint32_t>(u64_at(8))));
+      out_->map(
+          printed(h.id, u64_at(0), static_cast<uint32_t>(u64_at(8)), true));
     }
     return true;
   case abi::EventType::ClearMap:
@@ -337,7 +351,8 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
   return true;
 }
 
-output::PrintedMap Session::printed(size_t map, size_t top, uint32_t div) {
+output::PrintedMap Session::printed(size_t map, size_t top, uint32_t div,
+                                    bool asked) {
   const auto &spec = bundle_.maps[map];
   auto snap = runtime::maps::snapshot(region_->map(static_cast<uint32_t>(map)));
   bool scalar = spec.key.kind == runtime::ValueType::Kind::None;
@@ -376,6 +391,7 @@ output::PrintedMap Session::printed(size_t map, size_t top, uint32_t div) {
       return word(1) == 0; // is_set / count
     case runtime::AggKind::Hist:
     case runtime::AggKind::LHist:
+    case runtime::AggKind::TSeries:
       return std::all_of(v.begin(), v.end(), [](uint8_t b) { return b == 0; });
     case runtime::AggKind::Sum:
     case runtime::AggKind::None:
@@ -386,6 +402,9 @@ output::PrintedMap Session::printed(size_t map, size_t top, uint32_t div) {
   for (size_t i = 0; i < snap.entries; i++)
     if (!unset(merged[i]))
       entries.push_back({scalar ? output::Bytes{} : snap.key(i), merged[i]});
+  if (asked && scalar && entries.empty())
+    entries.push_back(
+        {output::Bytes{}, output::Bytes(none.data(), none.size())});
   return output::build_printed_map(spec, std::move(entries), fmt_, top, div);
 }
 

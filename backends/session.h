@@ -29,8 +29,9 @@ struct SessionOptions {
   bool quiet = false;                 // no "Attached N probes"
   int verbose = 0;                    // -v: how each probe was attached
   bool unsafe = false;
-  std::string command; // -c
-  int pid = 0;         // -p
+  bool no_warnings = false; // --no-warnings: warnf() prints nothing
+  std::string command;      // -c
+  int pid = 0;              // -p
 };
 
 // Set from signal handlers: SIGINT and SIGTERM end the trace gracefully.

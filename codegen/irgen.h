@@ -124,6 +124,9 @@ public:
                   ast::Expr &e);
   // A u64 of the globals map's value (abi::Globals, then uaddr values).
   llvm::Value *globals_field(uint32_t offset);
+  llvm::Value *tseries_now(const ast::Location &loc);
+  void gen_tseries(MapGen &mg, llvm::Value *p, llvm::Value *arg,
+                   const ast::Type &t, const ast::Location &loc);
   // ---- irgen_calls_format.cpp ----
   Val gen_printf(ast::Call &c);
   Val gen_errorf(ast::Call &c);

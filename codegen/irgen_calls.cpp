@@ -223,10 +223,12 @@ Val IRGen::gen_builtin(BuiltinVar var, int index, const std::string &name,
                 make_int(4, false));
     return {buf, true};
   }
-  case BuiltinVar::Args:
-  case BuiltinVar::BuiltinProbe:
-  case BuiltinVar::BuiltinProbetype:
+  case BuiltinVar::Probetype:
   case BuiltinVar::BuiltinArch:
+    if (auto *id = ast::dyn_cast<ast::Identifier>(&e))
+      return gen_string_literal(id->const_text, e.type.size);
+    break;
+  case BuiltinVar::Args:
     break;
   }
   fail(e.loc,
@@ -322,6 +324,7 @@ Val IRGen::gen_call(Call &c) {
   case BuiltinFn::Stats:
   case BuiltinFn::Hist:
   case BuiltinFn::Lhist:
+  case BuiltinFn::Tseries:
     // Lowered with their map assignment (irgen_maps.cpp); semantic
     // analysis refuses them anywhere else.
     fail(c.loc, "BUG: " + n + "() outside a map assignment");

@@ -70,13 +70,15 @@ void IRGen::gen_format_event(abi::EventType type,
     Type t = storage_type(orig);
     if (t.is_int() || t.kind == TypeKind::Boolean)
       t = make_int(8, t.is_int() ? t.is_signed : false);
+    if (orig.is_enum())
+      t.name = orig.name; // printed by name where %s asks
     vals.push_back(gen(c.args[i]));
     uint32_t align = std::min<uint32_t>(8, type_alignment(t));
     offset = (offset + align - 1) / align * align;
     runtime::ValueType::Field f;
     f.offset = offset;
     // A bool stays a bool (8 bytes stored): %s prints "true", %d prints 1.
-    f.type = to_value_type(orig.is_int() ? t : orig);
+    f.type = to_value_type(orig.is_int() ? t : orig, &ast_.c_types.enums);
     f.type.size = t.size;
     spec.args.push_back(f);
     types.push_back(t);
@@ -107,9 +109,12 @@ Val IRGen::gen_print(Call &c) {
   Type t = storage_type(orig);
   if (t.is_int())
     t = make_int(8, t.is_signed);
+  if (orig.is_enum())
+    t.name = orig.name;
   Val v = gen(c.args[0]);
   uint64_t id = bundle_.print_types.size();
-  runtime::ValueType vt = to_value_type(orig.is_int() ? t : orig);
+  runtime::ValueType vt =
+      to_value_type(orig.is_int() ? t : orig, &ast_.c_types.enums);
   vt.size = t.size;
   bundle_.print_types.push_back(vt);
   uint32_t size =

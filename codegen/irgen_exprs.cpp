@@ -493,9 +493,7 @@ Val IRGen::gen_index(ArrayAccess &e) {
   Type elem = storage_type(e.type);
   uint32_t esize = std::max<uint32_t>(elem.size, 1);
   if (base.kind == TypeKind::Tuple) {
-    int64_t idx = 0;
-    if (auto *i = dyn_cast<Integer>(e.index))
-      idx = i->as_signed();
+    int64_t idx = e.tuple_index;
     Val v = gen(e.expr);
     const auto &f = base.fields.at(idx);
     auto *mem = byte_ptr(to_mem(v, base), f.offset);
@@ -504,6 +502,29 @@ Val IRGen::gen_index(ArrayAccess &e) {
     return {mem, true};
   }
   auto *idx = gen_scalar(e.index);
+  if (base.kind == TypeKind::Array && base.count == 0) {
+    // A flexible array member, through a pointer (semantic analysis made
+    // sure): its elements follow the record's fixed part in memory.
+    auto &fa = static_cast<FieldAccess &>(*e.expr);
+    Type rec = fa.expr->type;
+    while (rec.kind == TypeKind::Pointer && rec.elem)
+      rec = *rec.elem;
+    if (rec.fields.empty())
+      if (auto it = ast_.c_types.records.find(rec.name);
+          it != ast_.c_types.records.end())
+        rec = it->second;
+    const Field *f =
+        fa.index >= 0 ? &rec.fields.at(fa.index) : rec.field(fa.field);
+    auto *p = b_.CreateAdd(gen_scalar(fa.expr), i64(f ? f->offset : 0));
+    auto *addr = b_.CreateIntToPtr(
+        b_.CreateAdd(p, b_.CreateMul(idx, i64(esize))), ptrt());
+    auto *dst = entry_alloca(std::max<uint32_t>(esize, 8), "elem");
+    zero(dst, std::max<uint32_t>(esize, 8));
+    probe_read(dst, esize, addr);
+    if (is_scalar(elem) || elem.kind == TypeKind::Boolean)
+      return {load_int(dst, elem), false};
+    return {dst, true};
+  }
   if (base.kind == TypeKind::Pointer) {
     auto *p = gen_scalar(e.expr);
     auto *addr = b_.CreateIntToPtr(
@@ -523,7 +544,21 @@ Val IRGen::gen_index(ArrayAccess &e) {
   zero(out, std::max<uint32_t>(esize, 8));
   auto *in = block("index.in");
   auto *done = block("index.done");
-  b_.CreateCondBr(b_.CreateICmpULT(idx, i64(count)), in, done);
+  if (llvm::isa<llvm::ConstantInt>(idx)) {
+    b_.CreateCondBr(b_.CreateICmpULT(idx, i64(count)), in, done);
+  } else {
+    // An index known only at run time warns when it misses, as bpftrace
+    // does (a literal one is refused when checking).
+    auto *oob = block("index.oob");
+    b_.CreateCondBr(b_.CreateICmpULT(idx, i64(count)), in, oob);
+    b_.SetInsertPoint(oob);
+    uint64_t id = bundle_.printf_formats.size();
+    bundle_.printf_formats.push_back(located_format(
+        e.loc,
+        "Array access out of bounds. This can lead to unexpected results."));
+    gen_simple_event(abi::EventType::Warnf, id);
+    b_.CreateBr(done);
+  }
   b_.SetInsertPoint(in);
   auto *src =
       b_.CreateInBoundsGEP(b_.getInt8Ty(), mem, b_.CreateMul(idx, i64(esize)));

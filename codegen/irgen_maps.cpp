@@ -5,6 +5,8 @@
 #include "runtime/gpu/gpu_helper_ids.h"
 #include "runtime/maps/layout.h"
 
+#include <cstddef>
+#include <cstdlib>
 #include <linux/bpf.h>
 
 namespace ubtrace::codegen {
@@ -43,6 +45,8 @@ runtime::AggKind agg_of(const Type &t) {
     return runtime::AggKind::Hist;
   case TypeKind::LHist:
     return runtime::AggKind::LHist;
+  case TypeKind::TSeries:
+    return runtime::AggKind::TSeries;
   default:
     return runtime::AggKind::None;
   }
@@ -62,6 +66,9 @@ uint32_t slot_size(const Type &t) {
     return 8 * runtime::hist_buckets(t.hist_bits);
   case TypeKind::LHist:
     return 8 * runtime::lhist_buckets(t.lhist_min, t.lhist_max, t.lhist_step);
+  case TypeKind::TSeries:
+    return static_cast<uint32_t>(std::min<uint64_t>(
+        sizeof(runtime::TSeriesBucket) * t.ts_intervals, UINT32_MAX));
   default:
     return std::max<uint32_t>(IRGen::storage_type(t).size, 1);
   }
@@ -114,11 +121,15 @@ void IRGen::declare_maps() {
       mg.key = make_int(4, false);
     }
     mg.value = per_slot ? info.value : storage_type(info.value);
-    mg.spec.key =
-        info.key.is_none() ? runtime::ValueType{} : to_value_type(info.key);
-    mg.spec.value = to_value_type(info.value);
+    mg.spec.key = info.key.is_none()
+                      ? runtime::ValueType{}
+                      : to_value_type(info.key, &ast_.c_types.enums);
+    mg.spec.value = to_value_type(info.value, &ast_.c_types.enums);
     mg.spec.key_size = mg.key.size;
     mg.spec.value_size = slot_size(info.value);
+    mg.spec.tseries_interval_ns = info.value.ts_interval_ns;
+    mg.spec.tseries_intervals = info.value.ts_intervals;
+    mg.spec.tseries_agg = static_cast<runtime::TSeriesAgg>(info.value.ts_agg);
     // Past the maps region's limits the trace would fail to start, naming
     // no place in the script: say where, and how large, here.
     if (mg.spec.key_size > runtime::maps::kMaxKeySize ||
@@ -189,8 +200,9 @@ void IRGen::finish_module() {
     bundle_.maps.push_back(mg.spec);
   }
   // The license: helpers like bpf_probe_read_user are GPL-only in kernels.
-  auto *init =
-      llvm::ConstantDataArray::getString(*llctx_, ast_.config.license, true);
+  auto *init = llvm::ConstantDataArray::getString(
+      *llctx_, std::string(runtime::config_spelling(ast_.config.license)),
+      true);
   auto *gv = new llvm::GlobalVariable(*mod_, init->getType(), true,
                                       llvm::GlobalValue::ExternalLinkage, init,
                                       "_license");
@@ -396,7 +408,7 @@ Val IRGen::gen_map_read(Map &m) {
   const Type &vt = mg.info->value;
   if (mg.spec.agg != runtime::AggKind::None) {
     if (vt.kind == TypeKind::Stats || vt.kind == TypeKind::Hist ||
-        vt.kind == TypeKind::LHist) {
+        vt.kind == TypeKind::LHist || vt.kind == TypeKind::TSeries) {
       fail(m.loc,
            "reading a " + type_str(vt) + " map as a value is not supported");
       return {i64(0), false};
@@ -550,6 +562,9 @@ void IRGen::gen_aggregate(Map &m, Call &c) {
     add_to(*this, bucket, i64(1));
     break;
   }
+  case TypeKind::TSeries:
+    gen_tseries(mg, p, arg, t, c.loc);
+    break;
   case TypeKind::LHist: {
     int64_t mn = t.lhist_min, mx = t.lhist_max, step = t.lhist_step;
     uint64_t last = static_cast<uint64_t>((mx - mn) / step) + 1;
@@ -576,13 +591,115 @@ void IRGen::gen_aggregate(Map &m, Call &c) {
   b_.SetInsertPoint(done);
 }
 
+static_assert(static_cast<int>(runtime::TSeriesAgg::Sum) ==
+                  static_cast<int>(ast::TSeriesAgg::Sum),
+              "ast and runtime number tseries aggregations alike");
+static_assert(sizeof(runtime::TSeriesBucket) == 24);
+
+// The time tseries() buckets by: the wall clock (CLOCK_MONOTONIC plus the
+// offset the CLI measured at start), or, for tests, a scalar map named by
+// UBTRACE_DUMMY_TS_MAP (or BPFTRACE_DUMMY_TS_MAP) that the script advances.
+llvm::Value *IRGen::tseries_now(const Location &loc) {
+  const char *dummy = std::getenv("UBTRACE_DUMMY_TS_MAP");
+  if (!dummy)
+    dummy = std::getenv("BPFTRACE_DUMMY_TS_MAP");
+  if (!dummy || !*dummy)
+    return b_.CreateAdd(
+        helper(BPF_FUNC_ktime_get_ns, i64t(), {}),
+        globals_field(offsetof(abi::Globals, realtime_offset_ns)));
+  auto it = ast_.maps.find(dummy);
+  if (it == ast_.maps.end() || !it->second.key.is_none() ||
+      !it->second.value.is_int() || it->second.value.is_signed) {
+    fail(loc, std::string("the dummy time map ") + dummy +
+                  " must be a scalar map of an unsigned integer");
+    return i64(0);
+  }
+  MapGen &mg = map_of(dummy);
+  auto *key = entry_alloca(8, "tskey");
+  b_.CreateAlignedStore(i64(0), key, llvm::Align(8));
+  auto *p = helper(BPF_FUNC_map_lookup_elem, ptrt(), {map_ptr(mg), key});
+  auto *from = b_.GetInsertBlock();
+  auto *has = block("ts.has");
+  auto *done = block("ts.done");
+  b_.CreateCondBr(b_.CreateIsNull(p), done, has);
+  b_.SetInsertPoint(has);
+  auto *v = load_int(p, mg.value);
+  auto *from_has = b_.GetInsertBlock();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  auto *phi = b_.CreatePHI(i64t(), 2);
+  phi->addIncoming(i64(0), from);
+  phi->addIncoming(v, from_has);
+  return phi;
+}
+
+// tseries(n, interval, count[, agg]): the bucket of the current interval
+// (epoch % count) is reset when it last held another interval (for the
+// aggregations; Last just overwrites), then updated; the slot is this
+// thread's own, so plain loads and stores suffice.
+void IRGen::gen_tseries(MapGen &mg, llvm::Value *p, llvm::Value *arg,
+                        const Type &t, const Location &loc) {
+  auto agg = static_cast<TSeriesAgg>(t.ts_agg);
+  uint64_t count = t.ts_intervals;
+  llvm::Value *now = tseries_now(loc);
+  auto *epoch = b_.CreateUDiv(now, i64(t.ts_interval_ns));
+  auto *idx = b_.CreateURem(epoch, i64(count));
+  idx = b_.CreateSelect(b_.CreateICmpULT(idx, i64(count)), idx, i64(count - 1));
+  auto *bucket = b_.CreateInBoundsGEP(
+      b_.getInt8Ty(), p,
+      b_.CreateMul(idx, i64(sizeof(runtime::TSeriesBucket))));
+  auto *value_p = bucket;
+  auto *meta_p = byte_ptr(bucket, offsetof(runtime::TSeriesBucket, meta));
+  auto *epoch_p = byte_ptr(bucket, offsetof(runtime::TSeriesBucket, epoch));
+  auto load = [&](llvm::Value *at) {
+    return b_.CreateAlignedLoad(i64t(), at, llvm::Align(8));
+  };
+  auto store = [&](llvm::Value *v, llvm::Value *at) {
+    b_.CreateAlignedStore(v, at, llvm::Align(8));
+  };
+  if (agg != TSeriesAgg::Last) {
+    auto *fresh = b_.CreateICmpNE(load(epoch_p), epoch);
+    store(b_.CreateSelect(fresh, i64(0), load(value_p)), value_p);
+    store(b_.CreateSelect(fresh, i64(0), load(meta_p)), meta_p);
+  }
+  bool sign = mg.info->value.agg_signed;
+  switch (agg) {
+  case TSeriesAgg::Last:
+    store(arg, value_p);
+    store(now, meta_p);
+    break;
+  case TSeriesAgg::Avg:
+    store(b_.CreateAdd(load(meta_p), i64(1)), meta_p);
+    store(b_.CreateAdd(load(value_p), arg), value_p);
+    break;
+  case TSeriesAgg::Sum:
+    store(b_.CreateAdd(load(value_p), arg), value_p);
+    break;
+  case TSeriesAgg::Max:
+  case TSeriesAgg::Min: {
+    auto *cur = load(value_p);
+    auto *better =
+        agg == TSeriesAgg::Min
+            ? (sign ? b_.CreateICmpSLT(arg, cur) : b_.CreateICmpULT(arg, cur))
+            : (sign ? b_.CreateICmpSGT(arg, cur) : b_.CreateICmpUGT(arg, cur));
+    auto *unset = b_.CreateICmpEQ(load(meta_p), i64(0));
+    store(b_.CreateSelect(b_.CreateOr(unset, better), arg, cur), value_p);
+    store(i64(1), meta_p);
+    break;
+  }
+  }
+  store(epoch, epoch_p);
+}
+
 Val IRGen::gen_incdec(Unop &e) {
   bool inc = e.op == UnOp::PreInc || e.op == UnOp::PostInc;
   bool post = e.op == UnOp::PostInc || e.op == UnOp::PostDec;
   Type t = storage_type(e.type);
+  // A pointer steps by its pointee's size, as in C (storage_type() has
+  // made it a plain integer: look at the checked type).
   uint64_t step = 1;
-  if (t.kind == TypeKind::Pointer && t.elem && t.elem->size)
-    step = t.elem->size;
+  if (e.type.kind == TypeKind::Pointer && e.type.elem && e.type.elem->size)
+    step = e.type.elem->size;
   if (auto *v = dyn_cast<Variable>(e.expr)) {
     auto *slot = var_slot(v->name);
     Type vt = var_types_.count(v->name) ? var_types_[v->name] : t;

@@ -82,6 +82,8 @@ void IRGen::gen_stmt(Stmt *s) {
     auto *j = static_cast<Jump *>(s);
     switch (j->jump) {
     case JumpKind::Return:
+      if (j->value)
+        gen(j->value); // evaluated for its effects; a probe returns nothing
       gen_return();
       return;
     case JumpKind::Break:

@@ -4,7 +4,7 @@ namespace ubtrace::codegen {
 
 using K = runtime::ValueType::Kind;
 
-runtime::ValueType to_value_type(const ast::Type &t) {
+runtime::ValueType to_value_type(const ast::Type &t, const EnumNames *enums) {
   runtime::ValueType v;
   v.size = t.size;
   auto fields = [&](K kind) {
@@ -13,7 +13,7 @@ runtime::ValueType to_value_type(const ast::Type &t) {
       runtime::ValueType::Field out;
       out.name = f.name;
       out.offset = f.offset;
-      out.type = to_value_type(*f.type);
+      out.type = to_value_type(*f.type, enums);
       v.fields.push_back(std::move(out));
     }
   };
@@ -28,6 +28,9 @@ runtime::ValueType to_value_type(const ast::Type &t) {
     v.kind = t.is_enum() ? K::Enum : K::Integer;
     v.is_signed = t.is_signed;
     v.type_name = t.name;
+    if (t.is_enum() && enums)
+      if (auto it = enums->find(t.name); it != enums->end())
+        v.enum_names = it->second;
     break;
   case ast::TypeKind::Boolean:
     v.kind = K::Boolean;
@@ -49,7 +52,7 @@ runtime::ValueType to_value_type(const ast::Type &t) {
     v.kind = K::Array;
     v.count = t.count;
     runtime::ValueType::Field elem;
-    elem.type = to_value_type(*t.elem);
+    elem.type = to_value_type(*t.elem, enums);
     v.fields.push_back(std::move(elem));
     break;
   }
@@ -104,6 +107,7 @@ runtime::ValueType to_value_type(const ast::Type &t) {
   case ast::TypeKind::Stats:
   case ast::TypeKind::Hist:
   case ast::TypeKind::LHist:
+  case ast::TypeKind::TSeries:
     v.kind = K::Integer;
     v.size = 8;
     v.is_signed = t.agg_signed;

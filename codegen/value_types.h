@@ -5,8 +5,16 @@
 #include "ast/types.h"
 #include "runtime/bundle.h"
 
+#include <map>
+#include <string>
+
 namespace ubtrace::codegen {
 
-runtime::ValueType to_value_type(const ast::Type &t);
+// Enumerators by value, for each enum by name (ast::CTypes::enums): an
+// enum-typed integer prints as its enumerator's name where one matches.
+using EnumNames = std::map<std::string, std::map<int64_t, std::string>>;
+
+runtime::ValueType to_value_type(const ast::Type &t,
+                                 const EnumNames *enums = nullptr);
 
 } // namespace ubtrace::codegen

@@ -60,6 +60,12 @@ public:
   int prev_token = 0; // and the one before it
 
   void advance(const char *text, size_t len);
+  // Undoes the last advance() over `len` bytes of one line (before a
+  // yyless(0) that gives them back to the scanner).
+  void retreat(size_t len) {
+    loc.end = loc.begin;
+    offset -= len;
+  }
   ast::Location last_loc; // of the previous token returned
   template <class Symbol> Symbol emit(Symbol sym) {
     prev_token = last_token;
@@ -97,6 +103,16 @@ public:
   std::string cdef_text;
   ast::Location cdef_loc;
   int cdef_depth = 0;
+  int cdef_attr_depth = 0; // parentheses open in __attribute__((...))
+  // After a record's '}': blanks that join the definition only if an
+  // __attribute__ follows, and where the definition ends so far.
+  std::string cdef_pending;
+  ast::Location cdef_end;
+  void take_cdef_attr(const char *text) {
+    cdef_text += cdef_pending + text;
+    cdef_pending.clear();
+    cdef_end = loc;
+  }
   bool cdef_typedef = false;
   void begin_cdef(const char *keyword);
 };

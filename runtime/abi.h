@@ -134,6 +134,9 @@ struct Globals {
   uint64_t start_ns; // CLOCK_MONOTONIC at start, for `elapsed`
   uint64_t ncpus;    // slots of per-slot maps, for summing them in probes
   uint64_t cpid;     // the pid of the -c command, for `cpid`
+  // CLOCK_REALTIME - CLOCK_MONOTONIC at start: tseries() intervals are
+  // wall-clock intervals
+  uint64_t realtime_offset_ns;
 };
 
 } // namespace ubtrace::abi

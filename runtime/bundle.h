@@ -79,6 +79,21 @@ enum class AggKind : uint8_t {
   Stats, // slot: { i64 total; u64 count }
   Hist,  // slot: u64 counts[hist_buckets(bits)]
   LHist, // slot: u64 counts[lhist_buckets(min, max, step)]
+  // slot: TSeriesBucket[tseries_intervals], the bucket of interval E at
+  // E % tseries_intervals
+  TSeries,
+};
+
+// How tseries() combines the values given in one interval.
+enum class TSeriesAgg : uint8_t { Last, Avg, Max, Min, Sum };
+
+// One interval of a tseries() slot. `epoch` is the interval's number (its
+// start / interval_ns); 0 is an unused bucket. `meta`: Last the time of the
+// value, Avg the count, Min/Max 1 once set, Sum unused.
+struct TSeriesBucket {
+  int64_t value;
+  uint64_t meta;
+  uint64_t epoch;
 };
 
 enum class MapKind : uint8_t {
@@ -116,10 +131,15 @@ struct MapSpec {
   uint32_t hist_bits = 0;
   // lhist(n, min, max, step)
   int64_t lhist_min = 0, lhist_max = 0, lhist_step = 0;
+  // tseries(n, interval, intervals[, agg])
+  uint64_t tseries_interval_ns = 0;
+  uint32_t tseries_intervals = 0;
+  TSeriesAgg tseries_agg = TSeriesAgg::Last;
 
   template <class Archive> void serialize(Archive &ar) {
     ar(name, role, kind, agg, key, value, key_size, value_size, max_entries,
-       hist_bits, lhist_min, lhist_max, lhist_step, object_name);
+       hist_bits, lhist_min, lhist_max, lhist_step, tseries_interval_ns,
+       tseries_intervals, tseries_agg, object_name);
   }
 };
 

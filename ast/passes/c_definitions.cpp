@@ -352,13 +352,15 @@ private:
     rec.is_union = is_union;
     // Register early so that members can point to the record itself.
     types_.records[full] = rec;
-    // The x86-64 System V layout. `used` is the end of the data so far in
-    // bits, so that bitfields can pack into the bytes before them.
-    auto round_up = [](uint64_t v, uint64_t to) {
-      return (v + to - 1) / to * to;
+    // The members first, then the attributes after the braces (packed,
+    // aligned), then the layout they make.
+    struct Member {
+      Type type;
+      std::string name;
+      int64_t width = -1;       // a bitfield's, -1 for none
+      bool anon_nested = false; // struct { ... }; merges its fields
     };
-    uint64_t used = 0, size = 0;
-    uint32_t align = 1;
+    std::vector<Member> members;
     while (ok_ && !accept("}")) {
       if (peek().kind == Token::End) {
         fail("unterminated " + full);
@@ -368,75 +370,137 @@ private:
       bool plain_char = plain_char_;
       if (!ok_)
         break;
-      if (accept(";")) {
+      if (accept(";") || peek().text == "}") {
         // Anonymous nested struct/union: its fields join this record.
         if (base.kind == TypeKind::CStruct &&
-            base.name.find("(anonymous") != std::string::npos) {
-          uint32_t a = type_alignment(base);
-          uint64_t at = is_union ? 0 : round_up(round_up(used, 8) / 8, a);
-          for (auto f : base.fields) {
-            f.offset += static_cast<uint32_t>(at);
-            rec.fields.push_back(f);
-          }
-          align = std::max(align, a);
-          if (!is_union)
-            used = (at + base.size) * 8;
-          size = std::max(size, at + base.size);
-        }
+            base.name.find("(anonymous") != std::string::npos)
+          members.push_back({base, "", -1, true});
         continue;
       }
       do {
-        std::string fname;
-        Type ft = declarator(base, plain_char, fname);
+        Member m;
+        m.type = declarator(base, plain_char, m.name);
         if (!ok_)
           break;
-        uint32_t a = type_alignment(ft);
-        if (accept(":")) {
-          uint64_t width = static_cast<uint64_t>(const_expr());
-          uint64_t unit = std::max<uint64_t>(8, 8ull * ft.size);
-          if (width == 0) {
-            // `int : 0` closes the storage unit.
-            if (!is_union)
-              used = round_up(used, unit);
-            continue;
-          }
-          // A bitfield goes at the next free bit unless it would straddle
-          // a boundary of its type's size; then at the next boundary.
-          uint64_t start = is_union ? 0 : used;
-          if (start / unit != (start + width - 1) / unit)
-            start = round_up(start, unit);
-          if (!is_union)
-            used = start + width;
-          size = std::max(size, round_up(start + width, 8) / 8);
-          if (fname.empty())
-            continue; // unnamed: padding only
-          align = std::max(align, a);
-          Field f;
-          f.name = fname;
-          f.offset = static_cast<uint32_t>(start / unit * (unit / 8));
-          f.bitfield_shift = static_cast<uint32_t>(start % unit);
-          f.bitfield_bits = static_cast<uint32_t>(width);
-          f.type = std::make_shared<const Type>(ft);
-          rec.fields.push_back(std::move(f));
-          continue;
+        if (accept(":"))
+          m.width = const_expr();
+        members.push_back(std::move(m));
+      } while (accept(","));
+      // The last member's ';' may be left out, as bpftrace accepts.
+      if (peek().text != "}")
+        expect(";");
+    }
+    bool packed = false;
+    uint64_t min_align = 1;
+    attributes(packed, min_align);
+
+    // The x86-64 System V layout. `used` is the end of the data so far in
+    // bits, so that bitfields can pack into the bytes before them; packed
+    // members align to a byte and bitfields may straddle.
+    auto round_up = [](uint64_t v, uint64_t to) {
+      return (v + to - 1) / to * to;
+    };
+    uint64_t used = 0, size = 0;
+    uint64_t align = min_align;
+    for (const Member &m : members) {
+      const Type &ft = m.type;
+      uint64_t a = packed ? 1 : type_alignment(ft);
+      if (m.anon_nested) {
+        uint64_t at = is_union ? 0 : round_up(round_up(used, 8) / 8, a);
+        for (auto f : ft.fields) {
+          f.offset += static_cast<uint32_t>(at);
+          rec.fields.push_back(f);
         }
         align = std::max(align, a);
-        Field f;
-        f.name = fname;
-        uint64_t off = is_union ? 0 : round_up(round_up(used, 8) / 8, a);
-        f.offset = static_cast<uint32_t>(off);
         if (!is_union)
-          used = (off + ft.size) * 8;
-        size = std::max(size, off + ft.size);
+          used = (at + ft.size) * 8;
+        size = std::max(size, at + ft.size);
+        continue;
+      }
+      if (m.width >= 0) {
+        uint64_t width = static_cast<uint64_t>(m.width);
+        uint64_t unit = std::max<uint64_t>(8, 8ull * ft.size);
+        if (width == 0) {
+          // `int : 0` closes the storage unit.
+          if (!is_union)
+            used = round_up(used, unit);
+          continue;
+        }
+        // A bitfield goes at the next free bit unless it would straddle
+        // a boundary of its type's size; then at the next boundary.
+        uint64_t start = is_union ? 0 : used;
+        if (!packed && start / unit != (start + width - 1) / unit)
+          start = round_up(start, unit);
+        if (!is_union)
+          used = start + width;
+        size = std::max(size, round_up(start + width, 8) / 8);
+        if (m.name.empty())
+          continue; // unnamed: padding only
+        align = std::max(align, a);
+        Field f;
+        f.name = m.name;
+        // The word read holds the whole field: from its first byte when
+        // packed, else from the start of its storage unit.
+        uint64_t base_bit = packed ? start / 8 * 8 : start / unit * unit;
+        f.offset = static_cast<uint32_t>(base_bit / 8);
+        f.bitfield_shift = static_cast<uint32_t>(start - base_bit);
+        f.bitfield_bits = static_cast<uint32_t>(width);
         f.type = std::make_shared<const Type>(ft);
         rec.fields.push_back(std::move(f));
-      } while (accept(","));
-      expect(";");
+        continue;
+      }
+      align = std::max(align, a);
+      Field f;
+      f.name = m.name;
+      uint64_t off = is_union ? 0 : round_up(round_up(used, 8) / 8, a);
+      f.offset = static_cast<uint32_t>(off);
+      if (!is_union)
+        used = (off + ft.size) * 8;
+      size = std::max(size, off + ft.size);
+      f.type = std::make_shared<const Type>(ft);
+      rec.fields.push_back(std::move(f));
     }
     rec.size = static_cast<uint32_t>(
         round_up(std::max(size, round_up(used, 8) / 8), align));
+    if (packed || min_align > 1)
+      rec.align = static_cast<uint32_t>(align);
     types_.records[full] = rec;
     return rec;
+  }
+
+  // __attribute__((packed)), __attribute__((aligned(N))), several, in any
+  // order, after a record's braces; other attributes change no layout and
+  // are skipped.
+  void attributes(bool &packed, uint64_t &min_align) {
+    while (ok_ && accept_word("__attribute__")) {
+      expect("(");
+      expect("(");
+      while (ok_ && !accept(")")) {
+        if (peek().kind == Token::End) {
+          fail("unterminated __attribute__");
+          return;
+        }
+        if (accept(","))
+          continue;
+        std::string word = peek().text;
+        pos_++;
+        if (word == "packed" || word == "__packed__") {
+          packed = true;
+        } else if (word == "aligned" || word == "__aligned__") {
+          uint64_t n = 16; // aligned without a value: the largest
+          if (accept("(")) {
+            n = static_cast<uint64_t>(const_expr());
+            expect(")");
+          }
+          min_align = std::max(min_align, n);
+        } else if (accept("(")) {
+          for (int depth = 1; ok_ && depth > 0 && peek().kind != Token::End;
+               pos_++)
+            depth += peek().text == "(" ? 1 : peek().text == ")" ? -1 : 0;
+        }
+      }
+      expect(")");
+    }
   }
 
   Type enum_type() {

@@ -20,7 +20,7 @@ bool run_config_pass(ASTContext &ctx) {
     const runtime::ConfigVar *s = runtime::find_config_var(c->key);
     if (!s) {
       auto d = ctx.diags().error(c->loc);
-      d << "Unrecognized config variable: " << c->key;
+      d << c->key << ": not a known configuration option";
       std::string hint =
           did_you_mean(runtime::canonical_config_name(c->key), names);
       if (!hint.empty())

@@ -3,6 +3,7 @@
 #include "ast/builtins.h"
 #include "ast/depth_check.h"
 #include "ast/visitor.h"
+#include "runtime/config/config.h"
 
 #include <map>
 #include <set>
@@ -87,11 +88,34 @@ public:
     }
     Visitor::visit(e);
     if (auto *call = dyn_cast<Call>(e)) {
-      if (macros_.count(call->name))
+      // A script's macro shadows a builtin of the same name only where
+      // its signature matches the call; otherwise the builtin stays.
+      bool builtin = lookup_function(call->name) ||
+                     (call->args.empty() && is_builtin_name(call->name));
+      if (macros_.count(call->name) &&
+          (!builtin || exact(call->name, call->args)))
         e = expand_call(*call);
+      else if (call->args.empty() && call->name == "config" &&
+               !macros_.count("config"))
+        e = config_record(call->loc);
+      else if (call->args.empty() && !lookup_function(call->name) &&
+               is_builtin_name(call->name))
+        // comm(), cpu(), ...: every builtin variable reads as a call too.
+        e = ctx_.make<Identifier>(call->loc, call->name);
       return;
     }
     if (auto *id = dyn_cast<Identifier>(e)) {
+      // __builtin_comm is comm, whatever a script's macros call comm.
+      constexpr std::string_view kPrefix = "__builtin_";
+      if (id->name == "__builtin_config") {
+        e = config_record(id->loc);
+        return;
+      }
+      if (std::string_view(id->name).starts_with(kPrefix) &&
+          is_builtin_name(id->name.substr(kPrefix.size()))) {
+        id->name = id->name.substr(kPrefix.size());
+        return;
+      }
       if (macros_.count(id->name) && !is_builtin_name(id->name))
         e = expand_ident(*id);
     }
@@ -208,6 +232,42 @@ private:
     }
   }
 
+  // config() and __builtin_config: a record of every config variable's
+  // value, known here (the config pass and the environment ran before).
+  Expr *config_record(const Location &loc) {
+    auto *r = ctx_.make<Record>(loc);
+    for (const auto &v : runtime::config_vars()) {
+      std::string text = v.load(ctx_.config);
+      Expr *value = nullptr;
+      switch (v.kind) {
+      case runtime::ConfigKind::Integer:
+        value = ctx_.make<Integer>(loc, std::stoull(text));
+        break;
+      case runtime::ConfigKind::Boolean:
+        value = ctx_.make<Boolean>(loc, text == "true");
+        break;
+      case runtime::ConfigKind::String:
+      case runtime::ConfigKind::Choice:
+        value = ctx_.make<String>(loc, text);
+        break;
+      }
+      r->names.emplace_back(v.name);
+      r->name_locs.push_back(loc);
+      r->elems.push_back(value);
+    }
+    return r;
+  }
+
+  bool exact(const std::string &name, const std::vector<Expr *> &args) {
+    std::vector<ParamKind> kinds;
+    for (auto *a : args)
+      kinds.push_back(arg_kind(a));
+    for (const Macro *m : macros_[name])
+      if (distance(*m, kinds) == 0)
+        return true;
+    return false;
+  }
+
   // The definition of `name` that takes exactly these arguments, or null
   // after reporting why none does.
   const Macro *lookup(const std::string &name, const std::vector<Expr *> &args,
@@ -315,6 +375,12 @@ private:
     frames_.push_back(std::move(f));
     visit(*body);
     frames_.pop_back();
+    // A body that is one literal is that literal, so that printf(m()) and
+    // other places that take literals accept it.
+    if (body->stmts.empty() && body->value &&
+        (isa<String>(body->value) || isa<Integer>(body->value) ||
+         isa<Boolean>(body->value)))
+      return body->value;
     return ctx_.make<BlockExpr>(loc, body);
   }
 };

@@ -6,6 +6,7 @@
 #include "ast/passes/config.h"
 #include "ast/passes/semantic_internal.h"
 
+#include <cstdint>
 #include <cstdlib>
 
 namespace ubtrace::ast {
@@ -116,6 +117,47 @@ bool Semantic::literal_int(const Expr *e, int64_t &out) {
   if (auto *s = dyn_cast<Sizeof>(e)) {
     out = static_cast<int64_t>(s->value);
     return s->value != 0;
+  }
+  // Constant arithmetic, wrapping as 64-bit two's complement (no UB).
+  if (auto *b = dyn_cast<Binop>(e)) {
+    int64_t l = 0, r = 0;
+    if (!literal_int(b->left, l) || !literal_int(b->right, r))
+      return false;
+    uint64_t ul = static_cast<uint64_t>(l), ur = static_cast<uint64_t>(r);
+    uint64_t v = 0;
+    switch (b->op) {
+    case BinOp::Add:
+      v = ul + ur;
+      break;
+    case BinOp::Sub:
+      v = ul - ur;
+      break;
+    case BinOp::Mul:
+      v = ul * ur;
+      break;
+    case BinOp::Div:
+    case BinOp::Mod:
+      if (r == 0 || (l == INT64_MIN && r == -1))
+        return false;
+      v = static_cast<uint64_t>(b->op == BinOp::Div ? l / r : l % r);
+      break;
+    case BinOp::BitAnd:
+      v = ul & ur;
+      break;
+    case BinOp::BitOr:
+      v = ul | ur;
+      break;
+    case BinOp::BitXor:
+      v = ul ^ ur;
+      break;
+    case BinOp::Shl:
+      v = ul << (ur & 63);
+      break;
+    default:
+      return false;
+    }
+    out = static_cast<int64_t>(v);
+    return true;
   }
   return false;
 }
@@ -331,6 +373,7 @@ void Semantic::check_map_keys(Map &m) {
       case TypeKind::Void:
       case TypeKind::Hist:
       case TypeKind::LHist:
+      case TypeKind::TSeries:
       case TypeKind::Stats:
       case TypeKind::StackMode:
       case TypeKind::TimestampMode:
@@ -340,7 +383,7 @@ void Semantic::check_map_keys(Map &m) {
         break;
       }
       if (kt.is_int() && kt.size < 8)
-        kt = make_int(8, kt.is_signed); // keys are stored 64-bit wide
+        kt = widen_int(kt); // keys are stored 64-bit wide
       types.push_back(kt);
     }
     key = types.size() == 1 ? types[0] : make_tuple(types);
@@ -419,7 +462,8 @@ void Semantic::update_map_value(Map &m, const Type &t, const Location &loc) {
       return;
     }
     if (!same_type(t, info.value)) {
-      if (t.kind == TypeKind::Hist || t.kind == TypeKind::LHist) {
+      if (t.kind == TypeKind::Hist || t.kind == TypeKind::LHist ||
+          t.kind == TypeKind::TSeries) {
         err(loc) << m.name << " already holds a " << type_str(info.value)
                  << " with other parameters";
         return;

@@ -232,6 +232,7 @@ void Semantic::check_call(Call &c) {
   case BuiltinFn::Stats:
   case BuiltinFn::Hist:
   case BuiltinFn::Lhist:
+  case BuiltinFn::Tseries:
     return check_aggregation(c);
   case BuiltinFn::Print:
     return check_print(c);

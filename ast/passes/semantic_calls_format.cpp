@@ -97,7 +97,8 @@ void Semantic::check_format(Call &c) {
     if (t.is_none())
       continue;
     if (t.kind == TypeKind::Void || t.kind == TypeKind::Hist ||
-        t.kind == TypeKind::LHist || t.kind == TypeKind::Stats) {
+        t.kind == TypeKind::LHist || t.kind == TypeKind::TSeries ||
+        t.kind == TypeKind::Stats) {
       err(arg->loc) << c.name << ": can not print a value of type '"
                     << type_str(t) << "'";
       continue;

@@ -79,6 +79,73 @@ void Semantic::check_aggregation(Call &c) {
     c.type.lhist_step = step;
     return;
   }
+  if (n == "tseries") {
+    check_tseries(c);
+    return;
+  }
+}
+
+// tseries(n, interval, num_intervals[, "avg"|"max"|"min"|"sum"]): the
+// interval and the count are literals (a duration literal reads as ns).
+void Semantic::check_tseries(Call &c) {
+  if (!check_arity(c) || !expect_int_arg(c, 0))
+    return;
+  int64_t interval = 0, count = 0;
+  if (!expect_int_literal(c, 1, interval) || !expect_int_literal(c, 2, count))
+    return;
+  if (interval <= 0) {
+    err(c.args[1]->loc) << "tseries() interval_ns must be >= 1 (" << interval
+                        << " provided)";
+    return;
+  }
+  if (count <= 0 || count > kMaxTSeriesIntervals) {
+    err(c.args[2]->loc) << "tseries() num_intervals must be >= 1 and <= "
+                        << kMaxTSeriesIntervals << " (" << count
+                        << " provided)";
+    return;
+  }
+  auto agg = TSeriesAgg::Last;
+  if (c.args.size() == 4) {
+    std::string name;
+    if (!expect_string_literal(c, 3, name))
+      return;
+    if (name == "avg")
+      agg = TSeriesAgg::Avg;
+    else if (name == "max")
+      agg = TSeriesAgg::Max;
+    else if (name == "min")
+      agg = TSeriesAgg::Min;
+    else if (name == "sum")
+      agg = TSeriesAgg::Sum;
+    else {
+      err(c.args[3]->loc) << "tseries() expects one of avg, max, min or sum "
+                          << "as the aggregation (\"" << name << "\" provided)";
+      return;
+    }
+  }
+  switch (ctx_.config.unstable_tseries) {
+  case runtime::FeatureFlag::Error:
+    err(c.loc) << "tseries feature is not enabled by default. To enable this "
+               << "unstable feature, set the config flag to enable. "
+               << "unstable_tseries=enable";
+    return;
+  case runtime::FeatureFlag::Warn:
+    if (final_ && !warned_tseries_) {
+      warn(c.loc) << "Script is using an unstable feature: tseries. To "
+                  << "prevent this warning you must explicitly enable it in "
+                  << "the config e.g. unstable_tseries=enable";
+      warned_tseries_ = true;
+    }
+    break;
+  case runtime::FeatureFlag::Enable:
+    break;
+  }
+  Type arg = decay(c.args[0]->type);
+  c.type = make_simple(TypeKind::TSeries, 8);
+  c.type.agg_signed = arg.is_int() ? arg.is_signed : false;
+  c.type.ts_interval_ns = static_cast<uint64_t>(interval);
+  c.type.ts_intervals = static_cast<uint32_t>(count);
+  c.type.ts_agg = static_cast<uint8_t>(agg);
 }
 
 void Semantic::check_print(Call &c) {

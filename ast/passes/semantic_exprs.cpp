@@ -78,6 +78,30 @@ void Semantic::visit(PositionalCount &e) {
   e.type = make_int(8, true);
 }
 
+// probetype: the provider of the probe's attach points ("special" for
+// begin and end, as bpftrace names them). One text per probe: attach
+// points of different types in one probe would need one each.
+std::string Semantic::probetype_text(const Identifier &e) {
+  std::string text;
+  if (!probe_)
+    return text;
+  for (const auto *ap : probe_->attach_points) {
+    if (!ap->kind)
+      continue;
+    std::string t(ap->provider());
+    if (*ap->kind == ProbeKind::Begin || *ap->kind == ProbeKind::End)
+      t = "special";
+    if (!text.empty() && t != text) {
+      err(e.loc) << "probetype in a probe whose attach points are of "
+                 << "different types (" << text << ", " << t
+                 << "): split the probe";
+      return text;
+    }
+    text = t;
+  }
+  return text;
+}
+
 // The type of each builtin variable of ast/builtins.def.
 Type Semantic::builtin_var_type(Identifier &e) {
   switch (e.var) {
@@ -125,11 +149,18 @@ Type Semantic::builtin_var_type(Identifier &e) {
     return make_simple(TypeKind::USym, 16);
   case BuiltinVar::Probe:
     return make_simple(TypeKind::ProbeName, 8);
-  case BuiltinVar::BuiltinProbe:
-  case BuiltinVar::BuiltinProbetype:
-    return make_string(128);
+  case BuiltinVar::Probetype:
+    e.const_text = probetype_text(e);
+    return make_string(static_cast<uint32_t>(e.const_text.size() + 1));
   case BuiltinVar::BuiltinArch:
-    return make_string(8);
+#if defined(__x86_64__)
+    e.const_text = "x86_64";
+#elif defined(__aarch64__)
+    e.const_text = "aarch64";
+#else
+    e.const_text = "unknown";
+#endif
+    return make_string(static_cast<uint32_t>(e.const_text.size() + 1));
   case BuiltinVar::Username:
     return make_simple(TypeKind::Username, 8);
   case BuiltinVar::ThreadIdx:
@@ -162,6 +193,7 @@ void Semantic::visit(Identifier &e) {
     e.ident_kind = IdentKind::EnumValue;
     e.enum_value = it->second.second;
     e.type = make_int(8, true);
+    e.type.name = it->second.first; // prints as its name (%s, print, maps)
     return;
   }
   if (e.name == "bpftrace" || e.name == "perf" || e.name == "raw") {
@@ -434,7 +466,7 @@ void Semantic::visit(Ternary &e) {
     return;
   }
   if (t.is_int())
-    t = make_int(8, t.is_signed);
+    t = widen_int(t);
   e.type = t;
 }
 
@@ -505,6 +537,7 @@ void Semantic::visit(ArrayAccess &e) {
       err(e.index->loc) << "Tuples can only be indexed with an integer literal";
       return;
     }
+    e.tuple_index = idx;
     if (idx < 0 || idx >= static_cast<int64_t>(t.fields.size())) {
       err(e.loc) << "Invalid tuple index: " << idx << ". Found "
                  << t.fields.size() << " elements in tuple.";
@@ -517,6 +550,23 @@ void Semantic::visit(ArrayAccess &e) {
     err(e.index->loc)
         << "The array index operator [] only accepts integers, not "
         << type_str(i);
+    return;
+  }
+  if (t.kind == TypeKind::Array && t.count == 0) {
+    // A flexible array member (`int items[]`, `int items[0]`): its
+    // elements are wherever the record is, so only a record reached
+    // through a pointer has them.
+    auto *fa = dyn_cast<FieldAccess>(e.expr);
+    if (!fa || decay(fa->expr->type).kind != TypeKind::Pointer) {
+      err(e.loc) << "a flexible array member can only be indexed in a record "
+                 << "read through a pointer ($p->items[i])";
+      return;
+    }
+    if (literal && idx < 0) {
+      err(e.loc) << "the index " << idx << " is out of bounds";
+      return;
+    }
+    e.type = *t.elem;
     return;
   }
   if (t.kind == TypeKind::Array) {
@@ -651,7 +701,7 @@ void Semantic::visit(Tuple &e) {
     if (t.is_none())
       ok = false;
     if (t.is_int())
-      t = make_int(8, t.is_signed);
+      t = widen_int(t);
     types.push_back(t);
   }
   e.type = ok ? make_tuple(types) : Type{};
@@ -676,7 +726,7 @@ void Semantic::visit(Record &e) {
     if (t.is_none())
       ok = false;
     if (t.is_int())
-      t = make_int(8, t.is_signed);
+      t = widen_int(t);
     types.push_back(t);
   }
   e.type = ok ? make_record(e.names, types) : Type{};

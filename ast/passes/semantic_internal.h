@@ -97,6 +97,9 @@ public:
   void check_static_assert(Call &c);
   // builtin variables (semantic_exprs.cpp)
   Type builtin_var_type(Identifier &e);
+  void check_tseries(Call &c);
+  bool warned_tseries_ = false;
+  std::string probetype_text(const Identifier &e);
   // statements (semantic_stmts.cpp)
   void visit(ExprStmt &s);
   void visit(AssignVar &s);

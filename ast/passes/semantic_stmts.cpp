@@ -44,7 +44,7 @@ void Semantic::visit(AssignVar &s) {
   visit(s.value);
   Type t = decay(s.value->type);
   if (t.is_int())
-    t = make_int(8, t.is_signed);
+    t = widen_int(t);
   assign_var(*s.var, t, s.loc, false);
 }
 
@@ -58,7 +58,7 @@ void Semantic::visit(AssignMap &s) {
   if (!t.is_aggregation())
     t = decay(t);
   if (t.is_int())
-    t = make_int(8, t.is_signed);
+    t = widen_int(t);
   // A non-negative literal takes the map's unsigned type instead of making
   // the map signed (@v[1] = (uint64)-1; @v[2] = 5; stays uint64).
   int64_t lit;
@@ -203,7 +203,7 @@ void Semantic::visit(For &s) {
     }
     Type value = info.value;
     if (value.kind == TypeKind::Hist || value.kind == TypeKind::LHist ||
-        value.kind == TypeKind::Stats) {
+        value.kind == TypeKind::TSeries || value.kind == TypeKind::Stats) {
       err(s.map->loc) << "for loops can not iterate over a map of "
                       << type_str(value);
       return;
@@ -253,8 +253,8 @@ void Semantic::visit(Jump &s) {
                    << type_str(want) << ", not " << type_str(s.value->type);
       return;
     }
-    if (s.value)
-      err(s.loc) << "Probes can not return a value";
+    // In a probe, `return x;` ends it as `return;` does; x is evaluated
+    // (bpftrace accepts it too).
     return;
   }
 }

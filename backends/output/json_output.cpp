@@ -17,11 +17,15 @@ std::string_view type_of(PrintedMap::Shape shape) {
     return "stats";
   case PrintedMap::Shape::Hist:
     return "hist";
+  case PrintedMap::Shape::TSeries:
+    return "tseries";
   }
   return "map";
 }
 
 std::string entry_json(const PrintedMap::Entry &e) {
+  if (e.series)
+    return tseries_json(*e.series);
   return e.hist ? hist_json(*e.hist) : json_of(e.value);
 }
 

@@ -1,5 +1,7 @@
 #include "backends/output/merge.h"
 
+#include "backends/output/tseries.h"
+
 #include <cstring>
 
 namespace ubtrace::output {
@@ -74,6 +76,8 @@ std::vector<uint8_t> merge_slots(const runtime::MapSpec &spec, Bytes slots,
   case runtime::AggKind::Max:
     return min_max(slots, size, nslots, spec.agg == runtime::AggKind::Max,
                    spec.value.is_signed);
+  case runtime::AggKind::TSeries:
+    return merge_tseries(spec, slots, nslots);
   }
   return std::vector<uint8_t>(size, 0);
 }

@@ -82,6 +82,8 @@ std::optional<SortValue> sort_value(const runtime::MapSpec &spec, Bytes v) {
   case AggKind::Hist:
   case AggKind::LHist:
     return SortValue{false, bucket_total(v)};
+  case AggKind::TSeries:
+    return std::nullopt;
   case AggKind::None:
     if (is_integer_kind(spec.value.kind)) {
       if (sig)
@@ -127,7 +129,8 @@ Value aggregate_value(const runtime::MapSpec &spec, Bytes v, uint32_t div,
   }
   case AggKind::Hist:
   case AggKind::LHist:
-    return Value::none(); // histograms are built separately
+  case AggKind::TSeries:
+    return Value::none(); // histograms and series are built separately
   case AggKind::None:
     return decode(spec.value, v, ctx, div);
   }
@@ -146,6 +149,8 @@ PrintedMap::Shape shape_of(AggKind agg) {
   case AggKind::Hist:
   case AggKind::LHist:
     return PrintedMap::Shape::Hist;
+  case AggKind::TSeries:
+    return PrintedMap::Shape::TSeries;
   case AggKind::Avg:
   case AggKind::Stats:
     return PrintedMap::Shape::Stats;
@@ -203,6 +208,16 @@ PrintedMap build_printed_map(const runtime::MapSpec &spec,
     return c != 0 ? c < 0 : a < b;
   });
 
+  // A tseries map's window ends at the last interval any key has a value
+  // in: all keys print the same times.
+  std::vector<std::map<uint64_t, uint64_t>> series;
+  uint64_t last = 0;
+  if (spec.agg == AggKind::TSeries)
+    for (const MapEntry &e : entries) {
+      series.push_back(tseries_intervals(spec, e.value));
+      last = std::max(last, tseries_last(series.back()));
+    }
+
   size_t skip = 0;
   if (top && entries.size() > top)
     skip = entries.size() - top;
@@ -216,6 +231,8 @@ PrintedMap build_printed_map(const runtime::MapSpec &spec,
     else if (spec.agg == AggKind::LHist)
       out.hist = build_lhist(buckets_of(e.value), spec.lhist_min,
                              spec.lhist_max, spec.lhist_step);
+    else if (spec.agg == AggKind::TSeries)
+      out.series = build_tseries(spec, series[order[i]], last);
     else
       out.value = aggregate_value(spec, e.value, div, ctx);
     map.entries.push_back(std::move(out));

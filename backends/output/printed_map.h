@@ -6,6 +6,7 @@
 #include "backends/output/bytes.h"
 #include "backends/output/context.h"
 #include "backends/output/histogram.h"
+#include "backends/output/tseries.h"
 #include "backends/output/value.h"
 #include "runtime/bundle.h"
 
@@ -25,12 +26,13 @@ struct MapEntry {
 struct PrintedMap {
   // What the JSON "type" says: "map", "stats" (avg/stats) or "hist"
   // (hist/lhist). Text prints histograms on lines of their own.
-  enum class Shape : uint8_t { Plain, Stats, Hist };
+  enum class Shape : uint8_t { Plain, Stats, Hist, TSeries };
 
   struct Entry {
-    Value key;                     // Kind::None for scalar maps
-    Value value;                   // Plain and Stats shapes
-    std::optional<Histogram> hist; // Hist shape
+    Value key;                        // Kind::None for scalar maps
+    Value value;                      // Plain and Stats shapes
+    std::optional<Histogram> hist;    // Hist shape
+    std::optional<TimeSeries> series; // TSeries shape
   };
 
   std::string name;
@@ -43,6 +45,7 @@ struct PrintedMap {
 //   count, sum, min, max, plain integers: ascending by value
 //   avg, stats: ascending by average
 //   hist, lhist: ascending by the total count over all buckets
+//   tseries: by key, every key's window ending at the map's last interval
 //   anything else: by key (see compare_keys)
 // Ties keep key order (bpftrace leaves them in hash-table order).
 // `top` keeps only the last `top` entries (print(@m, top)); `div` divides

@@ -57,6 +57,8 @@ std::string map_text(const PrintedMap &map) {
       out += "[" + key_text(e.key) + "]";
     if (e.hist) {
       out += ":\n" + hist_text(*e.hist) + "\n";
+    } else if (e.series) {
+      out += ":\n" + tseries_text(*e.series) + "\n";
     } else {
       out += ": " + text_of(e.value) + "\n";
     }

@@ -40,17 +40,28 @@ const ConfigVar kVars[] = {
    uint64_t(max),                                                              \
    {},                                                                         \
    doc,                                                                        \
-   [](Config &c, std::string_view t) { store_integer(c.name, t); }},
+   [](Config &c, std::string_view t) { store_integer(c.name, t); },            \
+   [](const Config &c) { return std::to_string(c.name); }},
 #define UBT_CONFIG_BOOLEAN(name, def, doc)                                     \
-  {#name, ConfigKind::Boolean,                                                 \
-   #def,  0,                                                                   \
-   0,     {},                                                                  \
-   doc,   [](Config &c, std::string_view t) { c.name = t == "true"; }},
+  {#name,                                                                      \
+   ConfigKind::Boolean,                                                        \
+   #def,                                                                       \
+   0,                                                                          \
+   0,                                                                          \
+   {},                                                                         \
+   doc,                                                                        \
+   [](Config &c, std::string_view t) { c.name = t == "true"; },                \
+   [](const Config &c) { return std::string(c.name ? "true" : "false"); }},
 #define UBT_CONFIG_STRING(name, def, doc)                                      \
-  {#name, ConfigKind::String,                                                  \
-   def,   0,                                                                   \
-   0,     {},                                                                  \
-   doc,   [](Config &c, std::string_view t) { c.name = std::string(t); }},
+  {#name,                                                                      \
+   ConfigKind::String,                                                         \
+   def,                                                                        \
+   0,                                                                          \
+   0,                                                                          \
+   {},                                                                         \
+   doc,                                                                        \
+   [](Config &c, std::string_view t) { c.name = std::string(t); },             \
+   [](const Config &c) { return c.name; }},
 #define UBT_CONFIG_CHOICE(name, Enum, def, doc)                                \
   {#name,                                                                      \
    ConfigKind::Choice,                                                         \
@@ -61,6 +72,9 @@ const ConfigVar kVars[] = {
    doc,                                                                        \
    [](Config &c, std::string_view t) {                                         \
      store_choice(c.name, k##Enum##Spellings, t);                              \
+   },                                                                          \
+   [](const Config &c) {                                                       \
+     return std::string(k##Enum##Spellings[static_cast<size_t>(c.name)]);      \
    }},
 #include "runtime/config/config.def"
 };
@@ -166,10 +180,10 @@ bool check_config_value(const ConfigVar &s, std::string_view value,
         return true;
       }
     }
-    error = name + " expects one of";
+    error =
+        "Invalid value for " + name + ". Found: " + given + ". Valid values:";
     for (size_t i = 0; i < s.choices.size(); i++)
       error += (i ? ", " : " ") + std::string(s.choices[i]);
-    error += "; got '" + given + "'";
     return false;
   }
   return false;

@@ -79,6 +79,8 @@ struct ConfigVar {
   std::string_view doc;                      // for ubtrace(8)
   // Stores a value check_config_value() normalised into its field.
   void (*store)(Config &, std::string_view normalised) = nullptr;
+  // Its value in `config`, normalised as store() takes it.
+  std::string (*load)(const Config &) = nullptr;
 };
 
 // Every variable, in the table's order.

@@ -208,6 +208,8 @@ bool merge_device_slots(const DeviceMapLayout &layout,
       return word_at(out, 8) != 0; // samples
     return any || layout.agg == AggKind::Sum;
   }
+  case AggKind::TSeries:
+    return false; // tseries() runs on the CPU only (ast/builtins.def)
   case AggKind::Min:
   case AggKind::Max: {
     bool is_min = layout.agg == AggKind::Min;

@@ -22,14 +22,14 @@ TEST(ConfigPass, ValuesOfEachKind) {
   EXPECT_EQ(c.max_strlen, 128u);
   EXPECT_EQ(c.stack_mode, runtime::StackMode::Perf);
   EXPECT_FALSE(c.print_maps_on_exit);
-  EXPECT_EQ(c.license, "Dual MIT/GPL");
+  EXPECT_EQ(c.license, runtime::License::DualMitGpl);
   EXPECT_EQ(c.max_map_keys, 256u);
   // The rest keep their defaults.
   runtime::Config expected;
   expected.max_strlen = 128;
   expected.stack_mode = runtime::StackMode::Perf;
   expected.print_maps_on_exit = false;
-  expected.license = "Dual MIT/GPL";
+  expected.license = runtime::License::DualMitGpl;
   expected.max_map_keys = 256;
   EXPECT_EQ(c, expected);
 }
@@ -66,10 +66,10 @@ TEST(ConfigPass, EmptyBlockLeavesTheDefaults) {
 
 TEST(ConfigPass, UnknownVariables) {
   EXPECT_EQ(diagnostics("config = { nope = 1; max_strln = 2 } BEGIN { }"),
-            R"(stdin:1:12-20: ERROR: Unrecognized config variable: nope
+            R"(stdin:1:12-20: ERROR: nope: not a known configuration option
 config = { nope = 1; max_strln = 2 } BEGIN { }
            ~~~~~~~~
-stdin:1:22-35: ERROR: Unrecognized config variable: max_strln
+stdin:1:22-35: ERROR: max_strln: not a known configuration option
 config = { nope = 1; max_strln = 2 } BEGIN { }
                      ~~~~~~~~~~~~~
 HINT: Did you mean 'max_strlen'?
@@ -77,13 +77,14 @@ HINT: Did you mean 'max_strlen'?
 }
 
 TEST(ConfigPass, ValuesOfTheWrongKind) {
-  EXPECT_EQ(diagnostics("config = {\n  max_strlen = -1;\n  stack_mode = fast;\n"
-                        "  print_maps_on_exit = 2;\n  max_probes = \"x\";\n"
-                        "  cpp_demangle = yes\n}\nBEGIN { }"),
-            R"(stdin:2:16-18: ERROR: max_strlen expects a non-negative integer in [1, 65536], got '-1'
+  EXPECT_EQ(
+      diagnostics("config = {\n  max_strlen = -1;\n  stack_mode = fast;\n"
+                  "  print_maps_on_exit = 2;\n  max_probes = \"x\";\n"
+                  "  cpp_demangle = yes\n}\nBEGIN { }"),
+      R"(stdin:2:16-18: ERROR: max_strlen expects a non-negative integer in [1, 65536], got '-1'
   max_strlen = -1;
                ~~
-stdin:3:16-20: ERROR: stack_mode expects one of bpftrace, perf, raw; got 'fast'
+stdin:3:16-20: ERROR: Invalid value for stack_mode. Found: fast. Valid values: bpftrace, perf, raw
   stack_mode = fast;
                ~~~~
 stdin:4:24-25: ERROR: print_maps_on_exit expects true or false (or 1 or 0), got '2'
@@ -151,7 +152,8 @@ TEST(ConfigTable, Lookup) {
   EXPECT_TRUE(runtime::check_config_value(*mode, "PERF", norm, err));
   EXPECT_EQ(norm, "perf");
   EXPECT_FALSE(runtime::check_config_value(*mode, "x", norm, err));
-  EXPECT_EQ(err, "stack_mode expects one of bpftrace, perf, raw; got 'x'");
+  EXPECT_EQ(err, "Invalid value for stack_mode. Found: x. Valid values: "
+                 "bpftrace, perf, raw");
   const runtime::ConfigVar *n = runtime::find_config_var("perf_rb_pages");
   EXPECT_FALSE(runtime::check_config_value(*n, "", norm, err));
   EXPECT_EQ(
@@ -168,17 +170,32 @@ TEST(ConfigTable, DefaultsAreTheFieldsDefaults) {
     n++;
     runtime::Config c;
     c.max_strlen = 1; // something to see written back
-    c.license = "x";
+    c.str_trunc_trailer = "x";
     std::string err;
     ASSERT_TRUE(runtime::set_config_value(c, v, v.default_text, err))
         << v.name << ": " << err;
     runtime::Config expected;
     expected.max_strlen = v.name == "max_strlen" ? defaults.max_strlen : 1;
-    expected.license = v.name == "license" ? defaults.license : "x";
+    expected.str_trunc_trailer =
+        v.name == "str_trunc_trailer" ? defaults.str_trunc_trailer : "x";
     EXPECT_EQ(c, expected) << v.name;
     EXPECT_FALSE(v.doc.empty()) << v.name;
   }
   EXPECT_EQ(n, 23u);
+}
+
+// A license the kernel would not count as GPL-compatible is refused, with
+// the values it could be.
+TEST(ConfigPass, LicenseIsOneOfTheKnown) {
+  std::string d = diagnostics("config={license=\"Potato\"} BEGIN {}");
+  EXPECT_NE(d.find("ERROR: Invalid value for license. Found: "
+                   "Potato. Valid values: Dual MIT/GPL, Dual "
+                   "BSD/GPL, Dual MPL/GPL, GPL and additional "
+                   "rights, GPL v2, GPL"),
+            std::string::npos)
+      << d;
+  EXPECT_EQ(config_of("config={license=\"Dual BSD/GPL\"}").license,
+            runtime::License::DualBsdGpl);
 }
 
 // Every value of a choice stores as its own enumerator, in any case.

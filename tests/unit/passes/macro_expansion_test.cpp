@@ -39,27 +39,19 @@ TEST(MacroExpansion, BareNameAndBangCallOfAParameterlessMacro) {
                      "$c = one(); }"),
             R"(=
  variable: $a
- block expression
-  value
-   int: 1
+ int: 1
 =
  variable: $b
- block expression
-  value
-   int: 1
+ int: 1
 =
  variable: $c
- block expression
-  value
-   int: 1
+ int: 1
 )");
 }
 
 TEST(MacroExpansion, MacroWithoutParameterList) {
   EXPECT_EQ(expanded("macro two { 2 } BEGIN { print(two); }"), R"(call: print
- block expression
-  value
-   int: 2
+ int: 2
 )");
 }
 
@@ -231,18 +223,10 @@ TEST(MacroExpansion, OverloadsByArityAndKind) {
  int: 0
 call: print
  tuple:
-  block expression
-   value
-    int: 0
-  block expression
-   value
-    int: 1
-  block expression
-   value
-    int: 2
-  block expression
-   value
-    int: 3
+  int: 0
+  int: 1
+  int: 2
+  int: 3
 )");
   // The more specific definition first wins for a variable.
   EXPECT_EQ(expanded("macro f($x) { 2 } macro f(x) { 1 } "
@@ -252,12 +236,8 @@ call: print
  int: 0
 call: print
  tuple:
-  block expression
-   value
-    int: 2
-  block expression
-   value
-    int: 1
+  int: 2
+  int: 1
 )");
 }
 
@@ -405,9 +385,7 @@ TEST(MacroExpansion, BuiltinsAreNotExpanded) {
             R"(call: print
  identifier: pid
 call: print
- block expression
-  value
-   int: 5
+ int: 5
 )");
 }
 
@@ -419,9 +397,7 @@ TEST(MacroExpansion, TypeNamesInSizeofAreNotExpanded) {
   identifier: uint64_t
 call: print
  sizeof
-  block expression
-   value
-    int: 1
+  int: 1
 )");
 }
 

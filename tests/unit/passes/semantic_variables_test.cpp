@@ -221,12 +221,9 @@ TEST(Variables, BreakInLoops) {
             "");
 }
 
-TEST(Variables, ProbesCannotReturnAValue) {
-  EXPECT_EQ(diagnostics("BEGIN { return 5; }"),
-            R"BT(stdin:1:9-17: ERROR: Probes can not return a value
-BEGIN { return 5; }
-        ~~~~~~~~
-)BT");
+// `return x;` in a probe ends it, x evaluated and dropped (as bpftrace).
+TEST(Variables, ProbesMayReturnAValue) {
+  EXPECT_EQ(diagnostics("BEGIN { $a = 1; return $a + 1; }"), "");
 }
 
 TEST(Variables, ReturnWithoutValue) {
