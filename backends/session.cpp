@@ -450,10 +450,10 @@ void Session::report_losses() {
     const uint64_t waited = std::min(c.lock_timeouts, c.drops);
     if (c.drops > waited)
       out_->runtime_error(
-          "map " + bundle_.maps[i].name + " dropped " +
-              std::to_string(c.drops - waited) +
-              " update(s): the map was full (raise max_map_keys or "
-              "declare it with a larger size)",
+          "Map full; can't update element: map " + bundle_.maps[i].name +
+              " dropped " + std::to_string(c.drops - waited) +
+              " update(s) (raise max_map_keys or declare it with a larger "
+              "size)",
           {});
     if (waited)
       out_->runtime_error("map " + bundle_.maps[i].name + " dropped " +

@@ -199,6 +199,11 @@ void Semantic::check_has_key(Call &c) {
   if (!check_arity(c) || !expect_map_arg(c, 0))
     return;
   auto *m = static_cast<Map *>(c.args[0]);
+  if (map_info(m->name, m->loc).scalar && !map_info(m->name, m->loc).keyed) {
+    err(c.loc) << "call to has_key() expects a map with explicit keys "
+               << "(non-scalar map)";
+    return;
+  }
   Map probe_map(m->loc, m->name);
   probe_map.keys = {c.args[1]};
   probe_map.subscripted = true;
@@ -212,6 +217,12 @@ void Semantic::check_len(Call &c) {
     return;
   Type t = c.args[0]->type;
   auto *m = dyn_cast<Map>(c.args[0]);
+  if (m && !m->subscripted && map_info(m->name, m->loc).scalar &&
+      !map_info(m->name, m->loc).keyed) {
+    err(c.loc) << "call to len() expects a map with explicit keys "
+               << "(non-scalar map)";
+    return;
+  }
   if ((m && !m->subscripted) || t.kind == TypeKind::UStack ||
       t.kind == TypeKind::KStack) {
     c.type = make_int(8, true);

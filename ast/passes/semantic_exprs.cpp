@@ -700,8 +700,8 @@ void Semantic::visit(Tuple &e) {
     }
     if (t.is_none())
       ok = false;
-    if (t.is_int())
-      t = widen_int(t);
+    // Elements keep their own sizes, laid out as a C struct: sizeof of
+    // ((int8)1, (int16)1, (int32)1) is 8, as in bpftrace.
     types.push_back(t);
   }
   e.type = ok ? make_tuple(types) : Type{};

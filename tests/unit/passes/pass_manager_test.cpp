@@ -12,7 +12,8 @@ TEST(PassManager, Order) {
   for (const auto &p : ast::semantic_passes())
     names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"config", "c-definitions",
-                                             "macro-expansion", "attach-points",
+                                             "macro-expansion", "named-params",
+                                             "attach-points",
                                              "semantic"}));
 }
 
