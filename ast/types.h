@@ -75,7 +75,8 @@ struct Type {
   std::vector<Field> fields; // CStruct/Tuple/Record, laid out
   std::string name;          // CStruct "struct foo", enum name for Integer
   bool is_union = false;
-  uint32_t align = 0; // CStruct: set by __attribute__((packed/aligned))
+  bool c_chars = false; // String: a C char[N], printed without the trailer
+  uint32_t align = 0;   // CStruct: set by __attribute__((packed/aligned))
   // UStack/KStack
   uint32_t stack_limit = 0;
   uint8_t stack_mode = 0; // 0 bpftrace, 1 perf, 2 raw

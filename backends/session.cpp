@@ -334,8 +334,11 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
         cat_[h.id].format(bundle_.cat_formats[h.id], payload, fmt_);
     std::ifstream f(path, std::ios::binary);
     if (!f) {
-      out_->runtime_error(
-          "failed to open file '" + path + "': " + std::strerror(errno), {});
+      // An error, as bpftrace says it; the trace goes on.
+      out_->diagnostic(output::Severity::Error,
+                       "failed to open file '" + path + "' (" +
+                           std::strerror(errno) + ")",
+                       {});
       return true;
     }
     std::string text(config_.max_cat_bytes, '\0');

@@ -74,10 +74,13 @@ Val IRGen::gen(Expr *e) {
             : "";
     if (e->type.kind == TypeKind::String)
       return gen_string_literal(v, e->type.size);
-    return {i64(v.empty() ? 0
-                          : static_cast<uint64_t>(
-                                std::strtoll(v.c_str(), nullptr, 0))),
-            false};
+    // Past INT64_MAX (0xffffffffffffffff) a parameter is unsigned.
+    uint64_t n =
+        v.empty() ? 0
+        : v[0] == '-'
+            ? static_cast<uint64_t>(std::strtoll(v.c_str(), nullptr, 0))
+            : std::strtoull(v.c_str(), nullptr, 0);
+    return {i64(n), false};
   }
   case NodeKind::PositionalCount:
     return {i64(ast_.positional.size()), false};

@@ -14,6 +14,8 @@ runtime::ValueType to_value_type(const ast::Type &t, const EnumNames *enums) {
       out.name = f.name;
       out.offset = f.offset;
       out.type = to_value_type(*f.type, enums);
+      out.bitfield_bits = f.bitfield_bits;
+      out.bitfield_shift = f.bitfield_shift;
       v.fields.push_back(std::move(out));
     }
   };
@@ -44,6 +46,7 @@ runtime::ValueType to_value_type(const ast::Type &t, const EnumNames *enums) {
     break;
   case ast::TypeKind::String:
     v.kind = K::String;
+    v.c_chars = t.c_chars;
     break;
   case ast::TypeKind::Buffer:
     v.kind = K::Buffer;

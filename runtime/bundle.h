@@ -51,10 +51,13 @@ struct ValueType {
   std::string type_name;     // Struct/Enum: "struct foo"
   std::vector<Field> fields; // Tuple/Record/Struct; Array holds one
   std::map<int64_t, std::string> enum_names;
+  // String: a C char[N] whose N characters may all be text (no NUL): it
+  // prints without str()'s truncation trailer.
+  bool c_chars = false;
 
   template <class Archive> void serialize(Archive &ar) {
     ar(kind, size, is_signed, count, stack_limit, stack_mode, type_name, fields,
-       enum_names);
+       enum_names, c_chars);
   }
 };
 
@@ -62,8 +65,11 @@ struct ValueType::Field {
   std::string name; // empty for tuple elements
   uint32_t offset = 0;
   ValueType type;
+  // A C bitfield: `bits` wide, `shift` bits into the type.size bytes at
+  // offset (0 bits: not a bitfield).
+  uint32_t bitfield_bits = 0, bitfield_shift = 0;
   template <class Archive> void serialize(Archive &ar) {
-    ar(name, offset, type);
+    ar(name, offset, type, bitfield_bits, bitfield_shift);
   }
 };
 

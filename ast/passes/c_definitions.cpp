@@ -588,9 +588,10 @@ private:
     for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
       // char arrays are strings, as in bpftrace.
       if (plain_char && t.is_int() && t.size == 1 && it == dims.rbegin() &&
-          t.name.empty())
+          t.name.empty()) {
         t = make_string(static_cast<uint32_t>(*it));
-      else
+        t.c_chars = true; // all N bytes may be characters: no trailer
+      } else
         t = make_array(t, static_cast<uint32_t>(*it));
     }
     return t;

@@ -6,6 +6,8 @@
 #include "ast/passes/config.h"
 #include "ast/passes/semantic_internal.h"
 
+#include <cctype>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 
@@ -101,13 +103,30 @@ Type Semantic::decay(const Type &t) {
   }
 }
 
-bool Semantic::literal_int(const Expr *e, int64_t &out) {
+bool Semantic::literal_int(const Expr *e, int64_t &out) const {
   if (auto *i = dyn_cast<Integer>(e)) {
     out = i->as_signed();
     return true;
   }
   if (auto *c = dyn_cast<Cast>(e))
     return literal_int(c->expr, out);
+  // A numeric positional parameter is known when compiling (unroll($1)).
+  if (auto *p = dyn_cast<PositionalParam>(e)) {
+    if (p->as_string || p->n < 1 ||
+        p->n > static_cast<int>(ctx_.positional.size()))
+      return false;
+    const std::string &v = ctx_.positional[p->n - 1];
+    if (v.empty() || !(std::isdigit(static_cast<unsigned char>(v[0])) ||
+                       (v[0] == '-' && v.size() > 1)))
+      return false;
+    char *end = nullptr;
+    errno = 0;
+    long long n = std::strtoll(v.c_str(), &end, 0);
+    if (*end || errno)
+      return false;
+    out = n;
+    return true;
+  }
   if (auto *u = dyn_cast<Unop>(e); u && u->op == UnOp::Neg) {
     if (!literal_int(u->expr, out))
       return false;

@@ -70,6 +70,9 @@ void Semantic::visit(PositionalParam &e) {
   const std::string value = given ? ctx_.positional[e.n - 1] : "";
   if (e.as_string || (given && !is_numeric(value)))
     e.type = make_string(static_cast<uint32_t>(value.size() + 1));
+  else if (given && value[0] != '-' &&
+           std::strtoull(value.c_str(), nullptr, 0) > INT64_MAX)
+    e.type = make_int(8, false); // 0xffffffffffffffff
   else
     e.type = make_int(8, true);
 }

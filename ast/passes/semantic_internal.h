@@ -125,7 +125,7 @@ public:
   // The integer an aggregation map reads as; other types unchanged.
   static Type decay(const Type &t);
   // Integer literal (possibly negated or cast) value, if `e` is one.
-  static bool literal_int(const Expr *e, int64_t &out);
+  bool literal_int(const Expr *e, int64_t &out) const;
   // The type a TypeSpec names (reports unknown types).
   Type resolve_spec(TypeSpec &spec, bool allow_unsized_array = false);
 

@@ -259,10 +259,35 @@ void Semantic::visit(Jump &s) {
   }
 }
 
+// Whether control never passes a statement: a return, break or continue,
+// exit(), a block ending in one, an if/else whose branches both end so.
+static bool ends_flow(const Stmt *s) {
+  if (!s)
+    return false;
+  if (isa<Jump>(s))
+    return true;
+  if (auto *e = dyn_cast<ExprStmt>(s)) {
+    auto *c = dyn_cast<Call>(e->expr);
+    return c && c->name == "exit";
+  }
+  if (auto *b = dyn_cast<Block>(s))
+    return !b->stmts.empty() && ends_flow(b->stmts.back());
+  if (auto *i = dyn_cast<If>(s))
+    return i->else_block && ends_flow(i->then_block) &&
+           ends_flow(i->else_block);
+  return false;
+}
+
 void Semantic::visit(Block &b) {
   // A nested block is a scope of its own: { let $a = 1; } print($a); is an
   // error, as in bpftrace.
-  for (auto &s : b.stmts) {
+  bool warned = false;
+  for (size_t i = 0; i < b.stmts.size(); i++) {
+    Stmt *&s = b.stmts[i];
+    if (!warned && i > 0 && ends_flow(b.stmts[i - 1])) {
+      warn(s->loc) << "Unreachable statement.";
+      warned = true;
+    }
     if (!isa<Block>(s)) {
       visit(s);
       continue;

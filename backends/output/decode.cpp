@@ -28,13 +28,15 @@ template <class T> T divide(T v, T d) {
   return v / d;
 }
 
-std::string string_text(Bytes bytes, uint32_t size, const FormatContext &ctx) {
+std::string string_text(Bytes bytes, uint32_t size, const FormatContext &ctx,
+                        bool c_chars) {
   Bytes b = slice(bytes, 0, size);
   const auto *p = reinterpret_cast<const char *>(b.data());
   size_t len = strnlen(p, b.size());
   std::string s(p, len);
-  // A string filling its whole buffer was most likely cut short.
-  if (len == size)
+  // A string filling its whole buffer was most likely cut short (not a C
+  // char[N], whose N bytes may all be text).
+  if (len == size && !c_chars)
     s += ctx.str_trunc_trailer;
   return s;
 }
@@ -90,8 +92,17 @@ Value fields_value(const runtime::ValueType &type, Bytes bytes,
   std::vector<Value> elements;
   std::vector<std::string> names;
   for (const auto &f : type.fields) {
-    elements.push_back(
-        decode(f.type, slice(bytes, f.offset, f.type.size), ctx, div));
+    if (f.bitfield_bits) {
+      // The field's bits of the word it lives in, as an unsigned number.
+      uint64_t word = load_unsigned(bytes, f.offset, f.type.size);
+      uint64_t v = f.bitfield_shift >= 64 ? 0 : word >> f.bitfield_shift;
+      if (f.bitfield_bits < 64)
+        v &= (uint64_t{1} << f.bitfield_bits) - 1;
+      elements.push_back(Value::of_uint(v));
+    } else {
+      elements.push_back(
+          decode(f.type, slice(bytes, f.offset, f.type.size), ctx, div));
+    }
     names.push_back(f.name);
   }
   if (type.kind == Kind::Tuple)
@@ -142,7 +153,7 @@ Value decode(const runtime::ValueType &type, Bytes bytes,
     return Value::of_symbolic(text, p);
   }
   case Kind::String:
-    return Value::of_string(string_text(bytes, type.size, ctx));
+    return Value::of_string(string_text(bytes, type.size, ctx, type.c_chars));
   case Kind::Buffer: {
     uint32_t capacity = type.size >= 4 ? type.size - 4 : 0;
     uint64_t length = std::min<uint64_t>(load_unsigned(bytes, 0, 4), capacity);

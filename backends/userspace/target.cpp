@@ -96,7 +96,10 @@ struct UserspaceTarget::Impl {
     uint32_t kind; // agent::HookKind
   };
   std::vector<Hooked> hooked_probes;
+  // Probes attached: a USDT probe of several locations (or a function
+  // hooked again in a reloaded library) is one, as bpftrace counts them.
   size_t hooked = 0;
+  std::set<std::pair<size_t, std::string>> counted;
   bool watching = false; // the agent reports library loads
   bool libraries_changed = false;
 
@@ -460,7 +463,8 @@ Result<bool> UserspaceTarget::Impl::hook(
              : *r == 2 ? ", a trap (int3: the function is too short for a jump)"
                        : "") +
             (h.native_entry ? ", native code" : ", interpreted"));
-  hooked++;
+  if (counted.insert({spec_index, probe.name}).second)
+    hooked++;
   return true;
 }
 
@@ -618,6 +622,13 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
       continue;
     }
     bool many = expanded->size() > 1;
+    // Highest address first: a site a few bytes below another (USDT
+    // probes side by side) then sees it and takes an int3 instead of a
+    // jump that would cover it.
+    std::sort(
+        expanded->begin(), expanded->end(), [](const auto &a, const auto &b) {
+          return a.binary != b.binary ? a.binary < b.binary : a.vaddr > b.vaddr;
+        });
     for (const auto &probe : *expanded) {
       auto done = im.hook(pi, probe, many, *space);
       // A site of a wildcard the agent would not patch without risking

@@ -60,8 +60,9 @@ namespace {
 constexpr size_t kMaxPrograms = 4096;
 
 // One probe to run at a hooked site. Sites of one hook form a list that
-// only grows while the hook is installed (new probes prepend with a
-// release store), so the handler walks it without a lock.
+// only grows while the hook is installed (new probes append with a
+// release store, so they run in the script's order, as in bpftrace), so
+// the handler walks it without a lock.
 using NativeEntry = uint64_t (*)(void *ctx);
 
 struct Site {
@@ -69,7 +70,7 @@ struct Site {
   const vm::BoundProgram *program;
   uint64_t probe_id;
   uint64_t func_ip;
-  Site *next;
+  std::atomic<Site *> next{nullptr};
   uint32_t usdt_nargs;
   UsdtArgWire usdt_args[abi::kUsdtMaxArgs];
 };
@@ -90,7 +91,8 @@ uint64_t usdt_arg(const abi::PtRegsLayout &regs, const UsdtArgWire &a) {
   const auto *r = reinterpret_cast<const uint64_t *>(&regs);
   switch (a.kind) {
   case UsdtArgWire::Constant:
-    return static_cast<uint64_t>(a.value);
+    // "4@$-202182160" is the u32 4092785136: sized like any argument.
+    return extend(static_cast<uint64_t>(a.value), a);
   case UsdtArgWire::Register: {
     uint64_t v = r[a.reg];
     if (a.high_byte)
@@ -275,7 +277,8 @@ void on_hit(runtime::hook::PtRegs *regs, void *user) {
   if (auto watch = entry->watch.load(std::memory_order_acquire))
     watch(regs);
   auto &ctx = *reinterpret_cast<abi::HostProbeCtx *>(regs);
-  for (Site *s = entry->sites.load(std::memory_order_acquire); s; s = s->next) {
+  for (Site *s = entry->sites.load(std::memory_order_acquire); s;
+       s = s->next.load(std::memory_order_acquire)) {
     ctx.probe_id = s->probe_id;
     ctx.func_ip = s->func_ip;
     for (uint32_t i = 0; i < s->usdt_nargs; i++)
@@ -576,8 +579,12 @@ Result<void> Agent::add_hook(const HookMsg &h) {
   site->func_ip = h.func_ip;
   site->usdt_nargs = std::min<uint32_t>(h.usdt_nargs, abi::kUsdtMaxArgs);
   std::memcpy(site->usdt_args, h.usdt_args, sizeof site->usdt_args);
-  site->next = (*entry)->sites.load(std::memory_order_relaxed);
-  (*entry)->sites.store(site.get(), std::memory_order_release);
+  // Appended: the site is complete before the release store publishes it.
+  Site *tail = (*entry)->sites.load(std::memory_order_relaxed);
+  while (tail && tail->next.load(std::memory_order_relaxed))
+    tail = tail->next.load(std::memory_order_relaxed);
+  (tail ? tail->next : (*entry)->sites)
+      .store(site.get(), std::memory_order_release);
   (*entry)->owned.push_back(std::move(site));
   // Its library may be unloaded: the hook must not outlive it.
   if (unloadable(h.address))

@@ -194,10 +194,18 @@ Result<Site *> create_site(uint64_t address, HookKind kind,
       plan_patch(address, options.function, map, cpu.shadow_stack);
   if (!plan)
     return std::move(plan).take_error();
-  if (const Site *other = overlapping(plan->patch_start, plan->patch_end()))
-    return make_error("cannot hook " + hex(address) +
-                      ": its patch would overlap the hook at " +
-                      hex(other->plan.address));
+  if (const Site *other = overlapping(plan->patch_start, plan->patch_end())) {
+    // A jump would cover the next site (USDT probes a few bytes apart):
+    // one int3 byte covers nothing but this instruction.
+    std::string why =
+        "its patch would overlap the hook at " + hex(other->plan.address);
+    if (plan->mode == PatchMode::Trap)
+      return make_error("cannot hook " + hex(address) + ": " + why);
+    Result<PatchPlan> trap = plan_as_trap(*plan, why, cpu.shadow_stack);
+    if (!trap || overlapping(trap->patch_start, trap->patch_end()))
+      return make_error("cannot hook " + hex(address) + ": " + why);
+    plan = std::move(trap);
+  }
 
   auto *site = new Site;
   site->plan = std::move(*plan);

@@ -1,10 +1,13 @@
 // Hands C records of several layouts to probed functions: an array of
 // structs to walk with pointer arithmetic, a packed struct, bitfields, a
 // struct ending in a flexible array member. Each function is called once
-// per round (argv[1] rounds, default 1).
+// per round (argv[1] rounds, default 1). The USDT probe rec:step has two
+// locations (one probe, two sites); rec:const_u32 and rec:const_i8 sit
+// side by side (their nops one byte apart), with constant arguments.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/sdt.h>
 
 struct pair {
   uint32_t a;
@@ -30,6 +33,7 @@ struct tail {
 __attribute__((noinline)) void walk(struct pair *p, size_t n) {
   for (size_t i = 0; i < n; i++)
     p[i].a += 0;
+  DTRACE_PROBE1(rec, step, n);
 }
 __attribute__((noinline)) int take_packed(struct packed *p) {
   return p->value;
@@ -58,6 +62,9 @@ int main(int argc, char **argv) {
   for (int r = 0; r < rounds; r++) {
     walk(pairs, 5);
     sum += take_packed(&pk) + take_flags(&fl) + take_tail(t);
+    DTRACE_PROBE1(rec, step, r);
+    DTRACE_PROBE1(rec, const_u32, (uint32_t)0xf3f2f1f0u);
+    DTRACE_PROBE1(rec, const_i8, (int8_t)-16);
   }
   printf("records %ld\n", sum);
   free(t);
