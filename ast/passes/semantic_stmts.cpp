@@ -296,6 +296,8 @@ void Semantic::visit(Block &b) {
     visit(s);
     pop_scope();
   }
+  if (b.value && !warned && !b.stmts.empty() && ends_flow(b.stmts.back()))
+    warn(b.value->loc) << "Unreachable statement.";
   if (b.value)
     visit(b.value);
 }

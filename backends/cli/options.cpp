@@ -167,8 +167,8 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
       o.output_format = v;
       if (o.output_format != "text" && o.output_format != "json" &&
           o.output_format != "folded") {
-        error = "invalid output format '" + o.output_format +
-                "': use text, json or folded";
+        // bpftrace's words; the usage after it lists the formats.
+        error = "Invalid output format \"" + o.output_format + "\"";
         return std::nullopt;
       }
     } else if (a == "-o" || a == "--output") {
