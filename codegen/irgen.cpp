@@ -281,7 +281,8 @@ void IRGen::store_value(llvm::Value *dst, const Type &to, Val v,
         from.size == st.size) {
       bool same = true;
       for (size_t i = 0; i < st.fields.size(); i++)
-        same &= st.fields[i].offset == from.fields[i].offset &&
+        same &= st.fields[i].name == from.fields[i].name &&
+                st.fields[i].offset == from.fields[i].offset &&
                 same_type(*st.fields[i].type, *from.fields[i].type) &&
                 st.fields[i].type->size == from.fields[i].type->size;
       if (same) {
@@ -289,15 +290,20 @@ void IRGen::store_value(llvm::Value *dst, const Type &to, Val v,
         return;
       }
     }
-    // Field by field (a field widened by type unification).
+    // Field by field (a field widened by type unification; a record's
+    // fields found by name, in whatever order the value has them).
     zero(dst, st.size);
     for (size_t i = 0; i < st.fields.size() && i < from.fields.size(); i++) {
       const auto &tf = st.fields[i];
-      const auto &ff = from.fields[i];
+      const Field *ff = st.kind == TypeKind::Record && from.kind == st.kind
+                            ? from.field(tf.name)
+                            : &from.fields[i];
+      if (!ff)
+        continue;
       Val fv;
       fv.mem = true;
-      fv.v = byte_ptr(src, ff.offset);
-      store_value(byte_ptr(dst, tf.offset), *tf.type, fv, *ff.type);
+      fv.v = byte_ptr(src, ff->offset);
+      store_value(byte_ptr(dst, tf.offset), *tf.type, fv, *ff->type);
     }
     return;
   }
@@ -347,7 +353,10 @@ void IRGen::collect_vars(Block &body) {
       auto [it, inserted] = types.try_emplace(v.name, t);
       if (inserted)
         return;
-      if (it->second.size < t.size || it->second.kind != t.kind) {
+      // type_str, not same_type: strings of other sizes inside a tuple or
+      // record make another slot type even when the totals are equal.
+      if (it->second.size < t.size || it->second.kind != t.kind ||
+          type_str(it->second) != type_str(t)) {
         Type c = common_type(it->second, t);
         if (!c.is_none())
           it->second = c;

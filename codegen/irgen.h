@@ -124,6 +124,14 @@ public:
                   ast::Expr &e);
   // A u64 of the globals map's value (abi::Globals, then uaddr values).
   llvm::Value *globals_field(uint32_t offset);
+  // The integer of type `t` at p + offset, or 0 when p (a map lookup's
+  // result) is null.
+  llvm::Value *load_or_zero(llvm::Value *p, const ast::Type &t,
+                            uint32_t offset = 0);
+  // Element `idx` (esize bytes each) of the array at address `base` in the
+  // traced process, read safely.
+  Val read_element(llvm::Value *base, llvm::Value *idx, uint32_t esize,
+                   const ast::Type &elem);
   llvm::Value *tseries_now(const ast::Location &loc);
   void gen_tseries(MapGen &mg, llvm::Value *p, llvm::Value *arg,
                    const ast::Type &t, const ast::Location &loc);

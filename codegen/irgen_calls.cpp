@@ -19,12 +19,17 @@ llvm::Value *IRGen::globals_field(uint32_t offset) {
   auto *key = entry_alloca(4, "gkey");
   b_.CreateAlignedStore(b_.getInt32(0), key, llvm::Align(4));
   auto *g = helper(BPF_FUNC_map_lookup_elem, ptrt(), {gm.gv, key});
+  return load_or_zero(g, make_int(8, false), offset);
+}
+
+llvm::Value *IRGen::load_or_zero(llvm::Value *p, const Type &t,
+                                 uint32_t offset) {
   auto *from = b_.GetInsertBlock();
-  auto *has = block("globals.has");
-  auto *done = block("globals.done");
-  b_.CreateCondBr(b_.CreateIsNull(g), done, has);
+  auto *has = block("load.has");
+  auto *done = block("load.done");
+  b_.CreateCondBr(b_.CreateIsNull(p), done, has);
   b_.SetInsertPoint(has);
-  auto *v = b_.CreateAlignedLoad(i64t(), byte_ptr(g, offset), llvm::Align(8));
+  auto *v = load_int(byte_ptr(p, offset), t);
   auto *from_has = b_.GetInsertBlock();
   b_.CreateBr(done);
   b_.SetInsertPoint(done);

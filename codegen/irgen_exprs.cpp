@@ -491,6 +491,18 @@ Val IRGen::gen_field(FieldAccess &e) {
   return finish(byte_ptr(mem, f->offset));
 }
 
+Val IRGen::read_element(llvm::Value *base, llvm::Value *idx, uint32_t esize,
+                        const Type &elem) {
+  auto *addr = b_.CreateIntToPtr(
+      b_.CreateAdd(base, b_.CreateMul(idx, i64(esize))), ptrt());
+  auto *dst = entry_alloca(std::max<uint32_t>(esize, 8), "elem");
+  zero(dst, std::max<uint32_t>(esize, 8));
+  probe_read(dst, esize, addr);
+  if (is_scalar(elem) || elem.kind == TypeKind::Boolean)
+    return {load_int(dst, elem), false};
+  return {dst, true};
+}
+
 Val IRGen::gen_index(ArrayAccess &e) {
   Type base = e.expr->type;
   Type elem = storage_type(e.type);
@@ -518,27 +530,12 @@ Val IRGen::gen_index(ArrayAccess &e) {
         rec = it->second;
     const Field *f =
         fa.index >= 0 ? &rec.fields.at(fa.index) : rec.field(fa.field);
-    auto *p = b_.CreateAdd(gen_scalar(fa.expr), i64(f ? f->offset : 0));
-    auto *addr = b_.CreateIntToPtr(
-        b_.CreateAdd(p, b_.CreateMul(idx, i64(esize))), ptrt());
-    auto *dst = entry_alloca(std::max<uint32_t>(esize, 8), "elem");
-    zero(dst, std::max<uint32_t>(esize, 8));
-    probe_read(dst, esize, addr);
-    if (is_scalar(elem) || elem.kind == TypeKind::Boolean)
-      return {load_int(dst, elem), false};
-    return {dst, true};
+    return read_element(
+        b_.CreateAdd(gen_scalar(fa.expr), i64(f ? f->offset : 0)), idx, esize,
+        elem);
   }
-  if (base.kind == TypeKind::Pointer) {
-    auto *p = gen_scalar(e.expr);
-    auto *addr = b_.CreateIntToPtr(
-        b_.CreateAdd(p, b_.CreateMul(idx, i64(esize))), ptrt());
-    auto *dst = entry_alloca(std::max<uint32_t>(esize, 8), "elem");
-    zero(dst, std::max<uint32_t>(esize, 8));
-    probe_read(dst, esize, addr);
-    if (is_scalar(elem) || elem.kind == TypeKind::Boolean)
-      return {load_int(dst, elem), false};
-    return {dst, true};
-  }
+  if (base.kind == TypeKind::Pointer)
+    return read_element(gen_scalar(e.expr), idx, esize, elem);
   // An array or string in memory: out-of-range indexes read zero.
   uint32_t count = base.kind == TypeKind::Array ? base.count : base.size;
   Val v = gen(e.expr);

@@ -416,21 +416,8 @@ Val IRGen::gen_map_read(Map &m) {
     return {sum_slots(mg, key), false};
   }
   auto *p = helper(BPF_FUNC_map_lookup_elem, ptrt(), {map_ptr(mg), key});
-  if (is_scalar(mg.value) || mg.value.kind == TypeKind::Boolean) {
-    auto *from = b_.GetInsertBlock();
-    auto *has = block("read.found");
-    auto *done = block("read.done");
-    b_.CreateCondBr(b_.CreateIsNull(p), done, has);
-    b_.SetInsertPoint(has);
-    auto *v = load_int(p, mg.value);
-    auto *from_has = b_.GetInsertBlock();
-    b_.CreateBr(done);
-    b_.SetInsertPoint(done);
-    auto *phi = b_.CreatePHI(i64t(), 2);
-    phi->addIncoming(i64(0), from);
-    phi->addIncoming(v, from_has);
-    return {phi, false};
-  }
+  if (is_scalar(mg.value) || mg.value.kind == TypeKind::Boolean)
+    return {load_or_zero(p, mg.value), false};
   auto *out = entry_alloca(mg.value.size, "mapval");
   zero(out, mg.value.size);
   auto *has = block("read.found");
@@ -618,19 +605,7 @@ llvm::Value *IRGen::tseries_now(const Location &loc) {
   auto *key = entry_alloca(8, "tskey");
   b_.CreateAlignedStore(i64(0), key, llvm::Align(8));
   auto *p = helper(BPF_FUNC_map_lookup_elem, ptrt(), {map_ptr(mg), key});
-  auto *from = b_.GetInsertBlock();
-  auto *has = block("ts.has");
-  auto *done = block("ts.done");
-  b_.CreateCondBr(b_.CreateIsNull(p), done, has);
-  b_.SetInsertPoint(has);
-  auto *v = load_int(p, mg.value);
-  auto *from_has = b_.GetInsertBlock();
-  b_.CreateBr(done);
-  b_.SetInsertPoint(done);
-  auto *phi = b_.CreatePHI(i64t(), 2);
-  phi->addIncoming(i64(0), from);
-  phi->addIncoming(v, from_has);
-  return phi;
+  return load_or_zero(p, mg.value);
 }
 
 // tseries(n, interval, count[, agg]): the bucket of the current interval

@@ -6,6 +6,7 @@
 #include "ast/passes/config.h"
 #include "ast/passes/semantic_internal.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
@@ -30,8 +31,102 @@ Semantic::Semantic(ASTContext &ctx) : ctx_(ctx) {
   }
 }
 
+namespace {
+
+// A for loop's variable is its own: `for ($kv : @a) {...} for ($kv : @b)
+// {...}` are two variables, which may have different types. Code
+// generation keys a probe's variables by name, so a loop variable whose
+// name another loop (or code outside the loop) also uses is renamed, in
+// the loop and its body, to name#N.
+class LoopVariables : public Visitor<LoopVariables> {
+public:
+  using Visitor::visit;
+  void rename(Block &body) {
+    counting_ = true;
+    visit(body);
+    counting_ = false;
+    visit(body);
+  }
+  void visit(For &f) {
+    if (f.map)
+      visit(*f.map);
+    visit(f.start);
+    visit(f.end);
+    const std::string name = f.var->name;
+    if (counting_) {
+      loops_[name]++;
+      inner_.push_back(name);
+      visit(*f.body);
+      inner_.pop_back();
+      return;
+    }
+    bool shared = loops_[name] > 1 || outside_.count(name);
+    if (shared)
+      f.var->name = name + "#" + std::to_string(++serial_);
+    renames_.push_back({name, shared ? f.var->name : name});
+    visit(*f.body);
+    renames_.pop_back();
+  }
+  void visit(Variable &v) {
+    if (counting_) {
+      if (std::find(inner_.begin(), inner_.end(), v.name) == inner_.end())
+        outside_.insert(v.name);
+      return;
+    }
+    for (auto it = renames_.rbegin(); it != renames_.rend(); ++it)
+      if (it->first == v.name) {
+        v.name = it->second;
+        return;
+      }
+  }
+
+private:
+  bool counting_ = false;
+  std::map<std::string, int> loops_;
+  std::set<std::string> outside_;
+  std::vector<std::string> inner_;
+  std::vector<std::pair<std::string, std::string>> renames_;
+  int serial_ = 0;
+};
+
+// `@m = { ...; count() };`: the aggregation is the block's value. It runs
+// with its map assignment, so the statement becomes the block itself
+// ending in `@m = count();` (the block keeps its scope).
+class AggregationBlocks : public Visitor<AggregationBlocks> {
+public:
+  explicit AggregationBlocks(ASTContext &ctx) : ctx_(ctx) {}
+  using Visitor::visit;
+  void visit(Block &b) {
+    for (auto &s : b.stmts) {
+      auto *a = dyn_cast<AssignMap>(s);
+      auto *be = a && !a->compound ? dyn_cast<BlockExpr>(a->value) : nullptr;
+      auto *call = be ? dyn_cast<Call>(be->block->value) : nullptr;
+      if (call) {
+        auto fn = lookup_function(call->name);
+        if (fn && (builtin_fn_info(*fn).flags & BF_AGGREGATION)) {
+          Block *inner = be->block;
+          inner->value = nullptr;
+          inner->stmts.push_back(ctx_.make<AssignMap>(a->loc, a->map, call));
+          s = inner;
+        }
+      }
+    }
+    Visitor::visit(b);
+  }
+
+private:
+  ASTContext &ctx_;
+};
+
+} // namespace
+
 bool Semantic::run() {
   size_t before = ctx_.diags().error_count();
+  for (auto *probe : ctx_.root->probes)
+    if (probe->body) {
+      AggregationBlocks(ctx_).visit(*probe->body);
+      LoopVariables().rename(*probe->body);
+    }
   // Learn map types until nothing changes, then check for real.
   for (int pass = 0; pass < 16; pass++) {
     changed_ = false;
