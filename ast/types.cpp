@@ -320,10 +320,10 @@ Type common_type(const Type &a, const Type &b) {
     for (size_t i = 0; i < a.fields.size(); i++) {
       // A record's fields pair by name (in the first one's order): (a=1,
       // b=2) and (b=3, a=4) are one type; a tuple's by position.
-      const Field *bf = a.kind == TypeKind::Record ? b.field(a.fields[i].name)
-                                                   : &b.fields[i];
-      if (!bf || (a.kind == TypeKind::Tuple &&
-                  a.fields[i].name != b.fields[i].name))
+      const Field *bf =
+          a.kind == TypeKind::Record ? b.field(a.fields[i].name) : &b.fields[i];
+      if (!bf ||
+          (a.kind == TypeKind::Tuple && a.fields[i].name != b.fields[i].name))
         return Type{};
       Type c = common_type(*a.fields[i].type, *bf->type);
       if (c.is_none())
