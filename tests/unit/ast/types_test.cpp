@@ -118,9 +118,13 @@ TEST(CommonType, TuplesAndRecordsElementwise) {
   Type b = make_tuple({make_int(8, true), make_string(5)});
   EXPECT_EQ(type_str(common_type(a, b)), "(int64,string[5])");
   EXPECT_TRUE(common_type(a, make_tuple({make_int(1, true)})).is_none());
+  // Records pair fields by name, in the first one's order.
   Type r1 = make_record({"a", "b"}, {make_int(8, true), make_string(2)});
-  Type r2 = make_record({"b", "a"}, {make_string(2), make_int(8, true)});
-  EXPECT_TRUE(common_type(r1, r2).is_none());
+  Type r2 = make_record({"b", "a"}, {make_string(4), make_int(1, true)});
+  EXPECT_EQ(type_str(common_type(r1, r2)),
+            "record { .a = int64, .b = string[4] }");
+  Type r3 = make_record({"a", "c"}, {make_int(8, true), make_string(2)});
+  EXPECT_TRUE(common_type(r1, r3).is_none());
 }
 
 TEST(CommonType, UnrelatedTypesHaveNone) {
