@@ -1,6 +1,7 @@
 #include "backends/output/tseries.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <ctime>
 #include <limits>
@@ -159,7 +160,11 @@ std::map<uint64_t, uint64_t> tseries_intervals(const runtime::MapSpec &spec,
       continue;
     }
     uint64_t v = k.value;
-    if (spec.tseries_agg == TSeriesAgg::Avg && k.meta)
+    // meta is a count the traced process wrote: one past INT64_MAX is no
+    // count (and as -1 would make INT64_MIN / -1 trap), so it divides
+    // nothing.
+    if (spec.tseries_agg == TSeriesAgg::Avg && k.meta &&
+        k.meta <= static_cast<uint64_t>(INT64_MAX))
       v = spec.value.is_signed
               ? static_cast<uint64_t>(static_cast<int64_t>(k.value) /
                                       static_cast<int64_t>(k.meta))
