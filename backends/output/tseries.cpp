@@ -185,18 +185,22 @@ TimeSeries build_tseries(const runtime::MapSpec &spec,
   ts.interval_ns = spec.tseries_interval_ns;
   ts.is_signed = spec.value.is_signed;
   const uint64_t n = std::max<uint64_t>(spec.tseries_intervals, 1);
-  const uint64_t first = last + 1 >= n ? last + 1 - n : 0;
+  // (Interval numbers come from the traced process's memory: any value,
+  // 2^64-1 included, must give at most n points.)
+  const uint64_t first = last >= n - 1 ? last - (n - 1) : 0;
   // The key's points start at its first value inside the window.
   uint64_t start = last;
   for (const auto &[epoch, v] : intervals)
     if (epoch >= first)
       start = std::min(start, epoch);
-  for (uint64_t e = start; e <= last; e++) {
+  for (uint64_t e = start;; e++) {
     auto it = intervals.find(e);
     std::optional<uint64_t> v;
     if (it != intervals.end())
       v = it->second;
     ts.points.emplace_back(e * ts.interval_ns, v);
+    if (e == last)
+      break;
   }
   return ts;
 }

@@ -29,5 +29,14 @@ TEST(TSeries, AvgOfAScribbledCountDoesNotTrap) {
   EXPECT_EQ(static_cast<int64_t>(got.at(8)), -3);
 }
 
+// The last interval number a target can write gives a window of n points,
+// not a loop that never ends.
+TEST(TSeries, WindowAtTheLastIntervalNumberEnds) {
+  std::map<uint64_t, uint64_t> intervals = {{UINT64_MAX, 5}, {3, 1}};
+  TimeSeries ts = build_tseries(avg_spec(), intervals, UINT64_MAX);
+  ASSERT_EQ(ts.points.size(), 1u);
+  EXPECT_EQ(ts.points[0].second, 5u);
+}
+
 } // namespace
 } // namespace ubtrace::output
