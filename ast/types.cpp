@@ -95,6 +95,7 @@ uint32_t type_alignment(const Type &t) {
   case TypeKind::Timestamp:
   case TypeKind::CgroupPath:
   case TypeKind::StrError:
+  case TypeKind::SignalName:
   case TypeKind::Username:
   case TypeKind::ProbeName:
   case TypeKind::Count:
@@ -193,6 +194,7 @@ bool same_type(const Type &a, const Type &b) {
   case TypeKind::Timestamp:
   case TypeKind::CgroupPath:
   case TypeKind::StrError:
+  case TypeKind::SignalName:
   case TypeKind::Username:
   case TypeKind::ProbeName:
   case TypeKind::Count:
@@ -256,6 +258,8 @@ std::string type_str(const Type &t) {
     return "cgroup_path_t";
   case TypeKind::StrError:
     return "strerror_t";
+  case TypeKind::SignalName:
+    return "signal_name_t";
   case TypeKind::Username:
     return "username";
   case TypeKind::ProbeName:
@@ -351,6 +355,7 @@ Type common_type(const Type &a, const Type &b) {
   case TypeKind::Timestamp:
   case TypeKind::CgroupPath:
   case TypeKind::StrError:
+  case TypeKind::SignalName:
   case TypeKind::Username:
   case TypeKind::ProbeName:
   case TypeKind::Count:

@@ -29,7 +29,8 @@ enum class TypeKind : uint8_t {
   MacAddr,   // macaddr()
   Timestamp, // strftime()
   CgroupPath,
-  StrError, // strerror()
+  StrError,   // strerror()
+  SignalName, // signal_name()
   Username,
   ProbeName, // `probe`: an id of the probe that fired, printed as its name
   // Aggregations: the value types of maps assigned count(), sum(), ...

@@ -48,6 +48,7 @@ bool IRGen::is_scalar(const Type &t) {
   case TypeKind::ProbeName:
   case TypeKind::Username:
   case TypeKind::StrError:
+  case TypeKind::SignalName:
   case TypeKind::KSym:
   case TypeKind::CgroupPath:
   case TypeKind::Count:

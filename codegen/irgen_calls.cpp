@@ -114,6 +114,15 @@ Val IRGen::gen_builtin(BuiltinVar var, int index, const std::string &name,
     helper(BPF_FUNC_get_current_comm, i64t(), {buf, i64(16)});
     return {buf, true};
   }
+  case BuiltinVar::Pcomm:
+  case BuiltinVar::LeaderComm: {
+    auto *buf = entry_alloca(16, "comm");
+    zero(buf, 16);
+    auto which =
+        var == BuiltinVar::Pcomm ? abi::kRelatedParent : abi::kRelatedLeader;
+    helper(abi::kHelperRelatedComm, i64t(), {buf, i64(16), i64(which)});
+    return {buf, true};
+  }
   case BuiltinVar::Probe: {
     // GPU: the NVPTX target picks the attach point that fired by the
     // context's site and kernel (runtime/gpu/gpu_helper_ids.h); this
@@ -286,6 +295,7 @@ Val IRGen::gen_call(Call &c) {
   case BuiltinFn::Kptr:
   case BuiltinFn::Uptr:
   case BuiltinFn::Strerror:
+  case BuiltinFn::SignalName:
     return gen_passthrough(c);
   case BuiltinFn::Reg:
     return gen_reg(c);
@@ -313,6 +323,10 @@ Val IRGen::gen_call(Call &c) {
     return gen_builtin(BuiltinVar::Tid, 0, n, c);
   case BuiltinFn::Comm:
     return gen_builtin(BuiltinVar::Comm, 0, n, c);
+  case BuiltinFn::Pcomm:
+    return gen_builtin(BuiltinVar::Pcomm, 0, n, c);
+  case BuiltinFn::LeaderComm:
+    return gen_builtin(BuiltinVar::LeaderComm, 0, n, c);
   case BuiltinFn::Signal:
     return gen_signal(c);
   case BuiltinFn::Assert:

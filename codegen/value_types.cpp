@@ -92,6 +92,9 @@ runtime::ValueType to_value_type(const ast::Type &t, const EnumNames *enums) {
   case ast::TypeKind::StrError:
     v.kind = K::StrError;
     break;
+  case ast::TypeKind::SignalName:
+    v.kind = K::SignalName;
+    break;
   case ast::TypeKind::Username:
     v.kind = K::Username;
     break;

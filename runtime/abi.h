@@ -95,7 +95,11 @@ enum Helper : int32_t {
   kHelperGpuWarpId,
   kHelperGpuLaneId,
   kHelperGpuGlobalTimer,
+  // Host: ubt_related_comm(buf, size, which): the parent's or the thread
+  // group leader's name (kRelatedParent, kRelatedLeader), NUL-padded.
+  kHelperRelatedComm = 10100,
 };
+enum RelatedTaskId : int32_t { kRelatedParent = 0, kRelatedLeader = 1 };
 
 // ---- Events (sent through the events ring buffer) ----
 enum class EventType : uint64_t {

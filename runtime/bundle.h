@@ -35,6 +35,7 @@ struct ValueType {
     Timestamp,  // strftime(): u64 format id, u64 ns
     CgroupPath, // u64 cgroup id
     StrError,   // i64 errno
+    SignalName, // i64 signal number
     Username,   // u64 uid
     Probe,      // u64 probe id, printed as the probe's name
     Enum,       // integer printed by enum_names where it matches

@@ -260,6 +260,7 @@ void Semantic::check_call(Call &c) {
   case BuiltinFn::Strlen:
     return check_strlen(c);
   case BuiltinFn::Strerror:
+  case BuiltinFn::SignalName:
     return check_strerror(c);
   case BuiltinFn::Strftime:
     return check_strftime(c);
@@ -284,6 +285,8 @@ void Semantic::check_call(Call &c) {
   case BuiltinFn::Tid:
     return check_pid_tid(c);
   case BuiltinFn::Comm:
+  case BuiltinFn::Pcomm:
+  case BuiltinFn::LeaderComm:
     return check_comm(c);
   case BuiltinFn::Nsecs:
     return check_nsecs(c);

@@ -141,8 +141,11 @@ void Semantic::check_strlen(Call &c) {
 }
 
 void Semantic::check_strerror(Call &c) {
+  // Both print their text at the CLI: an errno's or a signal's.
   if (check_arity(c) && expect_int_arg(c, 0))
-    c.type = make_simple(TypeKind::StrError, 8);
+    c.type = make_simple(c.fn == BuiltinFn::SignalName ? TypeKind::SignalName
+                                                       : TypeKind::StrError,
+                         8);
   return;
 }
 

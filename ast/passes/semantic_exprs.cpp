@@ -119,6 +119,8 @@ Type Semantic::builtin_var_type(Identifier &e) {
   case BuiltinVar::Laneid:
     return make_int(4, false);
   case BuiltinVar::Comm:
+  case BuiltinVar::Pcomm:
+  case BuiltinVar::LeaderComm:
     return make_string(16);
   case BuiltinVar::Uid:
   case BuiltinVar::Gid:

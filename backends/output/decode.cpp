@@ -200,6 +200,8 @@ Value decode(const runtime::ValueType &type, Bytes bytes,
         ctx.system ? ctx.system->cgroup_path(load_u64(bytes, 0)) : "");
   case Kind::StrError:
     return Value::of_string(std::string(errno_text(load_i64(bytes, 0))));
+  case Kind::SignalName:
+    return Value::of_string(signal_text(load_i64(bytes, 0)));
   case Kind::Username:
     return Value::of_string(
         ctx.system ? ctx.system->username(load_u64(bytes, 0)) : "");

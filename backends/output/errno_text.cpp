@@ -291,4 +291,54 @@ std::string_view errno_text(int64_t code) {
   return text ? text : "Unknown error";
 }
 
+// signal_name(): strsignal(3)'s English texts as glibc words them on Linux
+// x86-64, which bpftrace tabulates: 32 and 33 are the C library's own
+// (SIGRTMIN is 34 to programs), 34..64 are "Real-time signal N" counted
+// from 34, and anything else (negative, 65 and above) is "N/A".
+std::string signal_text(int64_t sig) {
+  static const char *const kNames[] = {
+      "Unknown signal 0",
+      "Hangup",
+      "Interrupt",
+      "Quit",
+      "Illegal instruction",
+      "Trace/breakpoint trap",
+      "Aborted",
+      "Bus error",
+      "Floating point exception",
+      "Killed",
+      "User defined signal 1",
+      "Segmentation fault",
+      "User defined signal 2",
+      "Broken pipe",
+      "Alarm clock",
+      "Terminated",
+      "Stack fault",
+      "Child exited",
+      "Continued",
+      "Stopped (signal)",
+      "Stopped",
+      "Stopped (tty input)",
+      "Stopped (tty output)",
+      "Urgent I/O condition",
+      "CPU time limit exceeded",
+      "File size limit exceeded",
+      "Virtual timer expired",
+      "Profiling timer expired",
+      "Window changed",
+      "I/O possible",
+      "Power failure",
+      "Bad system call",
+  };
+  // The argument is narrowed to a C int first.
+  int narrowed = static_cast<int>(sig);
+  if (narrowed < 0 || narrowed > 64)
+    return "N/A";
+  if (narrowed < 32)
+    return kNames[narrowed];
+  if (narrowed < 34)
+    return "Unknown signal " + std::to_string(narrowed);
+  return "Real-time signal " + std::to_string(narrowed - 34);
+}
+
 } // namespace ubtrace::output

@@ -78,6 +78,23 @@ uint64_t h_comm(uint64_t buf, uint64_t size, uint64_t, uint64_t, uint64_t) {
   return 0;
 }
 
+uint64_t h_related_comm(uint64_t buf, uint64_t size, uint64_t which, uint64_t,
+                        uint64_t) {
+  if (size == 0)
+    return static_cast<uint64_t>(-EINVAL);
+  char name[16];
+  related_comm(which == abi::kRelatedLeader ? RelatedTask::Leader
+                                            : RelatedTask::Parent,
+               name);
+  auto *dst = reinterpret_cast<char *>(buf);
+  size_t n = probe_safe::bounded_length(name, 15);
+  if (n >= size)
+    n = size - 1;
+  probe_safe::copy_bytes(dst, name, n);
+  probe_safe::fill_bytes(dst + n, 0, size - n);
+  return 0;
+}
+
 uint64_t h_probe_read(uint64_t dst, uint64_t size, uint64_t src, uint64_t,
                       uint64_t) {
   return static_cast<uint64_t>(safe_read(reinterpret_cast<void *>(dst), size,
@@ -159,6 +176,7 @@ constexpr maps::HelperEntry kHelpers[] = {
     {BPF_FUNC_get_current_pid_tgid, "get_current_pid_tgid", h_pid_tgid},
     {BPF_FUNC_get_current_uid_gid, "get_current_uid_gid", h_uid_gid},
     {BPF_FUNC_get_current_comm, "get_current_comm", h_comm},
+    {abi::kHelperRelatedComm, "ubt_related_comm", h_related_comm},
     {BPF_FUNC_get_current_task, "get_current_task", h_current_task},
     {BPF_FUNC_get_numa_node_id, "get_numa_node_id", h_numa},
     {BPF_FUNC_probe_read_str, "probe_read_str", h_probe_read_str},

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <string>
 #include <sys/auxv.h>
 #include <sys/prctl.h>
@@ -212,6 +213,76 @@ void current_comm(char out[16]) {
     count_sandbox_skip();
   }
   probe_safe::copy_bytes(out, t_comm_read ? t_comm : g_process_comm, 16);
+}
+
+namespace {
+
+// "/proc/<pid>/comm" into path (at least 32 bytes), without printf.
+void comm_path(uint32_t pid, char *path) {
+  static const char kHead[] = "/proc/";
+  static const char kTail[] = "/comm";
+  size_t n = 0;
+  for (size_t i = 0; kHead[i]; ++i)
+    path[n++] = kHead[i];
+  char digits[10];
+  size_t d = 0;
+  do {
+    digits[d++] = static_cast<char>('0' + pid % 10);
+    pid /= 10;
+  } while (pid && d < sizeof digits);
+  while (d)
+    path[n++] = digits[--d];
+  for (size_t i = 0; kTail[i]; ++i)
+    path[n++] = kTail[i];
+  path[n] = 0;
+}
+
+// The name in /proc/<pid>/comm, its newline dropped; false if unreadable
+// (no /proc after a chroot, the process gone).
+bool read_comm_file(uint32_t pid, char out[16]) {
+  char path[32];
+  comm_path(pid, path);
+  long fd = probe_safe::raw_syscall(
+      SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  char buf[17] = {};
+  long n =
+      probe_safe::raw_syscall(SYS_read, fd, reinterpret_cast<long>(buf), 16);
+  probe_safe::raw_syscall(SYS_close, fd);
+  if (n <= 0)
+    return false;
+  if (buf[n - 1] == '\n')
+    --n;
+  if (n > 15)
+    n = 15;
+  probe_safe::fill_bytes(out, 0, 16);
+  probe_safe::copy_bytes(out, buf, static_cast<size_t>(n));
+  return true;
+}
+
+} // namespace
+
+void related_comm(RelatedTask which, char out[16]) {
+  probe_safe::fill_bytes(out, 0, 16);
+  if (which == RelatedTask::Leader && current_tid() == current_pid()) {
+    current_comm(out);
+    return;
+  }
+  if (sandboxed()) {
+    // open and read may be forbidden: the leader's name as the agent found
+    // it at start, the parent's not at all.
+    count_sandbox_skip();
+    if (which == RelatedTask::Leader)
+      probe_safe::copy_bytes(out, g_process_comm, 16);
+    return;
+  }
+  uint32_t pid =
+      which == RelatedTask::Leader
+          ? current_pid()
+          : static_cast<uint32_t>(probe_safe::raw_syscall(SYS_getppid));
+  if (!read_comm_file(pid, out) && which == RelatedTask::Leader)
+    probe_safe::copy_bytes(out, g_process_comm, 16);
 }
 
 long signal_self(int sig) {

@@ -32,6 +32,13 @@ uint64_t current_cgroup_id();
 // (sandboxed: the name cached on the thread, or the process's, is used).
 void current_comm(char out[16]);
 
+// The name of the thread group's leader or of the parent process (16
+// bytes with its NUL), read from /proc at the hit: "" for the parent when
+// it cannot be read or the process is sandboxed; the leader falls back to
+// the name the process had when the agent started.
+enum class RelatedTask { Parent, Leader };
+void related_comm(RelatedTask which, char out[16]);
+
 // Sends sig to this process; -errno, or -EPERM when skipped in a sandbox.
 long signal_self(int sig);
 

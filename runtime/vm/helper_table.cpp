@@ -1,3 +1,4 @@
+#include "runtime/abi.h"
 #include "runtime/vm/helpers.h"
 
 #include <linux/bpf.h>
@@ -64,6 +65,10 @@ const HelperTable &standard_helpers() {
        "get_current_comm",
        R::Integer,
        {A::WritableMem, A::Size}},
+      {abi::kHelperRelatedComm,
+       "ubt_related_comm",
+       R::Integer,
+       {A::WritableMem, A::Size, A::Scalar}},
       {BPF_FUNC_perf_event_output,
        "perf_event_output",
        R::Integer,

@@ -294,6 +294,21 @@ TEST(ValueFormat, InetAndMacAddresses) {
             "05:04:03:02:01:AB");
 }
 
+TEST(ValueFormat, SignalNameUsesStrsignalTexts) {
+  ValueType t = simple_type(Kind::SignalName, 8);
+  EXPECT_EQ(print(t, le64(2)).text, "Interrupt");
+  EXPECT_EQ(print(t, le64(31)).text, "Bad system call");
+  EXPECT_EQ(print(t, le64(0)).text, "Unknown signal 0");
+  EXPECT_EQ(print(t, le64(32)).text, "Unknown signal 32");
+  EXPECT_EQ(print(t, le64(35)).text, "Real-time signal 1");
+  EXPECT_EQ(print(t, le64(64)).text, "Real-time signal 30");
+  EXPECT_EQ(print(t, le64(65)).text, "N/A");
+  EXPECT_EQ(print(t, le64(static_cast<uint64_t>(-2))).text, "N/A");
+  // Narrowed to an int first, as the C library's argument is.
+  EXPECT_EQ(print(t, le64((1ull << 32) | 9)).text, "Killed");
+  EXPECT_EQ(print(t, le64(15)).json, "\"Terminated\"");
+}
+
 TEST(ValueFormat, StrerrorUsesKernelTexts) {
   ValueType t = simple_type(Kind::StrError, 8);
   EXPECT_EQ(print(t, le64(7)).text, "Argument list too long");

@@ -1,7 +1,7 @@
 // A sandboxed program: after start it installs a seccomp filter of its own
 // (argv[1]: "kill" or "errno") that forbids the system calls a tracer in
 // the process might make at a probe hit (argv[2]: comma-separated names of
-// process_vm_readv, prctl, kill, tgkill, getrandom), optionally with its own
+// process_vm_readv, prctl, kill, tgkill, getrandom, openat, getppid), optionally with its own
 // SIGSEGV handler (argv[3]: "handler" at start, "late-handler" just before
 // the filter, "blocked": no handler but every signal blocked from there
 // on), then hands take() good, bad and page-crossing pointers, and finally
@@ -47,6 +47,10 @@ static int syscall_number(const char *name) {
     return SYS_tgkill;
   if (!strcmp(name, "getrandom"))
     return SYS_getrandom;
+  if (!strcmp(name, "openat"))
+    return SYS_openat;
+  if (!strcmp(name, "getppid"))
+    return SYS_getppid;
   fprintf(stderr, "unknown system call %s\n", name);
   exit(2);
 }
