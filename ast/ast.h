@@ -38,6 +38,7 @@ enum class NodeKind : uint8_t {
   BlockExpr,   // { stmts; e }
   Sizeof,      // sizeof(type|e)
   Offsetof,    // offsetof(type|e, f.g)
+  TypeOf,      // typeof(type|e) where a value goes: a macro's argument
   // Statements
   ExprStmt,
   AssignVar, // $x = e
@@ -176,6 +177,9 @@ struct Variable : Expr {
   static constexpr NodeKind Kind = NodeKind::Variable;
   Variable(Location l, std::string n) : Expr(Kind, l), name(std::move(n)) {}
   std::string name; // with the '$'
+  // The name as written: passes that rename (a macro's own variables, loop
+  // variables) append '#' and a tag, which diagnostics leave out.
+  std::string shown() const { return name.substr(0, name.find('#')); }
 };
 
 struct Map : Expr {
@@ -328,6 +332,15 @@ struct Offsetof : Expr {
   Expr *expr = nullptr;
   std::vector<std::string> fields;
   uint64_t value = 0; // resolved
+};
+
+// typeof(...) written where an expression goes. Only a macro's argument
+// may be one: expansion puts its type where the parameter names a type
+// (casts, sizeof, offsetof, declarations); anywhere else it is an error.
+struct TypeOf : Expr {
+  static constexpr NodeKind Kind = NodeKind::TypeOf;
+  TypeOf(Location l, TypeSpec t) : Expr(Kind, l), spec(std::move(t)) {}
+  TypeSpec spec;
 };
 
 // ---- Statements ----

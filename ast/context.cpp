@@ -16,7 +16,7 @@ const SourceFile *ASTContext::add_source(std::string filename,
   return files_.back().get();
 }
 
-static TypeSpec clone_spec(ASTContext &ctx, const TypeSpec &s) {
+TypeSpec clone_spec(ASTContext &ctx, const TypeSpec &s) {
   TypeSpec out = s;
   if (s.typeof_expr)
     out.typeof_expr = clone(ctx, s.typeof_expr);
@@ -136,6 +136,12 @@ Expr *clone(ASTContext &ctx, const Expr *e) {
     o->spec = clone_spec(ctx, o->spec);
     o->expr = clone(ctx, o->expr);
     out = o;
+    break;
+  }
+  case NodeKind::TypeOf: {
+    auto *t = ctx.make<TypeOf>(*static_cast<const TypeOf *>(e));
+    t->spec = clone_spec(ctx, t->spec);
+    out = t;
     break;
   }
   default:

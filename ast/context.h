@@ -75,6 +75,7 @@ private:
 
 // Deep copies (macro expansion, unroll, compound assignment).
 Expr *clone(ASTContext &ctx, const Expr *e);
+TypeSpec clone_spec(ASTContext &ctx, const TypeSpec &s);
 Stmt *clone(ASTContext &ctx, const Stmt *s);
 Block *clone(ASTContext &ctx, const Block *b);
 

@@ -249,6 +249,10 @@ public:
     line("sizeof" + (s.has_spec ? ": " + typespec_str(s.spec) : ""), &s);
     nested([&] { Visitor::visit(s); });
   }
+  void visit(TypeOf &t) {
+    line("typeof: " + typespec_str(t.spec), &t);
+    nested([&] { Visitor::visit(t); });
+  }
   void visit(Offsetof &o) {
     std::string path;
     for (const auto &f : o.fields)

@@ -41,6 +41,7 @@ public:
       UBT_EXPR(BlockExpr)
       UBT_EXPR(Sizeof)
       UBT_EXPR(Offsetof)
+      UBT_EXPR(TypeOf)
 #undef UBT_EXPR
     default:
       break;
@@ -103,7 +104,7 @@ public:
     self().visit(a.index);
   }
   void visit(Cast &c) {
-    visit_spec(c.spec);
+    self().visit_spec(c.spec);
     self().visit(c.expr);
   }
   void visit(Tuple &t) {
@@ -116,13 +117,14 @@ public:
   }
   void visit(BlockExpr &b) { self().visit(*b.block); }
   void visit(Sizeof &s) {
-    visit_spec(s.spec);
+    self().visit_spec(s.spec);
     self().visit(s.expr);
   }
   void visit(Offsetof &o) {
-    visit_spec(o.spec);
+    self().visit_spec(o.spec);
     self().visit(o.expr);
   }
+  void visit(TypeOf &t) { self().visit_spec(t.spec); }
   void visit_spec(TypeSpec &t) {
     if (t.typeof_expr)
       self().visit(t.typeof_expr);
@@ -140,7 +142,7 @@ public:
   }
   void visit(VarDecl &s) {
     if (s.has_spec)
-      visit_spec(s.spec);
+      self().visit_spec(s.spec);
     self().visit(s.init);
     self().visit(*s.var);
   }

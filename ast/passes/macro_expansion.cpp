@@ -98,6 +98,8 @@ public:
       else if (call->args.empty() && call->name == "config" &&
                !macros_.count("config"))
         e = config_record(call->loc);
+      else if (call->name == "container_of" && !macros_.count(call->name))
+        e = container_of(*call);
       else if (call->args.empty() && !lookup_function(call->name) &&
                is_builtin_name(call->name))
         // comm(), cpu(), ...: every builtin variable reads as a call too.
@@ -118,6 +120,32 @@ public:
       }
       if (macros_.count(id->name) && !is_builtin_name(id->name))
         e = expand_ident(*id);
+    }
+  }
+
+  // A parameter named where a type goes ((t *)p, sizeof(t *), let $v: t)
+  // takes the type of a typeof() argument, the written suffixes after its
+  // own.
+  void visit_spec(TypeSpec &t) {
+    if (t.base == TypeSpec::Base::Named && !frames_.empty()) {
+      if (auto *arg = dyn_cast<TypeOf>(frames_.back().expr_arg(t.name))) {
+        TypeSpec bound = clone_spec(ctx_, arg->spec);
+        bound.suffixes.insert(bound.suffixes.end(), t.suffixes.begin(),
+                              t.suffixes.end());
+        bound.loc = t.loc;
+        t = std::move(bound);
+        return;
+      }
+    }
+    Visitor::visit_spec(t);
+    // typeof(p) of such a parameter: the argument's type again.
+    if (auto *arg = dyn_cast<TypeOf>(t.typeof_expr);
+        arg && t.base == TypeSpec::Base::Typeof) {
+      TypeSpec bound = arg->spec;
+      bound.suffixes.insert(bound.suffixes.end(), t.suffixes.begin(),
+                            t.suffixes.end());
+      bound.loc = t.loc;
+      t = std::move(bound);
     }
   }
 
@@ -143,7 +171,7 @@ public:
     if (auto it = f.vars.find(v.name); it != f.vars.end())
       v.name = it->second;
     else if (f.locals->count(v.name))
-      v.name = v.name + "__" + f.macro->name + "_" + std::to_string(f.serial);
+      v.name = v.name + "#" + f.macro->name + std::to_string(f.serial);
   }
   void visit(VarDecl &s) {
     if (!frames_.empty() && frames_.back().vars.count(s.var->name)) {
@@ -256,6 +284,34 @@ private:
       r->elems.push_back(value);
     }
     return r;
+  }
+
+  // container_of(ptr, typeof(T), member), bpftrace's standard macro: the
+  // T holding *ptr as its member, (T *)((uint8 *)ptr - offsetof(T, member)).
+  Expr *container_of(Call &c) {
+    auto *type = c.args.size() == 3 ? dyn_cast<TypeOf>(c.args[1]) : nullptr;
+    auto *member =
+        c.args.size() == 3 ? dyn_cast<Identifier>(c.args[2]) : nullptr;
+    if (!type || !member) {
+      ctx_.diags().error(c.loc)
+          << "container_of(ptr, typeof(T), member) takes a pointer, the "
+             "containing type as typeof(), and the member's name";
+      return &c;
+    }
+    TypeSpec bytes;
+    bytes.loc = c.loc;
+    bytes.base = TypeSpec::Base::Builtin;
+    bytes.name = "uint8";
+    bytes.suffixes.push_back({true, 0});
+    auto *off = ctx_.make<Offsetof>(c.loc);
+    off->has_spec = true;
+    off->spec = clone_spec(ctx_, type->spec);
+    off->fields.push_back(member->name);
+    auto *diff = ctx_.make<Binop>(
+        c.loc, BinOp::Sub, ctx_.make<Cast>(c.loc, bytes, c.args[0]), off);
+    TypeSpec result = clone_spec(ctx_, type->spec);
+    result.suffixes.push_back({true, 0});
+    return ctx_.make<Cast>(c.loc, result, diff);
   }
 
   bool exact(const std::string &name, const std::vector<Expr *> &args) {

@@ -403,12 +403,12 @@ VarInfo *Semantic::find_var(const std::string &name) {
 void Semantic::assign_var(Variable &v, const Type &t, const Location &loc,
                           bool is_decl) {
   if (t.kind == TypeKind::Void) {
-    err(loc) << "Value of type void cannot be assigned to " << v.name;
+    err(loc) << "Value of type void cannot be assigned to " << v.shown();
     return;
   }
   if (t.is_aggregation()) {
     err(loc) << "Value of type '" << type_str(t) << "' cannot be assigned to "
-             << v.name << ": aggregations only live in maps";
+             << v.shown() << ": aggregations only live in maps";
     return;
   }
   VarInfo *info = find_var(v.name);
@@ -429,7 +429,7 @@ void Semantic::assign_var(Variable &v, const Type &t, const Location &loc,
   Type c = common_type(info->type, t);
   if (c.is_none() || (info->annotated && !same_type(c, info->type) &&
                       !(info->type.is_int() && t.is_int()))) {
-    err(loc) << "Type mismatch for " << v.name
+    err(loc) << "Type mismatch for " << v.shown()
              << ": trying to assign value of type '" << type_str(t)
              << "' when variable already contains a value of type '"
              << type_str(info->type) << "'";

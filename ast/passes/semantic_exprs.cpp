@@ -227,12 +227,13 @@ void Semantic::visit(Variable &e) {
   VarInfo *v = find_var(e.name);
   if (!v) {
     auto d = err(e.loc);
-    d << "Undefined or undeclared variable: " << e.name;
+    d << "Undefined or undeclared variable: " << e.shown();
     std::vector<std::string> names;
     for (const auto &scope : scopes_)
       for (const auto &[n, info] : scope)
-        names.push_back(n);
-    std::string hint = did_you_mean(e.name, names);
+        if (n.find('#') == std::string::npos) // not a renamed one
+          names.push_back(n);
+    std::string hint = did_you_mean(e.shown(), names);
     if (!hint.empty())
       d.hint(hint);
     e.type = Type{};
@@ -750,11 +751,34 @@ void Semantic::visit(BlockExpr &e) {
   pop_scope();
 }
 
+// A macro's typeof() argument where sizeof/offsetof take an operand:
+// `typeof(T)` is T and `typeof(T)[N]` an array of N of them.
+static bool type_operand(const Expr *e, TypeSpec &out) {
+  if (auto *t = dyn_cast<TypeOf>(e)) {
+    out = t->spec;
+    return true;
+  }
+  auto *a = dyn_cast<ArrayAccess>(e);
+  auto *n = a ? dyn_cast<Integer>(a->index) : nullptr;
+  if (!n || n->negative || !type_operand(a->expr, out))
+    return false;
+  out.suffixes.push_back({false, n->value});
+  return true;
+}
+
+void Semantic::visit(TypeOf &e) {
+  err(e.loc) << "typeof() is a type, not a value: pass it to a macro that "
+                "uses it as a type (a cast, sizeof, offsetof)";
+}
+
 void Semantic::visit(Sizeof &e) {
   e.type = make_int(8, false);
   Type t;
+  TypeSpec operand;
   if (e.has_spec) {
     t = resolve_spec(e.spec);
+  } else if (type_operand(e.expr, operand)) {
+    t = resolve_spec(operand);
   } else {
     // sizeof(name): a bare name that is not a value names a type.
     if (auto *id = dyn_cast<Identifier>(e.expr);
@@ -777,8 +801,11 @@ void Semantic::visit(Sizeof &e) {
 void Semantic::visit(Offsetof &e) {
   e.type = make_int(8, false);
   Type t;
+  TypeSpec operand;
   if (e.has_spec) {
     t = resolve_spec(e.spec);
+  } else if (type_operand(e.expr, operand)) {
+    t = resolve_spec(operand);
   } else {
     visit(e.expr);
     t = e.expr->type;

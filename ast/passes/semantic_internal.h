@@ -52,6 +52,7 @@ public:
   void visit(BlockExpr &e);
   void visit(Sizeof &e);
   void visit(Offsetof &e);
+  void visit(TypeOf &e);
   // calls: resolution and the dispatch by builtin (semantic_calls.cpp),
   // then one check per builtin (or family), in files by family
   void visit(Call &e);

@@ -72,12 +72,12 @@ void Semantic::visit(AssignMap &s) {
 
 void Semantic::visit(VarDecl &s) {
   if (scopes_.back().count(s.var->name)) {
-    err(s.loc) << "Variable " << s.var->name
+    err(s.loc) << "Variable " << s.var->shown()
                << " was already declared in this scope";
     return;
   }
   if (find_var(s.var->name)) {
-    err(s.loc) << "Variable " << s.var->name
+    err(s.loc) << "Variable " << s.var->shown()
                << " is already declared in an outer scope";
     return;
   }
@@ -114,18 +114,16 @@ void Semantic::visit(VarDecl &s) {
               : (lit >= 0 && (declared.size >= 8 ||
                               lit < (int64_t(1) << (8 * declared.size))));
       if (!fits) {
-        err(s.init->loc) << "Type mismatch for " << s.var->name
+        err(s.init->loc) << "Type mismatch for " << s.var->shown()
                          << ": the literal " << lit << " does not fit in "
                          << type_str(declared);
-        return;
+        ok = false; // reported; declared all the same, so no more errors
       }
-    }
-    if (!ok) {
-      err(s.loc) << "Type mismatch for " << s.var->name
+    } else if (!ok) {
+      err(s.loc) << "Type mismatch for " << s.var->shown()
                  << ": trying to assign value of type '" << type_str(init)
                  << "' when variable is declared as '" << type_str(declared)
                  << "'";
-      return;
     }
   }
   VarInfo info;

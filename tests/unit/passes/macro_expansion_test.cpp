@@ -86,21 +86,21 @@ TEST(MacroExpansion, VariablesTheMacroCreatesArePrivate) {
  int: 5
 call: print
  block expression
-  let $t__f_1
+  let $t#f1
    block expression
     value
      variable: $t
   value
    *
-    variable: $t__f_1
+    variable: $t#f1
     int: 2
 call: print
  block expression
-  let $t__f_2
+  let $t#f2
    int: 1
   value
    *
-    variable: $t__f_2
+    variable: $t#f2
     int: 2
 )");
 }
@@ -123,19 +123,19 @@ TEST(MacroExpansion, LoopVariablesArePrivate) {
  int: 7
 call: print
  block expression
-  let $s__sum_1
+  let $s#sum1
    int: 0
-  for $i__sum_1
+  for $i#sum1
    int: 0
    int: 3
    body
     =
-     variable: $s__sum_1
+     variable: $s#sum1
      +
-      variable: $s__sum_1
-      variable: $i__sum_1
+      variable: $s#sum1
+      variable: $i#sum1
   value
-   variable: $s__sum_1
+   variable: $s#sum1
 )");
 }
 
