@@ -247,6 +247,7 @@ bool Driver::cast_follows() const {
   switch (last_token) {
   case K::S_IDENT:
   case K::S_IF:
+  case K::S_IF_EXPR:
   case K::S_WHILE:
   case K::S_FOR:
   case K::S_UNROLL:
