@@ -131,9 +131,10 @@ void Semantic::check_tseries(Call &c) {
     return;
   case runtime::FeatureFlag::Warn:
     if (final_ && !warned_tseries_) {
-      warn(c.loc) << "Script is using an unstable feature: tseries. To "
-                  << "prevent this warning you must explicitly enable it in "
-                  << "the config e.g. unstable_tseries=enable";
+      warn(Location{})
+          << "Script is using an unstable feature: tseries. To "
+          << "prevent this warning you must explicitly enable it in "
+          << "the config e.g. unstable_tseries=enable";
       warned_tseries_ = true;
     }
     break;
