@@ -7,6 +7,7 @@
 #include "ast/types.h"
 #include "runtime/config/config.h"
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -53,6 +54,11 @@ public:
   const SourceFile &source() const { return *files_.front(); }
   size_t node_count() const { return nodes_.size(); }
   const SourceFile *add_source(std::string filename, std::string text);
+  // A copy of l that lives as long as the context (Location::expanded_from).
+  const Location *keep(const Location &l) {
+    kept_.push_back(l);
+    return &kept_.back();
+  }
   Diagnostics &diags() { return diags_; }
 
   Program *root = nullptr;
@@ -70,6 +76,7 @@ public:
 private:
   std::vector<std::unique_ptr<SourceFile>> files_;
   std::vector<std::unique_ptr<Node>> nodes_;
+  std::deque<Location> kept_;
   Diagnostics diags_;
 };
 

@@ -33,6 +33,12 @@ void emit_diagnostic(std::ostream &out, const Diagnostic &d) {
   }
   for (const auto &line : d.loc.context())
     out << line << "\n";
+  // In a macro: each call it was expanded at, innermost first.
+  for (const Location *at = d.loc.expanded_from; at; at = at->expanded_from) {
+    out << at->str() << ": " << kind << "expanded from\n";
+    for (const auto &line : at->context())
+      out << line << "\n";
+  }
   for (const auto &h : d.hints)
     out << "HINT: " << h << "\n";
 }

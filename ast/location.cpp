@@ -66,6 +66,7 @@ Location operator+(const Location &a, const Location &b) {
     return a;
   Location r;
   r.file = a.file;
+  r.expanded_from = a.expanded_from;
   auto before = [](const Position &x, const Position &y) {
     return x.line < y.line || (x.line == y.line && x.column < y.column);
   };

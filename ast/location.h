@@ -25,6 +25,9 @@ struct Location {
   const SourceFile *file = nullptr;
   Position begin;
   Position end;
+  // Inside a macro's expansion: the call it was expanded at (which may be
+  // inside another expansion), kept by the ASTContext; null elsewhere.
+  const Location *expanded_from = nullptr;
 
   bool valid() const { return file != nullptr; }
   // "FILE:L:C1-C2" (or "FILE:L1-L2" when the span covers several lines).

@@ -40,6 +40,15 @@ std::atomic<bool> g_stop_requested{false};
 
 namespace {
 
+// The places a run-time message names, as the output takes them.
+std::vector<output::SourceLocation>
+source_chain(const std::vector<runtime::SourceSite> &sites) {
+  std::vector<output::SourceLocation> out;
+  for (const auto &s : sites)
+    out.push_back({s.filename, s.line, s.column, s.location, s.context});
+  return out;
+}
+
 uint64_t now_ns() {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -235,14 +244,11 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
         static_cast<abi::EventType>(h.type) == abi::EventType::Warnf)
       return true;
     const auto &spec = bundle_.printf_formats[h.id];
-    output::SourceLocation where{spec.filename, spec.line, spec.column,
-                                 spec.location, spec.context};
-    out_->diagnostic(static_cast<abi::EventType>(h.type) ==
-                             abi::EventType::Errorf
-                         ? output::Severity::Error
-                         : output::Severity::Warning,
-                     printf_[h.id].format(spec, payload, fmt_),
-                     std::span<const output::SourceLocation>(&where, 1));
+    out_->diagnostic(
+        static_cast<abi::EventType>(h.type) == abi::EventType::Errorf
+            ? output::Severity::Error
+            : output::Severity::Warning,
+        printf_[h.id].format(spec, payload, fmt_), source_chain(spec.where));
     return true;
   }
   case abi::EventType::Exit:

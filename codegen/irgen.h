@@ -171,6 +171,8 @@ public:
   // ---- irgen_events.cpp ----
   llvm::Value *scratch(uint32_t size);
   // A format whose messages point at `loc` (errorf, warnf, runtime warnings).
+  // loc and the macro calls it was expanded at, as the bundle keeps them.
+  static std::vector<runtime::SourceSite> sites_of(const ast::Location &loc);
   runtime::FormatSpec located_format(const ast::Location &loc,
                                      std::string format);
   void emit_event(llvm::Value *buf, uint32_t size);

@@ -27,15 +27,20 @@ llvm::Value *IRGen::scratch(uint32_t size) {
   return p;
 }
 
+std::vector<runtime::SourceSite> IRGen::sites_of(const ast::Location &loc) {
+  std::vector<runtime::SourceSite> out;
+  for (const ast::Location *at = &loc; at; at = at->expanded_from)
+    out.push_back({at->str(), at->file ? at->file->name : "",
+                   static_cast<uint64_t>(at->begin.line),
+                   static_cast<uint64_t>(at->begin.column), at->context()});
+  return out;
+}
+
 runtime::FormatSpec IRGen::located_format(const Location &loc,
                                           std::string format) {
   runtime::FormatSpec spec;
   spec.format = std::move(format);
-  spec.location = loc.str();
-  spec.filename = loc.file ? loc.file->name : "";
-  spec.line = loc.begin.line;
-  spec.column = loc.begin.column;
-  spec.context = loc.context();
+  spec.where = sites_of(loc);
   return spec;
 }
 

@@ -152,19 +152,28 @@ struct MapSpec {
 
 // printf(), errorf(), system(), cat(): a format and the types of its arguments
 // as the BPF program lays them out (packed at the given offsets).
-struct FormatSpec {
-  std::string format;
-  std::vector<ValueType::Field> args;
-  // Where the call is in the script, for errorf()/warnf() messages:
-  // "stdin:1:9-30", the file, line and column, and the source line with its
-  // underline as diagnostics show them.
+// A place in the script, for messages at run time: "stdin:1:9-30", the
+// file, line and column, and the source line with its underline as
+// diagnostics show them.
+struct SourceSite {
   std::string location;
   std::string filename;
   uint64_t line = 0;
   uint64_t column = 0;
   std::vector<std::string> context;
   template <class Archive> void serialize(Archive &ar) {
-    ar(format, args, location, filename, line, column, context);
+    ar(location, filename, line, column, context);
+  }
+};
+
+struct FormatSpec {
+  std::string format;
+  std::vector<ValueType::Field> args;
+  // For errorf()/warnf(): the call, then each macro call it was expanded
+  // at, innermost first.
+  std::vector<SourceSite> where;
+  template <class Archive> void serialize(Archive &ar) {
+    ar(format, args, where);
   }
 };
 

@@ -70,6 +70,36 @@ public:
   }
 };
 
+// Marks every node of a fresh copy of a macro's body as expanded at a call.
+class MarkExpansion : public Visitor<MarkExpansion> {
+public:
+  explicit MarkExpansion(const Location *at) : at_(at) {}
+  using Visitor::visit;
+  void visit(Expr *&e) {
+    if (e)
+      e->loc.expanded_from = at_;
+    Visitor::visit(e);
+  }
+  void visit(Stmt *&s) {
+    if (s)
+      s->loc.expanded_from = at_;
+    Visitor::visit(s);
+  }
+  void visit(Block &b) {
+    b.loc.expanded_from = at_;
+    Visitor::visit(b);
+  }
+  // Held by statements as Map* / Variable*, not through an Expr*.
+  void visit(Map &m) {
+    m.loc.expanded_from = at_;
+    Visitor::visit(m);
+  }
+  void visit(Variable &v) { v.loc.expanded_from = at_; }
+
+private:
+  const Location *at_;
+};
+
 class Expander : public Visitor<Expander> {
 public:
   explicit Expander(ASTContext &ctx) : ctx_(ctx) { register_macros(); }
@@ -427,6 +457,7 @@ private:
       return ctx_.make<Integer>(loc, 0);
     }
     Block *body = clone(ctx_, f.macro->body);
+    MarkExpansion(ctx_.keep(loc)).visit(*body);
     body->loc = loc;
     frames_.push_back(std::move(f));
     visit(*body);

@@ -111,6 +111,9 @@ TEST(MacroExpansion, VariablesTheMacroOnlyReadsAreTheCallers) {
             R"(stdin:1:13-15: ERROR: Undefined or undeclared variable: $y
 macro f() { $y } BEGIN { print(f()); }
             ~~
+stdin:1:32-35: ERROR: expanded from
+macro f() { $y } BEGIN { print(f()); }
+                               ~~~
 )");
 }
 
@@ -146,6 +149,9 @@ TEST(MacroExpansion, VariablesAndMapsPassedAsExpressionsAreReadOnly) {
       R"(stdin:1:14-17: ERROR: The ++ operator must be applied to a map or variable
 macro f(x) { x++; x } BEGIN { $a = 1; print(f($a)); }
              ~~~
+stdin:1:45-50: ERROR: expanded from
+macro f(x) { x++; x } BEGIN { $a = 1; print(f($a)); }
+                                            ~~~~~
 )");
   EXPECT_EQ(diagnostics("macro f(x) { x + 1 } BEGIN { @m = 1; print(f(@m)); }"),
             "");
@@ -327,6 +333,9 @@ TEST(MacroExpansion, MapsMustBePassedIn) {
       R"(stdin:1:15-21: ERROR: Unhygienic access to map: @other. Maps must be passed into the macro as arguments.
 macro f(@m) { @other = 1; @m = 2; } BEGIN { f(@x); }
               ~~~~~~
+stdin:1:45-50: ERROR: expanded from
+macro f(@m) { @other = 1; @m = 2; } BEGIN { f(@x); }
+                                            ~~~~~
 )");
 }
 
@@ -336,6 +345,9 @@ TEST(MacroExpansion, DeclarationShadowingAParameter) {
             R"(stdin:1:15-25: ERROR: Variable declaration shadows macro arg $x
 macro f($x) { let $x = 1; $x } BEGIN { $a = 1; print(f($a)); }
               ~~~~~~~~~~
+stdin:1:54-59: ERROR: expanded from
+macro f($x) { let $x = 1; $x } BEGIN { $a = 1; print(f($a)); }
+                                                     ~~~~~
 )");
 }
 
@@ -346,12 +358,21 @@ TEST(MacroExpansion, RecursionIsAnError) {
       R"(stdin:1:34-38: ERROR: Recursive macro call detected. Call chain: f > g > f
 macro f(x) { g(x) } macro g(x) { f(x) } BEGIN { print(f(1)); }
                                  ~~~~
+stdin:1:14-18: ERROR: expanded from
+macro f(x) { g(x) } macro g(x) { f(x) } BEGIN { print(f(1)); }
+             ~~~~
+stdin:1:55-59: ERROR: expanded from
+macro f(x) { g(x) } macro g(x) { f(x) } BEGIN { print(f(1)); }
+                                                      ~~~~
 )");
   EXPECT_EQ(
       diagnostics("macro loop() { loop } BEGIN { print(loop); }"),
       R"(stdin:1:16-20: ERROR: Recursive macro call detected. Call chain: loop > loop
 macro loop() { loop } BEGIN { print(loop); }
                ~~~~
+stdin:1:37-41: ERROR: expanded from
+macro loop() { loop } BEGIN { print(loop); }
+                                    ~~~~
 )");
 }
 
