@@ -30,6 +30,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <linux/bpf.h>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -356,6 +357,19 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
   }
   case abi::EventType::Signal:
     return true;
+  case abi::EventType::HelperError: {
+    if (h.id >= bundle_.helper_checks.size())
+      return true;
+    const auto &check = bundle_.helper_checks[h.id];
+    int retcode = static_cast<int>(static_cast<int64_t>(u64_at(0)));
+    // bpftrace's words: a missing element, or the errno's text.
+    std::string message =
+        check.helper == BPF_FUNC_map_lookup_elem
+            ? "Can't lookup map element because it does not exist."
+            : std::strerror(-retcode);
+    out_->helper_error(message, check.name, retcode, source_chain(check.where));
+    return true;
+  }
   }
   return true;
 }

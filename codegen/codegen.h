@@ -15,6 +15,9 @@ struct Options {
   bool want_ir = false;     // keep the optimised IR text (-d ir)
   bool want_disasm = false; // keep a disassembly (-d bpf)
   uint32_t ncpus = 0;       // 0: this machine's
+  // -k: report failed reads of the traced process and lookups of missing
+  // map elements at run time (EventType::HelperError), where they happen.
+  bool helper_errors = false;
 };
 
 struct Output {

@@ -102,7 +102,15 @@ public:
   Val gen_string_literal(const std::string &s, uint32_t size);
   llvm::Value *gen_memcmp_eq(llvm::Value *a, llvm::Value *b, uint32_t size,
                              bool strings);
-  llvm::Value *probe_read(llvm::Value *dst, uint32_t size, llvm::Value *src);
+  // A read of the traced process's memory; with loc, a failure is reported
+  // there under -k.
+  llvm::Value *probe_read(llvm::Value *dst, uint32_t size, llvm::Value *src,
+                          const ast::Location *loc = nullptr);
+  // -k: if `failed`, an EventType::HelperError naming the helper and loc,
+  // with retcode.
+  void check_helper(llvm::Value *failed, llvm::Value *retcode,
+                    int32_t helper_id, const char *name,
+                    const ast::Location &loc);
 
   // ---- irgen_maps.cpp ----
   MapGen &map_of(const std::string &name);
@@ -131,7 +139,7 @@ public:
   // Element `idx` (esize bytes each) of the array at address `base` in the
   // traced process, read safely.
   Val read_element(llvm::Value *base, llvm::Value *idx, uint32_t esize,
-                   const ast::Type &elem);
+                   const ast::Type &elem, const ast::Location &loc);
   llvm::Value *tseries_now(const ast::Location &loc);
   void gen_tseries(MapGen &mg, llvm::Value *p, llvm::Value *arg,
                    const ast::Type &t, const ast::Location &loc);

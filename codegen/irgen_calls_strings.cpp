@@ -68,7 +68,12 @@ Val IRGen::gen_str(Call &c) {
   llvm::Value *src = at.kind == TypeKind::Array
                          ? to_mem(gen(A[0]), at)
                          : b_.CreateIntToPtr(gen_scalar(A[0]), ptrt());
-  helper(BPF_FUNC_probe_read_user_str, i64t(), {buf, len, src});
+  auto *ret = helper(BPF_FUNC_probe_read_user_str, i64t(), {buf, len, src});
+  if (at.kind != TypeKind::Array) {
+    auto *rc = b_.CreateSExt(b_.CreateTrunc(ret, b_.getInt32Ty()), i64t());
+    check_helper(b_.CreateICmpSLT(rc, i64(0)), rc, BPF_FUNC_probe_read_user_str,
+                 "probe_read_user_str", A[0]->loc);
+  }
   return {buf, true};
 }
 

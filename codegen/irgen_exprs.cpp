@@ -22,8 +22,32 @@ bool either_signed(const Type &a, const Type &b) {
 } // namespace
 
 llvm::Value *IRGen::probe_read(llvm::Value *dst, uint32_t size,
-                               llvm::Value *src) {
-  return helper(BPF_FUNC_probe_read_user, i64t(), {dst, i64(size), src});
+                               llvm::Value *src, const ast::Location *loc) {
+  auto *ret = helper(BPF_FUNC_probe_read_user, i64t(), {dst, i64(size), src});
+  if (loc) {
+    // Helpers return an int: its sign says whether the read failed.
+    auto *rc = b_.CreateSExt(b_.CreateTrunc(ret, b_.getInt32Ty()), i64t());
+    check_helper(b_.CreateICmpSLT(rc, i64(0)), rc, BPF_FUNC_probe_read_user,
+                 "probe_read_user", *loc);
+  }
+  return ret;
+}
+
+void IRGen::check_helper(llvm::Value *failed, llvm::Value *retcode,
+                         int32_t helper_id, const char *name,
+                         const ast::Location &loc) {
+  // GPU probes have no -k: their reads are bounded device loads.
+  if (!opts_.helper_errors || gpu_)
+    return;
+  uint64_t id = bundle_.helper_checks.size();
+  bundle_.helper_checks.push_back({helper_id, name, sites_of(loc)});
+  auto *report = block("helper.failed");
+  auto *done = block("helper.ok");
+  b_.CreateCondBr(failed, report, done);
+  b_.SetInsertPoint(report);
+  gen_simple_event(abi::EventType::HelperError, id, {retcode});
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
 }
 
 Val IRGen::gen_string_literal(const std::string &s, uint32_t size) {
@@ -366,7 +390,7 @@ Val IRGen::gen_unop(Unop &e) {
     zero(dst, std::max<uint32_t>(size, 8));
     // GPU probes too: the NVPTX target turns the checked read into a
     // bounded device load (runtime/jit/nvptx_target.h).
-    probe_read(dst, size, b_.CreateIntToPtr(p, ptrt()));
+    probe_read(dst, size, b_.CreateIntToPtr(p, ptrt()), &e.expr->loc);
     if (is_scalar(t) || t.kind == TypeKind::Boolean)
       return {load_int(dst, t), false};
     return {dst, true};
@@ -483,7 +507,7 @@ Val IRGen::gen_field(FieldAccess &e) {
     uint32_t read = f->bitfield_bits ? f->type->size : size;
     auto *dst = entry_alloca(std::max<uint32_t>(read, 8), "field");
     zero(dst, std::max<uint32_t>(read, 8));
-    probe_read(dst, read, addr);
+    probe_read(dst, read, addr, &e.expr->loc);
     return finish(dst);
   }
   Val v = gen(e.expr);
@@ -492,12 +516,12 @@ Val IRGen::gen_field(FieldAccess &e) {
 }
 
 Val IRGen::read_element(llvm::Value *base, llvm::Value *idx, uint32_t esize,
-                        const Type &elem) {
+                        const Type &elem, const Location &loc) {
   auto *addr = b_.CreateIntToPtr(
       b_.CreateAdd(base, b_.CreateMul(idx, i64(esize))), ptrt());
   auto *dst = entry_alloca(std::max<uint32_t>(esize, 8), "elem");
   zero(dst, std::max<uint32_t>(esize, 8));
-  probe_read(dst, esize, addr);
+  probe_read(dst, esize, addr, &loc);
   if (is_scalar(elem) || elem.kind == TypeKind::Boolean)
     return {load_int(dst, elem), false};
   return {dst, true};
@@ -532,10 +556,10 @@ Val IRGen::gen_index(ArrayAccess &e) {
         fa.index >= 0 ? &rec.fields.at(fa.index) : rec.field(fa.field);
     return read_element(
         b_.CreateAdd(gen_scalar(fa.expr), i64(f ? f->offset : 0)), idx, esize,
-        elem);
+        elem, e.expr->loc);
   }
   if (base.kind == TypeKind::Pointer)
-    return read_element(gen_scalar(e.expr), idx, esize, elem);
+    return read_element(gen_scalar(e.expr), idx, esize, elem, e.expr->loc);
   // An array or string in memory: out-of-range indexes read zero.
   uint32_t count = base.kind == TypeKind::Array ? base.count : base.size;
   Val v = gen(e.expr);

@@ -416,6 +416,9 @@ Val IRGen::gen_map_read(Map &m) {
     return {sum_slots(mg, key), false};
   }
   auto *p = helper(BPF_FUNC_map_lookup_elem, ptrt(), {map_ptr(mg), key});
+  // bpftrace reports a missing element with retcode 0.
+  check_helper(b_.CreateIsNull(p), i64(0), BPF_FUNC_map_lookup_elem,
+               "map_lookup_elem", m.loc);
   if (is_scalar(mg.value) || mg.value.kind == TypeKind::Boolean)
     return {load_or_zero(p, mg.value), false};
   auto *out = entry_alloca(mg.value.size, "mapval");

@@ -116,6 +116,7 @@ enum class EventType : uint64_t {
   Errorf = 11,    // id = printf format (error message)
   Warnf = 12,     // id = printf format (warning message)
   Signal = 13,    // id = signal number: send it to the current thread's process
+  HelperError = 14, // id = helper check (-k); then i64 the helper's result
 };
 
 struct EventHeader {

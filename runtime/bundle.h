@@ -214,6 +214,16 @@ struct UaddrSpec {
   template <class Archive> void serialize(Archive &ar) { ar(binary, symbol); }
 };
 
+// A helper call checked at run time (-k): which helper, and where.
+struct HelperCheck {
+  int32_t helper = 0; // BPF_FUNC_* id
+  std::string name;   // "probe_read_user"
+  std::vector<SourceSite> where;
+  template <class Archive> void serialize(Archive &ar) {
+    ar(helper, name, where);
+  }
+};
+
 struct Bundle {
   std::vector<uint8_t> object; // the BPF ELF object
   // Every map of the object: the script's (role User, id = index, as
@@ -229,10 +239,12 @@ struct Bundle {
   std::vector<std::string> positional_params;
   Config config; // every config variable, typed (runtime/config)
   std::vector<UaddrSpec> uaddrs;
+  std::vector<HelperCheck> helper_checks; // EventType::HelperError's ids
 
   template <class Archive> void serialize(Archive &ar) {
     ar(object, maps, printf_formats, system_formats, cat_formats, time_formats,
-       print_types, join_separators, probes, positional_params, config, uaddrs);
+       print_types, join_separators, probes, positional_params, config, uaddrs,
+       helper_checks);
   }
 };
 

@@ -200,6 +200,7 @@ int run(const cli::Options &opts, backends::Reporter &report) {
   codegen::Options cg;
   cg.want_ir = wants(opts, "ir");
   cg.want_disasm = wants(opts, "bpf");
+  cg.helper_errors = opts.helper_errors;
   auto out = codegen::generate(ctx, cg);
   ctx.diags().emit(std::cerr, false);
   if (!out) {

@@ -40,6 +40,7 @@ OPTIONS:
     --emit-elf FILE     write the BPF object to FILE
     --unsafe            allow system(), signal() and other unsafe functions
     --no-warnings       do not print warnings
+    -k, --warnings      warn where a read of the process or a map element fails
     --info              print the build, the backends available here and
                         the config variables with their defaults
     -h, --help          show this help
@@ -240,8 +241,17 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
       o.help = true;
     } else if (a == "-V" || a == "--version") {
       o.version = true;
-    } else if (a == "-k" || a == "-kk" || a == "--usdt-file-activation") {
-      // bpftrace spellings that change nothing here.
+    } else if (a == "-k" || a == "--warnings" || a == "-kk") {
+      // bpftrace's words for the conflicts.
+      usage = false;
+      if (o.helper_errors || a == "-kk") {
+        error = "USAGE: -kk has been deprecated. Use a single -k for runtime "
+                "warnings for errors in map lookups and probe reads.";
+        return std::nullopt;
+      }
+      o.helper_errors = true;
+    } else if (a == "--usdt-file-activation") {
+      // bpftrace's spelling that changes nothing here.
     } else {
       error = "unknown option: " + a;
       return std::nullopt;
@@ -250,6 +260,11 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
 
   if (o.help || o.version || o.info)
     return o;
+  if (o.helper_errors && o.no_warnings) {
+    usage = false;
+    error = "USAGE: -k, --warnings conflicts with --no-warnings";
+    return std::nullopt;
+  }
   if (!o.command.empty() && o.pid) {
     error = "Cannot use both -c and -p.";
     return std::nullopt;
