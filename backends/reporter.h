@@ -9,10 +9,30 @@
 // diagnostics (ast::Diagnostics).
 #pragma once
 
+#include "runtime/bundle.h"
+
 #include <ostream>
+#include <string>
 #include <string_view>
 
 namespace ubtrace::backends {
+
+// A message about a place in the script (a probe's attach point), carried
+// as an error or warning text: the Reporter prints it as the front end's
+// diagnostics are, "stdin:1:5-40: ERROR: text" and the source line.
+inline constexpr char kPlaceMark = '\x1f';
+inline std::string at_place(const runtime::SourceSite &at,
+                            std::string_view text) {
+  if (at.location.empty())
+    return std::string(text);
+  std::string out(1, kPlaceMark);
+  out += at.location;
+  out += kPlaceMark;
+  out += text;
+  for (const auto &line : at.context)
+    out += "\n" + line;
+  return out;
+}
 
 class Reporter {
 public:
@@ -28,6 +48,14 @@ public:
 private:
   void line(std::string_view kind, std::string_view text) {
     // Flushed at once: the traced program writes to the same terminal.
+    if (text.size() > 1 && text[0] == kPlaceMark) {
+      size_t end = text.find(kPlaceMark, 1);
+      if (end != std::string_view::npos) {
+        *err_ << text.substr(1, end - 1) << ": " << kind << text.substr(end + 1)
+              << std::endl;
+        return;
+      }
+    }
     *err_ << kind << text << std::endl;
   }
 

@@ -498,6 +498,8 @@ void IRGen::gen_probe(Probe &p, size_t index) {
     ps.has_offset = ap->has_offset;
     ps.address = ap->has_address ? ap->address : 0;
     ps.interval_ns = ap->period_ns;
+    if (auto where = sites_of(ap->loc); !where.empty())
+      ps.where = where.front();
     bundle_.probes.push_back(ps);
   }
   fn_ = nullptr;
@@ -549,6 +551,7 @@ Result<Output> IRGen::run() {
   bundle_.object = std::move(*obj);
   bundle_.positional_params = ast_.positional;
   bundle_.config = ast_.config;
+  bundle_.unsafe = ast_.unsafe;
   if (opts_.want_disasm) {
     auto d = disassemble(bundle_.object);
     if (!d)

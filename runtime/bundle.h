@@ -150,8 +150,6 @@ struct MapSpec {
   }
 };
 
-// printf(), errorf(), system(), cat(): a format and the types of its arguments
-// as the BPF program lays them out (packed at the given offsets).
 // A place in the script, for messages at run time: "stdin:1:9-30", the
 // file, line and column, and the source line with its underline as
 // diagnostics show them.
@@ -166,6 +164,8 @@ struct SourceSite {
   }
 };
 
+// printf(), errorf(), system(), cat(): a format and the types of its arguments
+// as the BPF program lays them out (packed at the given offsets).
 struct FormatSpec {
   std::string format;
   std::vector<ValueType::Field> args;
@@ -200,9 +200,10 @@ struct ProbeSpec {
   bool has_offset = false;
   uint64_t address = 0; // BIN:ADDRESS (0: none)
   uint64_t interval_ns = 0;
+  SourceSite where; // the attach point in the script
   template <class Archive> void serialize(Archive &ar) {
     ar(kind, name, section, target, function, provider, lang, offset,
-       has_offset, address, interval_ns);
+       has_offset, address, interval_ns, where);
   }
 };
 
@@ -240,11 +241,14 @@ struct Bundle {
   Config config; // every config variable, typed (runtime/config)
   std::vector<UaddrSpec> uaddrs;
   std::vector<HelperCheck> helper_checks; // EventType::HelperError's ids
+  // --unsafe: also attach where the code's bounds cannot be checked (a
+  // symbol of size 0, an address outside every symbol).
+  bool unsafe = false;
 
   template <class Archive> void serialize(Archive &ar) {
     ar(object, maps, printf_formats, system_formats, cat_formats, time_formats,
        print_types, join_separators, probes, positional_params, config, uaddrs,
-       helper_checks);
+       helper_checks, unsafe);
   }
 };
 

@@ -1,5 +1,6 @@
 #include "backends/userspace/target.h"
 
+#include "backends/reporter.h"
 #include "backends/userspace/ifunc_placement.h"
 #include "runtime/agent/named_values.h"
 #include "runtime/agent/program_wire.h"
@@ -571,8 +572,11 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
   if (!space)
     return make_error("cannot read the mappings of " + std::to_string(im.pid) +
                       ": " + space.error());
-  im.resolver = std::make_unique<runtime::symbols::ProbeResolver>(
-      runtime::symbols::ProbeResolverOptions{}, im.binaries);
+  runtime::symbols::ProbeResolverOptions resolve;
+  resolve.allow_zero_size = bundle.unsafe;
+  resolve.allow_unresolved_address = bundle.unsafe;
+  im.resolver =
+      std::make_unique<runtime::symbols::ProbeResolver>(resolve, im.binaries);
   auto &resolver = *im.resolver;
   for (size_t pi = 0; pi < bundle.probes.size(); pi++) {
     const auto &spec = bundle.probes[pi];
@@ -603,18 +607,23 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
     auto expanded = resolver.expand(req);
     for (auto &w : resolver.take_warnings())
       warnings.push_back(std::move(w));
-    std::string missing;
-    if (!expanded)
-      missing = spec.name + ": " + expanded.error();
-    else if (expanded->empty())
-      missing = spec.name + ": no probe matches";
-    if (!missing.empty()) {
-      // config missing_probes: error (default), warn, ignore.
+    // Nothing matched: bpftrace's words, at the attach point, and config
+    // missing_probes (error, warn, ignore) decides. Any other failure (an
+    // unreadable binary, a refused function) stops the trace.
+    // (The resolver's errors name the binary and function, as bpftrace's.)
+    if (!expanded && !resolver.last_matched_nothing())
+      return make_error(expanded.error());
+    if (!expanded || expanded->empty()) {
+      std::string missing =
+          "No matches for " +
+          std::string(runtime::symbols::user_probe_type_name(req.type)) + " " +
+          spec.target + ":" +
+          (spec.provider.empty() ? "" : spec.provider + ":") + spec.function;
       switch (bundle.config.missing_probes) {
       case runtime::MissingProbes::Error:
-        return make_error(missing);
+        return make_error(at_place(spec.where, missing + "."));
       case runtime::MissingProbes::Warn:
-        warnings.push_back(missing + ", skipping probe");
+        warnings.push_back(at_place(spec.where, missing + ". Skipping."));
         break;
       case runtime::MissingProbes::Ignore:
         break;

@@ -120,6 +120,7 @@ ProbeResolver::ProbeResolver(ProbeResolverOptions options,
 
 Result<std::vector<ResolvedProbe>>
 ProbeResolver::expand(const AttachRequest &request) {
+  matched_nothing_ = false;
   warnings_.clear();
   BinaryResolveOptions binary_options = options_.binaries;
   if (request.pid) {
@@ -256,6 +257,7 @@ ProbeResolver::expand_uprobe(const AttachRequest &request,
   const bool returns = request.type == UserProbeType::Uretprobe;
   const bool explicit_name = !has_wildcard(request.function);
   std::vector<std::string> skipped;
+  std::vector<std::string> zero_size;
   for (const ResolvedBinary &bin : binaries) {
     auto info = cache_->get(bin.path);
     if (!info) {
@@ -293,6 +295,16 @@ ProbeResolver::expand_uprobe(const AttachRequest &request,
     std::vector<ResolvedProbe> found;
     for (const ElfSymbol *sym :
          match_functions(table, request.function, request.cpp)) {
+      if (sym->size == 0 && !options_.allow_zero_size) {
+        if (explicit_name)
+          return make_error(
+              "Could not determine boundary for " + sym->name +
+              " (symbol has size 0).\nUse --unsafe to force attachment. "
+              "WARNING: This option could lead to data corruption in the "
+              "target process.");
+        zero_size.push_back(sym->name);
+        continue;
+      }
       ResolvedProbe p = base;
       p.function = sym->name;
       p.function_vaddr = sym->vaddr;
@@ -335,9 +347,23 @@ ProbeResolver::expand_uprobe(const AttachRequest &request,
     warnings_.push_back("uretprobe:" + what + ": skipped " +
                         std::to_string(skipped.size()) + " " + why);
   }
+  if (!zero_size.empty()) {
+    std::string why = "function" +
+                      std::string(zero_size.size() == 1 ? "" : "s") +
+                      " of size 0, where a patch has no known end to stay "
+                      "within (--unsafe attaches them): " +
+                      name_list(zero_size);
+    if (all.empty())
+      return make_error(std::string(user_probe_type_name(request.type)) + ":" +
+                        what + ": every match is a " + why);
+    warnings_.push_back(std::string(user_probe_type_name(request.type)) + ":" +
+                        what + ": skipped " + std::to_string(zero_size.size()) +
+                        " " + why);
+  }
   if (all.empty()) {
     if (!last_error.empty() && binaries.size() == 1)
       return make_error(last_error);
+    matched_nothing_ = true;
     return make_error(
         has_wildcard(request.function) || request.cpp
             ? "no function matches '" + what + "'"
@@ -396,6 +422,7 @@ ProbeResolver::expand_usdt(const AttachRequest &request,
         request.target + ":" +
         (request.provider.empty() ? "" : request.provider + ":") +
         request.function;
+    matched_nothing_ = true;
     return make_error("no usdt probe matches '" + what + "'");
   }
   return all;

@@ -46,6 +46,10 @@ struct ProbeResolverOptions {
   // BIN:ADDRESS outside every symbol (a stripped binary): accepted
   // unchecked (bpftrace's --unsafe) instead of an error.
   bool allow_unresolved_address = false;
+  // A function whose symbol has size 0 (no known end for a patch to stay
+  // within): attached as it is (--unsafe) instead of refused (an explicit
+  // name) or skipped and said (a wildcard), as bpftrace does.
+  bool allow_zero_size = false;
   InstructionBoundaryCheck instruction_boundary;
   BinaryResolveOptions binaries;
 };
@@ -72,10 +76,16 @@ public:
   // line per request.
   std::vector<std::string> take_warnings() { return std::move(warnings_); }
 
+  // Whether the last expand() failed only because nothing matched (the
+  // binary was read and has no such function or USDT probe), which
+  // config missing_probes governs; other failures stop the trace.
+  bool last_matched_nothing() const { return matched_nothing_; }
+
   BinaryCache &cache() { return *cache_; }
   const std::shared_ptr<BinaryCache> &shared_cache() const { return cache_; }
 
 private:
+  bool matched_nothing_ = false;
   Result<std::vector<ResolvedProbe>>
   expand_uprobe(const AttachRequest &request,
                 const std::vector<ResolvedBinary> &binaries);
