@@ -511,7 +511,7 @@ Result<void> Session::attach(size_t &attached) {
   user.pid = opts_.pid;
   user.verbose = opts_.verbose;
   if (probes[size_t(BackendKind::Userspace)])
-    if (auto ok = UserspaceBackend::check(user); !ok)
+    if (auto ok = UserspaceBackend::check(bundle_, user); !ok)
       return ok;
   if (probes[size_t(BackendKind::Gpu)])
     if (auto ok = gpu::GpuBackend::check(opts_.command); !ok)

@@ -528,6 +528,64 @@ Result<void> UserspaceTarget::Impl::load_native(const runtime::Bundle &bundle,
   return {};
 }
 
+std::optional<runtime::symbols::AttachRequest>
+attach_request(const runtime::ProbeSpec &spec) {
+  runtime::symbols::AttachRequest req;
+  switch (spec.kind) {
+  case runtime::ProbeKind::Uprobe:
+    req.type = runtime::symbols::UserProbeType::Uprobe;
+    break;
+  case runtime::ProbeKind::Uretprobe:
+    req.type = runtime::symbols::UserProbeType::Uretprobe;
+    break;
+  case runtime::ProbeKind::Usdt:
+    req.type = runtime::symbols::UserProbeType::Usdt;
+    break;
+  default:
+    return std::nullopt;
+  }
+  req.target = spec.target;
+  req.function = spec.function;
+  req.provider = spec.provider;
+  req.cpp = spec.lang == "cpp";
+  if (spec.has_offset)
+    req.offset = spec.offset;
+  if (spec.address)
+    req.address = spec.address;
+  return req;
+}
+
+Result<bool> judge_expansion(
+    const runtime::ProbeSpec &spec, const runtime::symbols::AttachRequest &req,
+    const Result<std::vector<runtime::symbols::ResolvedProbe>> &got,
+    const runtime::symbols::ProbeResolver &resolver,
+    runtime::MissingProbes missing_probes, std::vector<std::string> &warnings) {
+  // Any failure but "nothing matched" (an unreadable binary, a refused
+  // function) stops the trace; the resolver's errors name the binary and
+  // function, as bpftrace's do.
+  if (!got && !resolver.last_matched_nothing())
+    return make_error(got.error());
+  if (got && !got->empty())
+    return true;
+  // Nothing matched: bpftrace's words, at the attach point, and config
+  // missing_probes (error, warn, ignore) decides.
+  std::string missing =
+      "No matches for " +
+      std::string(runtime::symbols::user_probe_type_name(req.type)) + " " +
+      spec.target + ":" + (spec.provider.empty() ? "" : spec.provider + ":") +
+      spec.function;
+  switch (missing_probes) {
+  case runtime::MissingProbes::Error:
+    return make_error(at_place(spec.where, missing + "."));
+  case runtime::MissingProbes::Warn:
+    warnings.push_back(at_place(spec.where, missing + ". Skipping."));
+    break;
+  case runtime::MissingProbes::Ignore:
+    break;
+  }
+  return false;
+}
+
 Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
                                         const runtime::Bundle &bundle,
                                         const ProgramSet &programs,
@@ -580,56 +638,21 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
   auto &resolver = *im.resolver;
   for (size_t pi = 0; pi < bundle.probes.size(); pi++) {
     const auto &spec = bundle.probes[pi];
-    runtime::symbols::AttachRequest req;
-    switch (spec.kind) {
-    case runtime::ProbeKind::Uprobe:
-      req.type = runtime::symbols::UserProbeType::Uprobe;
-      break;
-    case runtime::ProbeKind::Uretprobe:
-      req.type = runtime::symbols::UserProbeType::Uretprobe;
-      break;
-    case runtime::ProbeKind::Usdt:
-      req.type = runtime::symbols::UserProbeType::Usdt;
-      break;
-    default:
+    auto request = attach_request(spec);
+    if (!request)
       continue;
-    }
-    req.target = spec.target;
-    req.function = spec.function;
-    req.provider = spec.provider;
-    req.cpp = spec.lang == "cpp";
-    if (spec.has_offset)
-      req.offset = spec.offset;
-    if (spec.address)
-      req.address = spec.address;
+    runtime::symbols::AttachRequest req = *request;
     req.pid = im.pid;
     im.requests[pi] = req;
     auto expanded = resolver.expand(req);
     for (auto &w : resolver.take_warnings())
       warnings.push_back(std::move(w));
-    // Nothing matched: bpftrace's words, at the attach point, and config
-    // missing_probes (error, warn, ignore) decides. Any other failure (an
-    // unreadable binary, a refused function) stops the trace.
-    // (The resolver's errors name the binary and function, as bpftrace's.)
-    if (!expanded && !resolver.last_matched_nothing())
-      return make_error(expanded.error());
-    if (!expanded || expanded->empty()) {
-      std::string missing =
-          "No matches for " +
-          std::string(runtime::symbols::user_probe_type_name(req.type)) + " " +
-          spec.target + ":" +
-          (spec.provider.empty() ? "" : spec.provider + ":") + spec.function;
-      switch (bundle.config.missing_probes) {
-      case runtime::MissingProbes::Error:
-        return make_error(at_place(spec.where, missing + "."));
-      case runtime::MissingProbes::Warn:
-        warnings.push_back(at_place(spec.where, missing + ". Skipping."));
-        break;
-      case runtime::MissingProbes::Ignore:
-        break;
-      }
+    auto judged = judge_expansion(spec, req, expanded, resolver,
+                                  bundle.config.missing_probes, warnings);
+    if (!judged)
+      return std::move(judged).take_error();
+    if (!*judged)
       continue;
-    }
     bool many = expanded->size() > 1;
     // Highest address first: a site a few bytes below another (USDT
     // probes side by side) then sees it and takes an int3 instead of a

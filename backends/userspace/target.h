@@ -12,6 +12,7 @@
 #include "runtime/maps/region.h"
 #include "runtime/result.h"
 #include "runtime/symbols/address_space.h"
+#include "runtime/symbols/probe_resolver.h"
 
 #include <chrono>
 #include <functional>
@@ -21,6 +22,22 @@
 #include <vector>
 
 namespace ubtrace::backends {
+
+// The resolver's request for a user-space probe of the bundle (none for
+// other kinds), without a process.
+std::optional<runtime::symbols::AttachRequest>
+attach_request(const runtime::ProbeSpec &spec);
+
+// What an expansion of `spec` means for the trace: true to hook what it
+// found, false to skip the probe (nothing matched and missing_probes is
+// warn, with a line in `warnings`, or ignore), or the error that stops
+// the trace (nothing matched under missing_probes = error: located at the
+// attach point, in bpftrace's words; or the resolver's own error).
+Result<bool> judge_expansion(
+    const runtime::ProbeSpec &spec, const runtime::symbols::AttachRequest &req,
+    const Result<std::vector<runtime::symbols::ResolvedProbe>> &got,
+    const runtime::symbols::ProbeResolver &resolver,
+    runtime::MissingProbes missing_probes, std::vector<std::string> &warnings);
 
 class UserspaceTarget {
 public:

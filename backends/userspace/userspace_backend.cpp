@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <filesystem>
 
 namespace ubtrace::backends {
 namespace {
@@ -15,12 +16,32 @@ uint64_t now_ns() {
 
 } // namespace
 
-Result<void> UserspaceBackend::check(const UserspaceBackendOptions &options) {
-  if (options.command.empty() && options.pid == 0)
-    return make_error(
-        "user-space probes need a process to trace: use -c 'CMD' or -p PID "
-        "(ubtrace traces inside processes, not system-wide)");
-  return {};
+Result<void> UserspaceBackend::check(const runtime::Bundle &bundle,
+                                     const UserspaceBackendOptions &options) {
+  if (!options.command.empty() || options.pid != 0)
+    return {};
+  runtime::symbols::ProbeResolverOptions resolve;
+  resolve.allow_zero_size = bundle.unsafe;
+  resolve.allow_unresolved_address = bundle.unsafe;
+  runtime::symbols::ProbeResolver resolver(resolve);
+  for (const auto &spec : bundle.probes) {
+    auto req = attach_request(spec);
+    // Library names and wildcards need the process's view of its files.
+    std::error_code ec;
+    if (!req || req->target.find('/') == std::string::npos ||
+        req->target.find_first_of("*?[") != std::string::npos ||
+        !std::filesystem::is_regular_file(req->target, ec))
+      continue;
+    auto got = resolver.expand(*req);
+    std::vector<std::string> warnings;
+    if (auto judged = judge_expansion(spec, *req, got, resolver,
+                                      bundle.config.missing_probes, warnings);
+        !judged)
+      return make_error(judged.error());
+  }
+  return make_error(
+      "user-space probes need a process to trace: use -c 'CMD' or -p PID "
+      "(ubtrace traces inside processes, not system-wide)");
 }
 
 Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(

@@ -30,8 +30,12 @@ struct UserspaceBackendOptions {
 
 class UserspaceBackend final : public Backend {
 public:
-  // User-space probes need a process to trace (-c or -p).
-  static Result<void> check(const UserspaceBackendOptions &options);
+  // User-space probes need a process to trace (-c or -p). Without one,
+  // the probes on binaries named by path are checked first (a missing
+  // function, an offset or address that cannot be probed), as bpftrace
+  // reports those before anything runs.
+  static Result<void> check(const runtime::Bundle &bundle,
+                            const UserspaceBackendOptions &options);
   // Starts the command (it waits before main until start()) or injects the
   // agent into the process. `globals` (may be null) gets the command's pid
   // (cpid) and the uaddr() addresses; `probe_names` the names of what

@@ -183,7 +183,7 @@ Result<void> ProbeResolver::place_offset(const BinaryInfo &binary,
       return make_error("cannot check the offset of " + where +
                         ": the symbol has no size");
     if (probe.offset >= probe.function_size)
-      return make_error("offset outside the function bounds ('" +
+      return make_error("Offset outside the function bounds ('" +
                         probe.function + "' size is " +
                         std::to_string(probe.function_size) + ")");
     if (options_.instruction_boundary) {
@@ -223,7 +223,7 @@ Result<ResolvedProbe> ProbeResolver::probe_at_address(const BinaryInfo &binary,
   if (!sym) {
     // A stripped binary: no instruction boundary to check against.
     if (!options_.allow_unresolved_address)
-      return make_error("could not resolve address: " + binary.path() + ":" +
+      return make_error("Could not resolve address: " + binary.path() + ":" +
                         hex(address));
     auto off = binary.elf().vaddr_to_offset(address);
     if (!off)

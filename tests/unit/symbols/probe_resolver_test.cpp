@@ -137,7 +137,7 @@ TEST(ProbeResolver, FunctionOffsets) {
   auto outside = r.expand(past);
   ASSERT_FALSE(outside);
   EXPECT_EQ(outside.error(),
-            "offset outside the function bounds ('ubt_add' size is " +
+            "Offset outside the function bounds ('ubt_add' size is " +
                 std::to_string(fn.function_size) + ")");
 
   AttachRequest ret = good;
@@ -168,7 +168,7 @@ TEST(ProbeResolver, Addresses) {
   req.address = 0x10; // no function there
   auto none = r.expand(req);
   ASSERT_FALSE(none);
-  EXPECT_EQ(none.error(), "could not resolve address: " + path + ":0x10");
+  EXPECT_EQ(none.error(), "Could not resolve address: " + path + ":0x10");
 
   AttachRequest glob = req;
   glob.target = prog("symtest_*");
