@@ -172,7 +172,9 @@ private:
       bad("expected usdt:BINARY:[PROVIDER:]NAME");
       return;
     }
-    if (ap.target.empty() || ap.func.empty())
+    // usdt::[PROVIDER:]NAME: every file the -p/-c process maps (the
+    // resolver's rule for an empty binary).
+    if (ap.func.empty())
       bad("expected usdt:BINARY:[PROVIDER:]NAME");
     ap.wildcard =
         has_wildcard(ap.target) || has_wildcard(ap.ns) || has_wildcard(ap.func);

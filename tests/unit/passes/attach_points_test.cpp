@@ -208,11 +208,13 @@ TEST(AttachPointPass, Usdt) {
 usdt:./app { }
 ~~~~~~~~~~
 )");
+  // No binary: whatever the process maps (the resolver's rule).
+  EXPECT_EQ(probe("usdt::p:n"), "usdt ns=p func=n name=usdt::p:n\n");
   EXPECT_EQ(
-      probe("usdt::p:n"),
-      R"(stdin:1:1-10: ERROR: Invalid usdt probe 'usdt::p:n': expected usdt:BINARY:[PROVIDER:]NAME
-usdt::p:n { }
-~~~~~~~~~
+      probe("usdt::p:"),
+      R"(stdin:1:1-9: ERROR: Invalid usdt probe 'usdt::p:': expected usdt:BINARY:[PROVIDER:]NAME
+usdt::p: { }
+~~~~~~~~
 )");
 }
 
