@@ -643,9 +643,11 @@ void Semantic::visit(Cast &e) {
       bad();
       return;
     }
-    uint32_t from_size = from.is_intlike()              ? from.size
-                         : from.kind == TypeKind::Array ? from.size
-                                                        : 0;
+    // An integer's, an array's or a string's bytes (its NUL too).
+    uint32_t from_size = from.is_intlike() || from.kind == TypeKind::Array ||
+                                 from.kind == TypeKind::String
+                             ? from.size
+                             : 0;
     if (from_size == 0) {
       bad();
       return;
