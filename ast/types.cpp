@@ -67,6 +67,7 @@ uint32_t type_alignment(const Type &t) {
   switch (t.kind) {
   case TypeKind::Integer:
   case TypeKind::Pointer:
+  case TypeKind::Float:
     return std::max<uint32_t>(1, t.size);
   case TypeKind::Array:
     return t.elem ? type_alignment(*t.elem) : 1;
@@ -166,6 +167,7 @@ bool same_type(const Type &a, const Type &b) {
     return a.name == b.name;
   case TypeKind::Buffer:
   case TypeKind::Inet:
+  case TypeKind::Float:
     return a.size == b.size;
   case TypeKind::UStack:
   case TypeKind::KStack:
@@ -258,6 +260,8 @@ std::string type_str(const Type &t) {
     return "cgroup_path_t";
   case TypeKind::StrError:
     return "strerror_t";
+  case TypeKind::Float:
+    return t.size == 4 ? "float" : "double";
   case TypeKind::SignalName:
     return "signal_name_t";
   case TypeKind::Username:
@@ -341,6 +345,8 @@ Type common_type(const Type &a, const Type &b) {
   case TypeKind::Buffer:
   case TypeKind::Inet:
     return a.size >= b.size ? a : b;
+  case TypeKind::Float:
+    return a.size == b.size ? a : Type{};
   case TypeKind::None:
   case TypeKind::Void:
   case TypeKind::Boolean:

@@ -31,6 +31,7 @@ enum class TypeKind : uint8_t {
   CgroupPath,
   StrError,   // strerror()
   SignalName, // signal_name()
+  Float,      // a C float or double member: bytes with no value (null)
   Username,
   ProbeName, // `probe`: an id of the probe that fired, printed as its name
   // Aggregations: the value types of maps assigned count(), sum(), ...

@@ -24,6 +24,7 @@ runtime::ValueType to_value_type(const ast::Type &t, const EnumNames *enums) {
   case ast::TypeKind::Void:
   case ast::TypeKind::StackMode:
   case ast::TypeKind::TimestampMode:
+  case ast::TypeKind::Float: // no floating point values: printed null
     v.kind = K::None;
     break;
   case ast::TypeKind::Integer:

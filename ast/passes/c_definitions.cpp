@@ -81,8 +81,9 @@ Type c_base_type(const std::string &words) {
         {"time_t", make_int(8, true)},
         {"_Bool", make_bool()},
         {"bool", make_bool()},
-        {"float", make_int(4, true)},
-        {"double", make_int(8, true)},
+        // Floating point has no values here: printed null, as bpftrace.
+        {"float", make_simple(TypeKind::Float, 4)},
+        {"double", make_simple(TypeKind::Float, 8)},
         {"void", make_void()},
     };
     auto it = named.find(single);

@@ -1,6 +1,7 @@
 // Hands C records of several layouts to probed functions: an array of
 // structs to walk with pointer arithmetic, a packed struct, bitfields, a
-// struct ending in a flexible array member. Each function is called once
+// struct ending in a flexible array member, a struct with floating point
+// members. Each function is called once
 // per round (argv[1] rounds, default 1). The USDT probe rec:step has two
 // locations (one probe, two sites); rec:const_u32 and rec:const_i8 sit
 // side by side (their nops one byte apart), with constant arguments.
@@ -30,6 +31,13 @@ struct tail {
   int items[];
 };
 
+struct measure {
+  int id;
+  float ratio;
+  double mean;
+  short last;
+};
+
 __attribute__((noinline)) void walk(struct pair *p, size_t n) {
   for (size_t i = 0; i < n; i++)
     p[i].a += 0;
@@ -43,6 +51,9 @@ __attribute__((noinline)) int take_flags(struct flags *f) {
 }
 __attribute__((noinline)) int take_tail(struct tail *t) {
   return t->count;
+}
+__attribute__((noinline)) int take_measure(struct measure *m) {
+  return m->id;
 }
 
 int main(int argc, char **argv) {
@@ -61,7 +72,9 @@ int main(int argc, char **argv) {
   long sum = 0;
   for (int r = 0; r < rounds; r++) {
     walk(pairs, 5);
-    sum += take_packed(&pk) + take_flags(&fl) + take_tail(t);
+    struct measure me = {7, 0.5f, 2.25, -3};
+    sum += take_packed(&pk) + take_flags(&fl) + take_tail(t) -
+           take_measure(&me) + 7;
     DTRACE_PROBE1(rec, step, r);
     DTRACE_PROBE1(rec, const_u32, (uint32_t)0xf3f2f1f0u);
     DTRACE_PROBE1(rec, const_i8, (int8_t)-16);
