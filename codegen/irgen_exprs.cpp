@@ -398,6 +398,12 @@ Val IRGen::gen_unop(Unop &e) {
   case UnOp::AddrOf: {
     if (auto *v = dyn_cast<Variable>(e.expr))
       return {b_.CreatePtrToInt(var_slot(v->name), i64t()), false};
+    if (isa<PositionalParam>(e.expr)) {
+      // A string parameter's text, on the probe's stack (semantic: only
+      // in pointer arithmetic).
+      Val s = gen(e.expr);
+      return {b_.CreatePtrToInt(s.v, i64t()), false};
+    }
     fail(e.loc, "taking the address of a map value is not supported");
     return {i64(0), false};
   }

@@ -304,6 +304,23 @@ void Semantic::visit(Binop &e) {
     return;
   }
 
+  // A string positional parameter in pointer arithmetic is a pointer to
+  // its text, as in bpftrace: str($1 + 1) skips its first character.
+  if ((e.op == BinOp::Add || e.op == BinOp::Sub)) {
+    auto text_pointer = [&](Expr *&side, Type &t, const Type &other) {
+      if (isa<PositionalParam>(side) && t.kind == TypeKind::String &&
+          other.is_intlike()) {
+        auto *addr = ctx_.make<Unop>(side->loc, UnOp::AddrOf, side);
+        addr->type = make_pointer(make_int(1, true));
+        side = addr;
+        t = addr->type;
+      }
+    };
+    text_pointer(e.left, l, r);
+    if (e.op == BinOp::Add)
+      text_pointer(e.right, r, l);
+  }
+
   // Arithmetic.
   int64_t divisor;
   if ((e.op == BinOp::Div || e.op == BinOp::Mod) &&
@@ -420,6 +437,11 @@ void Semantic::visit(Unop &e) {
     e.type = complete(*t.elem);
     return;
   case UnOp::AddrOf:
+    // A string positional parameter's text (pointer arithmetic on it).
+    if (isa<PositionalParam>(e.expr) && t.kind == TypeKind::String) {
+      e.type = make_pointer(make_int(1, true));
+      return;
+    }
     if (!isa<Variable>(e.expr) && !isa<Map>(e.expr)) {
       err(e.loc)
           << "The & operator can only take the address of a variable or map";
