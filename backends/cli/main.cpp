@@ -101,9 +101,21 @@ int list_program(const cli::Options &opts, backends::Reporter &report) {
   std::string program = opts.program, name = opts.program_name;
   if (program.empty()) {
     std::error_code ec;
-    if (opts.list_pattern.empty() ||
-        !std::filesystem::is_regular_file(opts.list_pattern, ec))
-      return cli::list_probes(opts.list_pattern, opts.pid, report);
+    const std::string &pattern = opts.list_pattern;
+    bool is_file =
+        !pattern.empty() && std::filesystem::is_regular_file(pattern, ec);
+    // A name with a '.' and no ':' or '*' was meant as a script (bpftrace's
+    // rule): say so; as a search pattern it names no probe type ubtrace
+    // lists, so nothing matches.
+    if (!is_file && pattern.find('.') != std::string::npos &&
+        pattern.find_first_of(":*") == std::string::npos) {
+      report.warning("It appears that '" + pattern +
+                     "' is a filename but the file does not exist. Treating '" +
+                     pattern + "' as a search pattern.");
+      return 0;
+    }
+    if (!is_file)
+      return cli::list_probes(pattern, opts.pid, report);
     std::ifstream in(opts.list_pattern, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();

@@ -284,7 +284,9 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
       o.program_name = "stdin";
     } else {
       if (!read_file(file, o.program)) {
-        error = "cannot read " + file + ": " + std::strerror(errno);
+        // bpftrace's words, and no usage: the file is what is wrong.
+        usage = false;
+        error = "failed to open file '" + file + "': " + std::strerror(errno);
         return std::nullopt;
       }
       o.program_name = file;
