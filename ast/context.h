@@ -72,6 +72,7 @@ public:
   bool unsafe = false; // --unsafe: system(), signal() allowed
   // Filled by semantic analysis.
   std::map<std::string, MapInfo> maps;
+  bool probe_text = false; // `probe` is used as a string somewhere
 
 private:
   std::vector<std::unique_ptr<SourceFile>> files_;

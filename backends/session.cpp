@@ -88,6 +88,10 @@ private:
   std::unique_ptr<UserSymbols> symbols_;
   output::FormatContext fmt_;
   std::vector<std::string> probe_names_;
+  // `probe` as a string: names of ids below this are in the probe-names
+  // map (abi::kProbeNamesMap), written as the backends give ids out.
+  size_t names_published_ = 0;
+  void publish_probe_names();
   // The last printf()/time() text did not end its line; a flush held back
   // for it (see the event loop).
   bool line_open_ = false;
@@ -554,6 +558,24 @@ Result<void> Session::attach(size_t &attached) {
   return add(std::move(*g));
 }
 
+void Session::publish_probe_names() {
+  for (size_t i = 0; i < bundle_.maps.size(); i++) {
+    if (bundle_.maps[i].role != runtime::MapRole::ProbeNames)
+      continue;
+    void *map = region_->map(static_cast<uint32_t>(i));
+    for (; names_published_ < probe_names_.size(); names_published_++) {
+      auto *slot = static_cast<char *>(runtime::maps::array_value(
+          map, static_cast<uint32_t>(names_published_)));
+      if (!slot)
+        break; // past the table: those read "" (abi::kProbeNamesMax)
+      const std::string &name = probe_names_[names_published_];
+      size_t n = std::min<size_t>(name.size(), abi::kProbeNameSize - 1);
+      std::memcpy(slot, name.data(), n);
+      std::memset(slot + n, 0, abi::kProbeNameSize - n);
+    }
+  }
+}
+
 int Session::run() {
   auto ok = setup();
   if (!ok) {
@@ -565,6 +587,7 @@ int Session::run() {
     report_.error(ok.error());
     return 1;
   }
+  publish_probe_names();
   if (!opts_.quiet) {
     out_->attached_probes(attached);
     opts_.out->flush(); // -f json: a reader waiting for it sees it now
@@ -610,6 +633,7 @@ int Session::run() {
     for (auto &b : backends_)
       if (auto more = b->service(); !more)
         out_->runtime_error(more.error(), {});
+    publish_probe_names();
     if (user_) {
       // The traced process is done: so is the trace (as with bpftrace -c
       // and -p).

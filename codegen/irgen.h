@@ -106,6 +106,8 @@ public:
   // there under -k.
   llvm::Value *probe_read(llvm::Value *dst, uint32_t size, llvm::Value *src,
                           const ast::Location *loc = nullptr);
+  // `probe` as a string: its name from the probe-names map.
+  Val probe_text(ast::Expr *probe);
   // -k: if `failed`, an EventType::HelperError naming the helper and loc,
   // with retcode.
   void check_helper(llvm::Value *failed, llvm::Value *retcode,

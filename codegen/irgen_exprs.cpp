@@ -613,6 +613,8 @@ Val IRGen::gen_cast(Cast &e) {
       store_int(slot, v.v, make_int(to.size, false));
     return {slot, true};
   }
+  if (to.kind == TypeKind::String && e.expr->type.kind == TypeKind::ProbeName)
+    return probe_text(e.expr);
   if (to.kind == TypeKind::String || to.kind == TypeKind::Buffer ||
       to.kind == TypeKind::Inet) {
     auto *slot = entry_alloca(to.size, "cast");

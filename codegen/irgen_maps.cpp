@@ -185,6 +185,30 @@ void IRGen::declare_maps() {
            BPF_MAP_TYPE_PERCPU_ARRAY, runtime::MapKind::PerCpuArray, 4, 0, 2);
   internal(abi::kGlobalsMap, runtime::MapRole::Globals, BPF_MAP_TYPE_ARRAY,
            runtime::MapKind::Array, 4, sizeof(abi::Globals), 1);
+  static_assert(abi::kProbeNameSize == ast::kProbeTextSize);
+  if (ast_.probe_text)
+    internal(abi::kProbeNamesMap, runtime::MapRole::ProbeNames,
+             BPF_MAP_TYPE_ARRAY, runtime::MapKind::Array, 4,
+             abi::kProbeNameSize, abi::kProbeNamesMax);
+}
+
+Val IRGen::probe_text(Expr *probe) {
+  // The name the CLI wrote for this id; "" past the table or unwritten.
+  auto *key = entry_alloca(4, "pkey");
+  b_.CreateAlignedStore(b_.CreateTrunc(gen_scalar(probe), b_.getInt32Ty()), key,
+                        llvm::Align(4));
+  auto *p = helper(BPF_FUNC_map_lookup_elem, ptrt(),
+                   {map_of(abi::kProbeNamesMap).gv, key});
+  auto *out = entry_alloca(abi::kProbeNameSize, "probetext");
+  zero(out, abi::kProbeNameSize);
+  auto *has = block("probe.named");
+  auto *done = block("probe.done");
+  b_.CreateCondBr(b_.CreateIsNull(p), done, has);
+  b_.SetInsertPoint(has);
+  copy(out, p, abi::kProbeNameSize - 1);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  return {out, true};
 }
 
 void IRGen::finish_module() {

@@ -133,6 +133,12 @@ inline constexpr const char *kEventsMap = "ubt_events"; // ring buffer
 inline constexpr const char *kScratchMap =
     "ubt_scratch"; // per-slot bytes: [0] events, [1] large temporaries
 inline constexpr const char *kGlobalsMap = "ubt_globals"; // Globals below
+// `probe` as a string: entry N holds probe id N's name (NUL-padded,
+// kProbeNameSize bytes), written by the CLI as ids are given out. Only
+// in a bundle whose script uses `probe` as a string.
+inline constexpr const char *kProbeNamesMap = "ubt_probe_names";
+inline constexpr uint32_t kProbeNameSize = 64;
+inline constexpr uint32_t kProbeNamesMax = 16384; // ids past it read ""
 
 // The globals map's one value: Globals, then a u64 per Bundle::uaddrs.
 struct Globals {

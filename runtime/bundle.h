@@ -115,11 +115,12 @@ enum class MapKind : uint8_t {
 
 // What a map of the BPF object is for.
 enum class MapRole : uint8_t {
-  User,    // a map of the script (@x)
-  Events,  // the event ring buffer (abi::kEventsMap)
-  Scratch, // per-slot scratch: entry 0 builds events, entry 1 holds large
-           // temporaries (abi::kScratchMap)
-  Globals, // abi::Globals (abi::kGlobalsMap)
+  User,       // a map of the script (@x)
+  Events,     // the event ring buffer (abi::kEventsMap)
+  Scratch,    // per-slot scratch: entry 0 builds events, entry 1 holds large
+              // temporaries (abi::kScratchMap)
+  Globals,    // abi::Globals (abi::kGlobalsMap)
+  ProbeNames, // the probes' names by id (abi::kProbeNamesMap)
 };
 
 struct MapSpec {

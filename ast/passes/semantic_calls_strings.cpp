@@ -103,11 +103,25 @@ void Semantic::check_join(Call &c) {
 // The first n arguments are strings, or an error per one that is not.
 void Semantic::expect_string_args(Call &c, size_t n) {
   for (size_t i = 0; i < n; i++) {
+    probe_as_text(c.args[i]);
     Type t = c.args[i]->type;
     if (!t.is_none() && t.kind != TypeKind::String)
       err(c.loc) << c.name << "() expects string arguments (" << kind_name(t)
                  << " provided)";
   }
+}
+
+void Semantic::probe_as_text(Expr *&e) {
+  if (e->type.kind != TypeKind::ProbeName)
+    return;
+  TypeSpec spec;
+  spec.loc = e->loc;
+  spec.base = TypeSpec::Base::Builtin;
+  spec.name = "string";
+  auto *cast = ctx_.make<Cast>(e->loc, spec, e);
+  cast->type = make_string(kProbeTextSize);
+  e = cast;
+  ctx_.probe_text = true;
 }
 
 void Semantic::check_strncmp(Call &c) {

@@ -288,6 +288,13 @@ void Semantic::visit(Binop &e) {
 
   if (binop_is_comparison(e.op)) {
     bool eq = e.op == BinOp::Eq || e.op == BinOp::Ne;
+    if (eq &&
+        (l.kind == TypeKind::ProbeName) != (r.kind == TypeKind::ProbeName) &&
+        (l.kind == TypeKind::String || r.kind == TypeKind::String)) {
+      probe_as_text(l.kind == TypeKind::ProbeName ? e.left : e.right);
+      l = decay(e.left->type);
+      r = decay(e.right->type);
+    }
     if (is_scalar(l) && is_scalar(r)) {
       e.type = make_bool();
       return;
@@ -695,6 +702,11 @@ void Semantic::visit(Cast &e) {
   case TypeKind::String:
     if (from.kind == TypeKind::String) {
       e.type = to;
+      return;
+    }
+    if (from.kind == TypeKind::ProbeName) {
+      e.type = make_string(kProbeTextSize);
+      ctx_.probe_text = true;
       return;
     }
     bad();

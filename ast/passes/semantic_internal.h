@@ -53,6 +53,9 @@ public:
   void visit(Sizeof &e);
   void visit(Offsetof &e);
   void visit(TypeOf &e);
+  // `probe` where a string is wanted: its name, read from the probe-names
+  // map at run time (a cast to string[kProbeNameSize]).
+  void probe_as_text(Expr *&e);
   // calls: resolution and the dispatch by builtin (semantic_calls.cpp),
   // then one check per builtin (or family), in files by family
   void visit(Call &e);

@@ -78,6 +78,8 @@ Result<DeviceMapLayout> layout_of(uint32_t index, const MapSpec &spec,
     l.globals_ncpus = options.array_slots;
     break;
   case MapRole::User:
+  // Written by the CLI for host probes only: GPU probes read "".
+  case MapRole::ProbeNames:
     break;
   }
   switch (spec.kind) {

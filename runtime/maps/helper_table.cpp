@@ -113,6 +113,13 @@ long cli_map_iterate(void *map, ubt_map_elem_callback callback, void *context) {
   return cli::map_iterate(map, callback, context);
 }
 
+void *array_value(void *map, uint32_t entry) {
+  const TrustedMap *t = trusted_map(map);
+  if (!t || t->kind != MapKind::Array || entry >= t->max_entries)
+    return nullptr;
+  return value_at(*t, static_cast<const MapHeader *>(map), entry, 0);
+}
+
 void *array_value_base(void *map) {
   // A map of a region this process trusts: its own geometry (setup code,
   // never the probe path: the lookup takes a lock).

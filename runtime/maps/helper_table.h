@@ -32,5 +32,8 @@ long cli_map_iterate(void *map, ubt_map_elem_callback callback, void *context);
 // as in the kernel; nullptr for other kinds (per-slot arrays included: their
 // values depend on the calling thread).
 void *array_value_base(void *map);
+// The address of entry `entry`'s value in an Array map of a trusted region
+// (the CLI's own), nullptr past its end or for other kinds.
+void *array_value(void *map, uint32_t entry);
 
 } // namespace ubtrace::runtime::maps

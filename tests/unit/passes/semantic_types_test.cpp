@@ -361,10 +361,16 @@ BEGIN { $e = (int32[])(uint8)5; }
 TEST(Types, CastStringToArray) {
   EXPECT_EQ(
       diagnostics("BEGIN { $g = (uint8[8])\"abcdefgh\"; }"),
-      R"BT(stdin:1:14-34: ERROR: Cannot cast from "string[9]" to "uint8[8]"
+      R"BT(stdin:1:14-34: ERROR: Cannot cast from "string[9]" to "uint8[8]": sizes differ (9 and 8 bytes)
 BEGIN { $g = (uint8[8])"abcdefgh"; }
              ~~~~~~~~~~~~~~~~~~~~
 )BT");
+}
+
+TEST(Types, CastStringToArrayOfItsSize) {
+  EXPECT_EQ(diagnostics("BEGIN { $g = (uint8[9])\"abcdefgh\"; "
+                        "$h = (int8[])\"ab\"; $i = (uint16[])\"abc\"; }"),
+            "");
 }
 
 TEST(Types, CastArrayToInteger) {
