@@ -64,11 +64,9 @@ uint64_t h_uid_gid(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
   return (uint64_t(gid) << 32) | uid;
 }
 
-uint64_t h_comm(uint64_t buf, uint64_t size, uint64_t, uint64_t, uint64_t) {
-  if (size == 0)
-    return static_cast<uint64_t>(-EINVAL);
-  char name[16];
-  current_comm(name);
+// A task's name (16 bytes with its NUL) into the program's buffer of
+// `size` bytes, cut to fit and NUL-padded.
+uint64_t put_name(uint64_t buf, uint64_t size, const char (&name)[16]) {
   auto *dst = reinterpret_cast<char *>(buf);
   size_t n = probe_safe::bounded_length(name, 15);
   if (n >= size)
@@ -76,6 +74,14 @@ uint64_t h_comm(uint64_t buf, uint64_t size, uint64_t, uint64_t, uint64_t) {
   probe_safe::copy_bytes(dst, name, n);
   probe_safe::fill_bytes(dst + n, 0, size - n);
   return 0;
+}
+
+uint64_t h_comm(uint64_t buf, uint64_t size, uint64_t, uint64_t, uint64_t) {
+  if (size == 0)
+    return static_cast<uint64_t>(-EINVAL);
+  char name[16];
+  current_comm(name);
+  return put_name(buf, size, name);
 }
 
 uint64_t h_related_comm(uint64_t buf, uint64_t size, uint64_t which, uint64_t,
@@ -86,13 +92,7 @@ uint64_t h_related_comm(uint64_t buf, uint64_t size, uint64_t which, uint64_t,
   related_comm(which == abi::kRelatedLeader ? RelatedTask::Leader
                                             : RelatedTask::Parent,
                name);
-  auto *dst = reinterpret_cast<char *>(buf);
-  size_t n = probe_safe::bounded_length(name, 15);
-  if (n >= size)
-    n = size - 1;
-  probe_safe::copy_bytes(dst, name, n);
-  probe_safe::fill_bytes(dst + n, 0, size - n);
-  return 0;
+  return put_name(buf, size, name);
 }
 
 uint64_t h_probe_read(uint64_t dst, uint64_t size, uint64_t src, uint64_t,
