@@ -55,10 +55,8 @@ void expect_all_threads_progress(test::TestProcess &target) {
 // Whether the main thread is in the futex wait of pthread_join (after
 // printing "ready" it may still be on its way out of write()).
 bool main_thread_joining(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/task/" +
-                  std::to_string(pid) + "/syscall");
-  long nr = -1;
-  return (f >> nr) && nr == SYS_futex;
+  auto nr = test::blocked_syscall(pid, pid);
+  return nr && *nr == SYS_futex;
 }
 
 class InjectThreads : public ::testing::TestWithParam<LoaderThread> {};

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <poll.h>
 #include <sstream>
+#include <string_view>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -64,14 +65,26 @@ bool wait_until(const std::function<bool()> &condition,
 }
 
 std::optional<long> blocked_syscall(pid_t pid, pid_t tid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" +
-                   std::to_string(tid) + "/syscall");
-  std::string first;
-  if (!(in >> first))
+  // read(2), not a stream: the kernel can answer ESRCH while the thread
+  // changes state, which libstdc++'s filebuf throws on; that is "not
+  // known now" here.
+  std::string path = "/proc/" + std::to_string(pid) + "/task/" +
+                     std::to_string(tid) + "/syscall";
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
     return std::nullopt;
-  if (first == "running")
+  char buf[128] = {};
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0)
+    return std::nullopt;
+  if (std::string_view(buf).starts_with("running"))
     return -1;
-  return std::strtol(first.c_str(), nullptr, 10);
+  char *end = nullptr;
+  long nr = std::strtol(buf, &end, 10);
+  if (end == buf)
+    return std::nullopt;
+  return nr;
 }
 
 std::vector<pid_t> thread_ids(pid_t pid) {
