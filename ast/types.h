@@ -112,7 +112,7 @@ struct Type {
 
 // Constructors for the common shapes.
 // The bytes of `probe` read as a string (runtime/abi.h's kProbeNameSize).
-inline constexpr uint32_t kProbeTextSize = 64;
+inline constexpr uint32_t kProbeTextSize = 256;
 
 Type make_int(uint32_t bytes, bool is_signed);
 // An integer as variables, maps and tuples store it: 8 bytes, the same

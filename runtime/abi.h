@@ -137,7 +137,7 @@ inline constexpr const char *kGlobalsMap = "ubt_globals"; // Globals below
 // kProbeNameSize bytes), written by the CLI as ids are given out. Only
 // in a bundle whose script uses `probe` as a string.
 inline constexpr const char *kProbeNamesMap = "ubt_probe_names";
-inline constexpr uint32_t kProbeNameSize = 64;
+inline constexpr uint32_t kProbeNameSize = 256;
 inline constexpr uint32_t kProbeNamesMax = 16384; // ids past it read ""
 
 // The globals map's one value: Globals, then a u64 per Bundle::uaddrs.
