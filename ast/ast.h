@@ -171,6 +171,9 @@ struct Identifier : Expr {
   // A builtin whose value the probe fixes (probetype, __builtin_arch): the
   // text, set by semantic analysis.
   std::string const_text;
+  // `args` in a uprobe: the argument slot (N of argN) of each field of its
+  // record type, from the function's DWARF (ast/debug_types.h).
+  std::vector<int> arg_slots;
 };
 
 struct Variable : Expr {
@@ -439,15 +442,17 @@ struct AttachPoint : Node {
   // Set by the attach point pass from ast/probe_kinds.def; empty only for
   // an attach point the pass refused (no later pass sees one).
   std::optional<ProbeKind> kind;
-  std::string target;     // binary path or library
-  std::string ns;         // usdt provider
-  std::string func;       // function / kernel / probe name (may be wildcard)
-  std::string lang;       // "cpp" for demangled C++ names
-  std::string unit;       // interval/profile unit (s, ms, us, hz)
-  uint64_t freq = 0;      // interval/profile period or rate
-  uint64_t period_ns = 0; // interval: the period freq and unit mean
-  uint64_t offset = 0;    // FUNC+OFFSET
-  uint64_t address = 0;   // BIN:ADDRESS
+  std::string target;      // binary path or library
+  std::string ns;          // usdt provider
+  std::string func;        // function / kernel / probe name (may be wildcard)
+  std::string lang;        // "cpp" for demangled C++ names
+  std::string unit;        // interval/profile unit (s, ms, us, hz)
+  uint64_t freq = 0;       // interval/profile period or rate
+  uint64_t period_ns = 0;  // interval: the period freq and unit mean
+  uint64_t offset = 0;     // FUNC+OFFSET
+  uint64_t address = 0;    // BIN:ADDRESS (and BIN@FILE:LINE, resolved)
+  std::string source_file; // BIN@FILE:LINE[:COL]
+  uint32_t line = 0, column = 0;
   bool has_offset = false;
   bool has_address = false;
   bool wildcard = false;

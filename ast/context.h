@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ast/ast.h"
+#include "ast/debug_types.h"
 #include "ast/diagnostics.h"
 #include "ast/types.h"
 #include "runtime/config/config.h"
@@ -73,6 +74,9 @@ public:
   // Filled by semantic analysis.
   std::map<std::string, MapInfo> maps;
   bool probe_text = false; // `probe` is used as a string somewhere
+  // The traced binaries' debug information (`args`, struct types without
+  // C definitions, source-line probes); null where there is none to read.
+  DebugTypes *debug_types = nullptr;
 
 private:
   std::vector<std::unique_ptr<SourceFile>> files_;

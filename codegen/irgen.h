@@ -97,6 +97,7 @@ public:
   Val gen_field(ast::FieldAccess &e);
   Val gen_index(ast::ArrayAccess &e);
   Val gen_cast(ast::Cast &e);
+  Val arg_value(int n, const ast::Location &loc, const std::string &name);
   Val gen_tuple(ast::Expr &e, const std::vector<ast::Expr *> &elems);
   Val gen_identifier(ast::Identifier &e);
   Val gen_string_literal(const std::string &s, uint32_t size);

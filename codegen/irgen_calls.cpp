@@ -39,6 +39,39 @@ llvm::Value *IRGen::load_or_zero(llvm::Value *p, const Type &t,
   return phi;
 }
 
+// argN: the Nth integer argument (registers, then the stack above the
+// return address); in usdt probes, the site's decoded Nth argument.
+Val IRGen::arg_value(int n, const ast::Location &loc, const std::string &name) {
+  auto ctx_load = [&](uint32_t offset) {
+    return b_.CreateAlignedLoad(i64t(), byte_ptr(ctx_, offset), llvm::Align(8));
+  };
+  if (gpu_)
+    return {ctx_load(abi::kGpuCtxArgs + 8 * n), false};
+  if (mixed_usdt_) {
+    fail(loc, name + " reads USDT arguments in usdt probes and registers in "
+                     "others: split the probe");
+    return {i64(0), false};
+  }
+  if (usdt_) {
+    // The agent decoded the site's arguments into the ctx.
+    if (n >= static_cast<int>(abi::kUsdtMaxArgs)) {
+      fail(loc, "USDT probes have at most " +
+                    std::to_string(abi::kUsdtMaxArgs) + " arguments");
+      return {i64(0), false};
+    }
+    return {ctx_load(abi::kCtxUsdtArgs + 8 * n), false};
+  }
+  if (n < 6)
+    return {ctx_load(abi::kArgRegs[n]), false};
+  // The 7th argument and on are on the stack, above the return address.
+  auto *sp = ctx_load(abi::kRsp);
+  auto *dst = entry_alloca(8, "arg");
+  b_.CreateAlignedStore(i64(0), dst, llvm::Align(8));
+  probe_read(dst, 8,
+             b_.CreateIntToPtr(b_.CreateAdd(sp, i64(8 * (n - 5))), ptrt()));
+  return {b_.CreateAlignedLoad(i64t(), dst, llvm::Align(8)), false};
+}
+
 Val IRGen::gen_builtin(BuiltinVar var, int index, const std::string &name,
                        Expr &e) {
   auto ctx_load = [&](uint32_t offset) {
@@ -154,37 +187,33 @@ Val IRGen::gen_builtin(BuiltinVar var, int index, const std::string &name,
     return {buf, true};
   }
   case BuiltinVar::Retval: {
-    return {ctx_load(abi::kRax), false};
-  }
-  case BuiltinVar::Arg: {
-    int n = index;
-    if (gpu_)
-      return {ctx_load(abi::kGpuCtxArgs + 8 * n), false};
-    if (mixed_usdt_) {
-      fail(e.loc, name +
-                      " reads USDT arguments in usdt probes and registers in "
-                      "others: split the probe");
-      return {i64(0), false};
+    // A return type from DWARF narrower than rax: only its bits count.
+    Type t = e.type;
+    llvm::Value *rax = ctx_load(abi::kRax);
+    if (t.is_intlike() && t.size < 8) {
+      auto *narrow = b_.CreateTrunc(rax, b_.getIntNTy(8 * t.size));
+      rax = t.is_signed ? b_.CreateSExt(narrow, i64t())
+                        : b_.CreateZExt(narrow, i64t());
     }
-    if (usdt_) {
-      // The agent decoded the site's arguments into the ctx.
-      if (n >= static_cast<int>(abi::kUsdtMaxArgs)) {
-        fail(e.loc, "USDT probes have at most " +
-                        std::to_string(abi::kUsdtMaxArgs) + " arguments");
-        return {i64(0), false};
-      }
-      return {ctx_load(abi::kCtxUsdtArgs + 8 * n), false};
-    }
-    if (n < 6)
-      return {ctx_load(abi::kArgRegs[n]), false};
-    // The 7th argument and on are on the stack, above the return address.
-    auto *sp = ctx_load(abi::kRsp);
-    auto *dst = entry_alloca(8, "arg");
-    b_.CreateAlignedStore(i64(0), dst, llvm::Align(8));
-    probe_read(dst, 8,
-               b_.CreateIntToPtr(b_.CreateAdd(sp, i64(8 * (n - 5))), ptrt()));
-    return {b_.CreateAlignedLoad(i64t(), dst, llvm::Align(8)), false};
+    return {rax, false};
   }
+  case BuiltinVar::Args: {
+    // The record of the function's parameters (ast/debug_types.h), each
+    // read from its slot as argN reads it.
+    Type t = e.type;
+    auto *slot = entry_alloca(std::max<uint32_t>(t.size, 1), "args");
+    zero(slot, t.size);
+    const auto *ident = ast::dyn_cast<Identifier>(&e);
+    size_t n = ident ? ident->arg_slots.size() : 0;
+    for (size_t i = 0; i < t.fields.size() && i < n; i++) {
+      const auto &f = t.fields[i];
+      Val v = arg_value(ident->arg_slots[i], e.loc, name);
+      store_value(byte_ptr(slot, f.offset), *f.type, v, ast::make_int(8, true));
+    }
+    return {slot, true};
+  }
+  case BuiltinVar::Arg:
+    return arg_value(index, e.loc, name);
   case BuiltinVar::Sarg: {
     int n = index;
     auto *sp = ctx_load(abi::kRsp);
@@ -241,8 +270,6 @@ Val IRGen::gen_builtin(BuiltinVar var, int index, const std::string &name,
   case BuiltinVar::BuiltinArch:
     if (auto *id = ast::dyn_cast<ast::Identifier>(&e))
       return gen_string_literal(id->const_text, e.type.size);
-    break;
-  case BuiltinVar::Args:
     break;
   }
   fail(e.loc,

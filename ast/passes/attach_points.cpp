@@ -261,14 +261,64 @@ private:
   }
 
   template <class Bad>
+  void parse_source_location(AttachPoint &ap,
+                             const std::vector<std::string> &parts, Bad &&bad) {
+    if (ap.kind != ProbeKind::Uprobe) {
+      bad("source code locations (BINARY@FILE:LINE) can only be used with "
+          "uprobe");
+      return;
+    }
+    size_t at = parts[1].find('@');
+    ap.target = parts[1].substr(0, at);
+    ap.source_file = parts[1].substr(at + 1);
+    if (has_wildcard(ap.target) || has_wildcard(ap.source_file)) {
+      bad("Cannot use wildcards with source code location");
+      return;
+    }
+    if ((parts.size() != 3 && parts.size() != 4) || ap.target.empty() ||
+        ap.source_file.empty() || parts[2].empty()) {
+      bad("Invalid uprobe arguments, expected format: "
+          "uprobe:TARGET@FILE:LINE[:COL]");
+      return;
+    }
+    auto number = [&](const std::string &text, const char *what,
+                      uint32_t &out) {
+      bool digits = !text.empty() && text.size() <= 9 &&
+                    text.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits) {
+        bad(std::string("Invalid ") + what + " number: '" + text + "'");
+        return false;
+      }
+      out = static_cast<uint32_t>(std::stoul(text));
+      return true;
+    };
+    if (!number(parts[2], "line", ap.line) ||
+        (parts.size() == 4 && !number(parts[3], "column", ap.column)))
+      return;
+    if (!ctx_.debug_types) {
+      bad("source code locations need the binary's DWARF line table, which "
+          "cannot be read here");
+      return;
+    }
+    std::string error;
+    auto addr = ctx_.debug_types->line_address(ap, error);
+    if (!addr) {
+      bad(error);
+      return;
+    }
+    ap.address = *addr;
+    ap.has_address = true;
+  }
+
+  template <class Bad>
   void parse_uprobe(AttachPoint &ap, const std::vector<std::string> &parts,
                     Bad &&bad) {
     std::string func;
-    // uprobe:BIN@FILE:LINE[:COL] needs DWARF line tables.
+    // uprobe:BIN@FILE:LINE[:COL]: the first statement of that line, from
+    // the binary's DWARF line table.
     if (parts.size() >= 2 && parts[1].find('@') != std::string::npos &&
         ap.raw.find('"') == std::string::npos) {
-      bad("source locations (BINARY@FILE:LINE) are not supported by ubtrace; "
-          "use a function name or an address");
+      parse_source_location(ap, parts, bad);
       return;
     }
     if (parts.size() == 3) {

@@ -330,6 +330,8 @@ Type Semantic::resolve_spec(TypeSpec &spec, bool allow_unsized_array) {
         (spec.base == TypeSpec::Base::Struct ? "struct " : "union ") +
         spec.name;
     auto it = c.records.find(full);
+    if (it == c.records.end() && import_debug_type(full))
+      it = c.records.find(full);
     if (it == c.records.end()) {
       // A pointer to an unknown record is fine until a field is read.
       t = make_simple(TypeKind::CStruct, 0);
@@ -348,6 +350,8 @@ Type Semantic::resolve_spec(TypeSpec &spec, bool allow_unsized_array) {
   }
   case TypeSpec::Base::Enum: {
     auto it = c.enums.find(spec.name);
+    if (it == c.enums.end() && import_debug_type("enum " + spec.name))
+      it = c.enums.find(spec.name);
     if (it == c.enums.end()) {
       err(spec.loc) << "Unknown enum: " << spec.name;
       return Type{};
@@ -365,6 +369,9 @@ Type Semantic::resolve_spec(TypeSpec &spec, bool allow_unsized_array) {
       break;
     }
     t = c_base_type(spec.name);
+    if (t.is_none() && import_debug_type(spec.name))
+      if (auto it = c.typedefs.find(spec.name); it != c.typedefs.end())
+        t = it->second;
     if (t.is_none()) {
       err(spec.loc) << "Unknown type: " << spec.name;
       return Type{};
@@ -543,6 +550,18 @@ MapInfo &Semantic::whole_map(Map &m) {
   m.key_type = info.key;
   m.type = info.value;
   return info;
+}
+
+bool Semantic::import_debug_type(const std::string &name) {
+  if (!ctx_.debug_types)
+    return false;
+  std::vector<const AttachPoint *> from;
+  for (const auto *probe : ctx_.root->probes)
+    for (const auto *ap : probe->attach_points)
+      if (ap->kind == ProbeKind::Uprobe || ap->kind == ProbeKind::Uretprobe)
+        from.push_back(ap);
+  return !from.empty() &&
+         ctx_.debug_types->import_type(name, from, ctx_.c_types);
 }
 
 Type Semantic::complete(const Type &t) const {

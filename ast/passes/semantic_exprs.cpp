@@ -133,6 +133,7 @@ Type Semantic::builtin_var_type(Identifier &e) {
   case BuiltinVar::Ctx:
     return make_int(8, false);
   case BuiltinVar::Retval:
+    return retval_type();
   case BuiltinVar::Arg:
   case BuiltinVar::Sarg:
     return make_int(8, true);
@@ -174,11 +175,81 @@ Type Semantic::builtin_var_type(Identifier &e) {
   case BuiltinVar::GridDim:
     return gpu_dim3();
   case BuiltinVar::Args:
-    err(e.loc) << "args needs the traced function's DWARF argument types,"
-               << " which ubtrace does not read yet; use arg0..argN";
-    return make_int(8, true);
+    return args_type(e);
   }
   return Type{};
+}
+
+// The uprobe attach points of the probe being checked.
+std::vector<const AttachPoint *> Semantic::uprobe_points() const {
+  std::vector<const AttachPoint *> out;
+  if (probe_)
+    for (const auto *ap : probe_->attach_points)
+      if (ap->kind == ProbeKind::Uprobe || ap->kind == ProbeKind::Uretprobe)
+        out.push_back(ap);
+  return out;
+}
+
+Type Semantic::args_type(Identifier &e) {
+  auto points = uprobe_points();
+  if (points.empty() || points.size() != probe_->attach_points.size()) {
+    err(e.loc) << "args is read from the traced function's DWARF in uprobe "
+                  "probes; use arg0..argN here";
+    return Type{};
+  }
+  if (!ctx_.debug_types) {
+    err(e.loc) << "args needs the traced function's DWARF argument types, "
+                  "which cannot be read here; use arg0..argN";
+    return Type{};
+  }
+  std::optional<FunctionArgs> first;
+  for (const auto *ap : points) {
+    if (ap->kind == ProbeKind::Uretprobe) {
+      err(e.loc) << "args cannot be read in a uretprobe: the argument "
+                    "registers are not kept until the function returns; "
+                    "save them in a map from a uprobe";
+      return Type{};
+    }
+    std::string error;
+    auto fa = ctx_.debug_types->function_args(*ap, ctx_.c_types, error);
+    if (!fa) {
+      err(e.loc) << error;
+      return Type{};
+    }
+    if (!first) {
+      first = std::move(fa);
+      continue;
+    }
+    if (!same_type(first->record, fa->record) || first->slots != fa->slots) {
+      err(e.loc) << "args: the functions of this probe's attach points "
+                    "differ in their arguments ("
+                 << type_str(first->record) << " and " << ap->name() << "'s "
+                 << type_str(fa->record) << "); split the probe";
+      return Type{};
+    }
+  }
+  e.arg_slots = first->slots;
+  args_unreadable_ = first->unreadable;
+  return first->record;
+}
+
+// retval in a uretprobe: the function's return type when its DWARF says it
+// and rax holds it whole (and every attach point agrees); else int64.
+Type Semantic::retval_type() {
+  auto points = uprobe_points();
+  Type out;
+  if (!ctx_.debug_types || points.empty() ||
+      points.size() != probe_->attach_points.size())
+    return make_int(8, true);
+  for (const auto *ap : points) {
+    std::string error;
+    auto fa = ctx_.debug_types->function_args(*ap, ctx_.c_types, error);
+    if (!fa || fa->ret.is_none() ||
+        (!out.is_none() && !same_type(out, fa->ret)))
+      return make_int(8, true);
+    out = fa->ret;
+  }
+  return out;
 }
 
 void Semantic::visit(Identifier &e) {
@@ -541,6 +612,15 @@ void Semantic::visit(FieldAccess &e) {
     return;
   }
   const Field *f = t.field(e.field);
+  auto *ident = dyn_cast<Identifier>(e.expr);
+  if (!f && ident && ident->ident_kind == IdentKind::Builtin &&
+      ident->var == BuiltinVar::Args) {
+    if (auto it = args_unreadable_.find(e.field);
+        it != args_unreadable_.end()) {
+      err(e.loc) << "args." << e.field << " cannot be read: " << it->second;
+      return;
+    }
+  }
   if (!f) {
     auto d = err(e.loc);
     if (t.kind == TypeKind::Record)

@@ -101,6 +101,12 @@ public:
   void check_static_assert(Call &c);
   // builtin variables (semantic_exprs.cpp)
   Type builtin_var_type(Identifier &e);
+  std::vector<const AttachPoint *> uprobe_points() const;
+  Type args_type(Identifier &e);
+  // Adds a type the script names but does not define from the uprobes'
+  // binaries' DWARF (ast/debug_types.h); false when none has it.
+  bool import_debug_type(const std::string &name);
+  Type retval_type();
   void check_tseries(Call &c);
   bool warned_tseries_ = false;
   std::string probetype_text(const Identifier &e);
@@ -181,6 +187,8 @@ public:
   bool in_map_assign_ = false; // visiting the value of `@m = <call>`
   std::vector<std::map<std::string, VarInfo>> scopes_;
   std::set<std::string> read_maps_;
+  // The parameters `args` leaves out in the current probe, with why.
+  std::map<std::string, std::string> args_unreadable_;
   std::map<std::string, bool> map_keyed_; // shape of each map's first use
   uint32_t max_strlen_ = 0;               // config max_strlen (the constructor)
   uint8_t stack_mode_ = 0; // config stack_mode: 0 bpftrace, 1 perf, 2 raw

@@ -2,6 +2,7 @@
 // the CUDA kernels in a binary's fatbins.
 #include "backends/cli/listing.h"
 
+#include "backends/cli/debug_types.h"
 #include "runtime/gpu/elf_fatbins.h"
 #include "runtime/gpu/fatbin_decompress.h"
 #include "runtime/gpu/kernel_match.h"
@@ -113,11 +114,11 @@ Result<std::vector<std::string>> list_kernels(const std::string &type,
 
 // ubtrace -l [PATTERN]: the user-space probes (or a binary's GPU kernels) a
 // pattern matches, one per line, as bpftrace lists them.
-int list_probes(const std::string &pattern, int pid,
-                backends::Reporter &report) {
+int list_probes(const std::string &pattern, int pid, backends::Reporter &report,
+                bool verbose) {
   if (pattern.empty() && pid) {
-    int rc = list_probes("uprobe:*", pid, report);
-    return rc ? rc : list_probes("usdt:*", pid, report);
+    int rc = list_probes("uprobe:*", pid, report, verbose);
+    return rc ? rc : list_probes("usdt:*", pid, report, verbose);
   }
   if (pattern.empty()) {
     report.error("-l needs a pattern, e.g. -l 'uprobe:/bin/bash:read*' or "
@@ -169,8 +170,19 @@ int list_probes(const std::string &pattern, int pid,
     report.error(lines.error());
     return 1;
   }
-  for (const auto &l : *lines)
+  for (const auto &l : *lines) {
     std::cout << l << "\n";
+    // -lv: a uprobe's arguments, as its DWARF declares them.
+    if (!verbose || !l.starts_with("uprobe:"))
+      continue;
+    size_t colon = l.find(':', 7);
+    if (colon == std::string::npos)
+      continue;
+    DwarfDebugTypes dwarf(pid);
+    for (const auto &param :
+         dwarf.declared_params(l.substr(7, colon - 7), l.substr(colon + 1)))
+      std::cout << "    " << param << "\n";
+  }
   return 0;
 }
 

@@ -22,8 +22,9 @@ Result<std::vector<std::string>> list_kernels(const std::string &type,
 
 // ubtrace -l [PATTERN]: prints what the pattern matches, one per line, as
 // bpftrace lists them; returns the exit status. With no pattern and a pid,
-// every uprobe and USDT probe of that process. `pid` 0: none.
-int list_probes(const std::string &pattern, int pid,
-                backends::Reporter &report);
+// every uprobe and USDT probe of that process. `pid` 0: none. `verbose`
+// (-lv): each uprobe's arguments under it, from the binary's DWARF.
+int list_probes(const std::string &pattern, int pid, backends::Reporter &report,
+                bool verbose = false);
 
 } // namespace ubtrace::cli

@@ -3,6 +3,7 @@
 #include "ast/context.h"
 #include "ast/pass_manager.h"
 #include "ast/printer.h"
+#include "backends/cli/debug_types.h"
 #include "backends/cli/env_config.h"
 #include "backends/cli/info.h"
 #include "backends/cli/listing.h"
@@ -14,6 +15,7 @@
 #include "codegen/codegen.h"
 #include "parser/driver.h"
 #include "runtime/result.h"
+#include "runtime/symbols/debug_file.h"
 #include "runtime/symbols/non_returning.h"
 
 #include <cctype>
@@ -115,7 +117,7 @@ int list_program(const cli::Options &opts, backends::Reporter &report) {
       return 0;
     }
     if (!is_file)
-      return cli::list_probes(pattern, opts.pid, report);
+      return cli::list_probes(pattern, opts.pid, report, opts.verbose > 0);
     std::ifstream in(opts.list_pattern, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();
@@ -125,6 +127,8 @@ int list_program(const cli::Options &opts, backends::Reporter &report) {
   ast::ASTContext ctx(name, program);
   ctx.positional = opts.positional;
   ctx.named_args = opts.named_args;
+  cli::DwarfDebugTypes debug_types(opts.pid);
+  ctx.debug_types = &debug_types;
   bool ok = parser::parse(ctx) &&
             ast::run_passes(ctx, ast::semantic_passes(), "attach-points");
   ctx.diags().emit(std::cerr, !opts.no_warnings);
@@ -143,7 +147,8 @@ int list_program(const cli::Options &opts, backends::Reporter &report) {
       default:
         break;
       }
-      if (int rc = cli::list_probes(ap->name(), opts.pid, report))
+      if (int rc =
+              cli::list_probes(ap->name(), opts.pid, report, opts.verbose > 0))
         return rc;
     }
   return 0;
@@ -183,6 +188,8 @@ int run(const cli::Options &opts, backends::Reporter &report) {
   ctx.positional = opts.positional;
   ctx.named_args = opts.named_args;
   ctx.unsafe = opts.unsafe;
+  cli::DwarfDebugTypes debug_types(opts.pid);
+  ctx.debug_types = &debug_types;
 
   bool ok = parser::parse(ctx);
   // An empty program (or one of comments, definitions and config alone)
@@ -294,5 +301,6 @@ int main(int argc, char **argv) {
     cli::print_info(std::cout);
     return 0;
   }
+  runtime::symbols::set_debug_search_dirs(opts->debuginfo_dirs);
   return run(*opts, report);
 }

@@ -34,6 +34,9 @@ OPTIONS:
     -v                  verbose messages
     -I DIR              accepted for bpftrace compatibility (no preprocessor)
     --include FILE      accepted for bpftrace compatibility (no preprocessor)
+    --debuginfo DIR     look for separate debug files in DIR first (by
+                        .gnu_debuglink name, .build-id/ and NAME.debug);
+                        may be repeated
     --probe-filter RE   attach only the probes whose names RE (an extended
                         regular expression) finds; begin and end stay
     --dry-run           check and compile the program, run nothing
@@ -157,8 +160,10 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
         usage = false;
         return std::nullopt;
       }
-    } else if (a == "-l") {
+    } else if (a == "-l" || a == "-lv" || a == "-vl") {
       o.list = true;
+      if (a.size() == 3)
+        o.verbose++;
       if (i + 1 < argc && argv[i + 1][0] != '-')
         o.list_pattern = argv[++i];
     } else if (a == "-f") {
@@ -215,6 +220,19 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
       if (!v)
         return std::nullopt;
       o.include_files.push_back(v);
+    } else if (a == "--debuginfo" || a.rfind("--debuginfo=", 0) == 0) {
+      if (a.size() > 11) {
+        o.debuginfo_dirs.push_back(a.substr(12));
+      } else {
+        const char *v = need(i, "--debuginfo");
+        if (!v)
+          return std::nullopt;
+        o.debuginfo_dirs.push_back(v);
+      }
+      if (o.debuginfo_dirs.back().empty()) {
+        error = "--debuginfo needs a directory";
+        return std::nullopt;
+      }
     } else if (a == "--probe-filter") {
       const char *v = need(i, "--probe-filter");
       if (!v)

@@ -32,7 +32,8 @@ struct Options {
   std::string buffering; // -B line|full|none; empty: the stream's default
   std::vector<std::string> include_dirs;
   std::vector<std::string> include_files;
-  std::string probe_filter; // --probe-filter REGEX
+  std::vector<std::string> debuginfo_dirs; // --debuginfo DIR
+  std::string probe_filter;                // --probe-filter REGEX
 };
 
 // Parses argv. On an error returns nullopt and sets `error`; `usage` says

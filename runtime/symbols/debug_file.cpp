@@ -34,7 +34,16 @@ bool is_file(const std::string &path) {
   return std::filesystem::is_regular_file(path, ec);
 }
 
+std::vector<std::string> &search_dirs() {
+  static std::vector<std::string> dirs;
+  return dirs;
+}
+
 } // namespace
+
+void set_debug_search_dirs(std::vector<std::string> dirs) {
+  search_dirs() = std::move(dirs);
+}
 
 uint32_t debuglink_crc32(const uint8_t *data, size_t size, uint32_t crc) {
   static const auto table = [] {
@@ -56,6 +65,39 @@ uint32_t debuglink_crc32(const uint8_t *data, size_t size, uint32_t crc) {
 std::optional<std::string> find_debug_file(const ElfFile &file,
                                            const std::string &debug_root) {
   const auto &id = file.build_id();
+  auto link = file.debug_link();
+  auto matches = [&](const std::string &candidate) {
+    if (!is_file(candidate))
+      return false;
+    if (!id.empty())
+      return same_build_id(file, candidate);
+    return link && crc_matches(candidate, link->crc);
+  };
+  // A relative directory is looked for from the current directory, then
+  // from the binary's (as elfutils' debuginfo path reads it).
+  std::vector<std::string> dirs;
+  for (const std::string &dir : search_dirs()) {
+    dirs.push_back(dir);
+    if (!dir.empty() && dir[0] != '/')
+      dirs.push_back(
+          (std::filesystem::path(file.path()).parent_path() / dir).string());
+  }
+  for (const std::string &dir : dirs) {
+    std::vector<std::string> candidates;
+    if (link)
+      candidates.push_back(dir + "/" + link->name);
+    if (id.size() >= 2) {
+      std::string hex = build_id_hex(id);
+      candidates.push_back(dir + "/.build-id/" + hex.substr(0, 2) + "/" +
+                           hex.substr(2) + ".debug");
+    }
+    candidates.push_back(
+        dir + "/" + std::filesystem::path(file.path()).filename().string() +
+        ".debug");
+    for (const auto &candidate : candidates)
+      if (matches(candidate))
+        return candidate;
+  }
   if (id.size() >= 2) {
     std::string hex = build_id_hex(id);
     std::string candidate = debug_root + "/.build-id/" + hex.substr(0, 2) +
@@ -64,7 +106,6 @@ std::optional<std::string> find_debug_file(const ElfFile &file,
       return candidate;
   }
 
-  auto link = file.debug_link();
   if (!link)
     return std::nullopt;
   std::error_code ec;

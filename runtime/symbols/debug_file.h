@@ -10,10 +10,17 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ubtrace::runtime::symbols {
 
 inline constexpr const char *kDefaultDebugRoot = "/usr/lib/debug";
+
+// Directories searched first, in this order (--debuginfo DIR): each for
+// the debuglink name, .build-id/ab/cdef....debug and BASENAME.debug; a
+// relative one from the current directory, then from the binary's. Set
+// once by the CLI before any binary is read.
+void set_debug_search_dirs(std::vector<std::string> dirs);
 
 std::optional<std::string>
 find_debug_file(const ElfFile &file,

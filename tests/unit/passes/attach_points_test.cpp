@@ -185,12 +185,45 @@ uprobe:/bin/x:f+ { }
 )");
 }
 
-TEST(AttachPointPass, UprobeSourceLocationsAreNotSupported) {
+// Source locations are parsed and checked here; the line's address comes
+// from the binary's DWARF through ASTContext::debug_types, which these
+// tests do not give (tests/runtime/dwarf.test runs the real one).
+TEST(AttachPointPass, UprobeSourceLocations) {
   EXPECT_EQ(
       probe("uprobe:/bin/bash@readline.c:362"),
-      R"(stdin:1:1-32: ERROR: Invalid uprobe probe 'uprobe:/bin/bash@readline.c:362': source locations (BINARY@FILE:LINE) are not supported by ubtrace; use a function name or an address
+      R"(stdin:1:1-32: ERROR: Invalid uprobe probe 'uprobe:/bin/bash@readline.c:362': source code locations need the binary's DWARF line table, which cannot be read here
 uprobe:/bin/bash@readline.c:362 { }
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("uprobe:/bin/bash@readline.c:3x"),
+      R"(stdin:1:1-31: ERROR: Invalid uprobe probe 'uprobe:/bin/bash@readline.c:3x': Invalid line number: '3x'
+uprobe:/bin/bash@readline.c:3x { }
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("uprobe:/bin/bash@readline.c:3:c"),
+      R"(stdin:1:1-32: ERROR: Invalid uprobe probe 'uprobe:/bin/bash@readline.c:3:c': Invalid column number: 'c'
+uprobe:/bin/bash@readline.c:3:c { }
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("uprobe:/bin/*sh@readline.c:3"),
+      R"(stdin:1:1-29: ERROR: Invalid uprobe probe 'uprobe:/bin/*sh@readline.c:3': Cannot use wildcards with source code location
+uprobe:/bin/*sh@readline.c:3 { }
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("uprobe:/bin/bash@readline.c"),
+      R"(stdin:1:1-28: ERROR: Invalid uprobe probe 'uprobe:/bin/bash@readline.c': Invalid uprobe arguments, expected format: uprobe:TARGET@FILE:LINE[:COL]
+uprobe:/bin/bash@readline.c { }
+~~~~~~~~~~~~~~~~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("uretprobe:/bin/bash@readline.c:3"),
+      R"(stdin:1:1-33: ERROR: Invalid uretprobe probe 'uretprobe:/bin/bash@readline.c:3': source code locations (BINARY@FILE:LINE) can only be used with uprobe
+uretprobe:/bin/bash@readline.c:3 { }
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 )");
 }
 

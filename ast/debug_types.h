@@ -1,0 +1,63 @@
+// What the front end asks of the traced binaries' debug information: the
+// arguments and return type of a uprobe's function (`args`, `retval`),
+// types a script names without defining them (`(struct foo *)arg0`), and
+// the address of a source line (`uprobe:BIN@FILE:LINE`).
+//
+// ast/ cannot read DWARF itself (it includes nothing but std and its own
+// headers); the CLI hands the context an implementation over
+// runtime/symbols' DWARF reader (backends/cli/debug_types.cpp). Without
+// one, these features are refused with a located error.
+#pragma once
+
+#include "ast/types.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ubtrace::ast {
+
+struct AttachPoint;
+struct CTypes;
+
+// The arguments of one function as `args` reads them.
+struct FunctionArgs {
+  // A Record with one field per parameter that can be read at entry, in
+  // order, typed from DWARF (pointers to records refer to `types` entries
+  // the implementation added).
+  Type record;
+  // For each field: which integer argument slot holds it (N of argN:
+  // registers, then the stack).
+  std::vector<int> slots;
+  // Parameters left out of `record`, with the reason (a double in an SSE
+  // register, a struct passed by value, ...).
+  std::map<std::string, std::string> unreadable;
+  // The return value's type when rax holds it whole; None otherwise.
+  Type ret;
+  // How each parameter is declared, for messages: "int *n".
+  std::vector<std::string> declared;
+};
+
+class DebugTypes {
+public:
+  virtual ~DebugTypes() = default;
+  // The arguments of the function a uprobe/uretprobe attach point names
+  // (every function a wildcard matches must agree); nullopt with `error`
+  // set when there is no debug info or no such function.
+  virtual std::optional<FunctionArgs>
+  function_args(const AttachPoint &ap, CTypes &types, std::string &error) = 0;
+  // Adds the type `name` ("struct foo", "union u", "enum e", a typedef
+  // name) to `types` from the binaries the attach points name; false when
+  // none of them defines it.
+  virtual bool import_type(const std::string &name,
+                           const std::vector<const AttachPoint *> &from,
+                           CTypes &types) = 0;
+  // The address (in the binary's own addresses) of the first statement at
+  // the attach point's source_file:line[:column].
+  virtual std::optional<uint64_t> line_address(const AttachPoint &ap,
+                                               std::string &error) = 0;
+};
+
+} // namespace ubtrace::ast
