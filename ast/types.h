@@ -81,7 +81,7 @@ struct Type {
   uint32_t align = 0;   // CStruct: set by __attribute__((packed/aligned))
   // UStack/KStack
   uint32_t stack_limit = 0;
-  uint8_t stack_mode = 0; // 0 bpftrace, 1 perf, 2 raw
+  uint8_t stack_mode = 0; // 0 bpftrace, 1 perf, 2 raw, 3 build_id
   // Hist/LHist parameters, fixed by the first use
   uint32_t hist_bits = 0;
   int64_t lhist_min = 0, lhist_max = 0, lhist_step = 0;

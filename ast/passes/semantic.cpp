@@ -28,6 +28,9 @@ Semantic::Semantic(ASTContext &ctx) : ctx_(ctx) {
   case runtime::StackMode::Raw:
     stack_mode_ = 2;
     break;
+  case runtime::StackMode::BuildId:
+    stack_mode_ = 3;
+    break;
   }
 }
 

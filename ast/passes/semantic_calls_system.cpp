@@ -27,7 +27,10 @@ void Semantic::check_stack(Call &c) {
         err(c.args[i]->loc) << n << "(): the stack mode comes first";
         return;
       }
-      mode = id->name == "bpftrace" ? 0 : id->name == "perf" ? 1 : 2;
+      mode = id->name == "bpftrace" ? 0
+             : id->name == "perf"   ? 1
+             : id->name == "raw"    ? 2
+                                    : 3; // build_id
       continue;
     }
     if (!expect_int_literal(c, i, limit))

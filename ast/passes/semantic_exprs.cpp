@@ -272,7 +272,8 @@ void Semantic::visit(Identifier &e) {
     e.type.name = it->second.first; // prints as its name (%s, print, maps)
     return;
   }
-  if (e.name == "bpftrace" || e.name == "perf" || e.name == "raw") {
+  if (e.name == "bpftrace" || e.name == "perf" || e.name == "raw" ||
+      e.name == "build_id") {
     e.ident_kind = IdentKind::StackMode;
     e.type = make_simple(TypeKind::StackMode);
     return;

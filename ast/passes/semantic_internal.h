@@ -191,7 +191,8 @@ public:
   std::map<std::string, std::string> args_unreadable_;
   std::map<std::string, bool> map_keyed_; // shape of each map's first use
   uint32_t max_strlen_ = 0;               // config max_strlen (the constructor)
-  uint8_t stack_mode_ = 0; // config stack_mode: 0 bpftrace, 1 perf, 2 raw
+  uint8_t stack_mode_ =
+      0; // config stack_mode: 0 bpftrace, 1 perf, 2 raw, 3 build_id
 };
 
 // A type's kind in words ("integer", "string", ...), for messages.

@@ -178,9 +178,13 @@ int list_probes(const std::string &pattern, int pid, backends::Reporter &report,
     size_t colon = l.find(':', 7);
     if (colon == std::string::npos)
       continue;
+    std::string func = l.substr(colon + 1);
+    // C++ names are listed demangled and quoted: cpp:"ns::f(int)".
+    if (func.starts_with("cpp:\"") && func.ends_with("\"") && func.size() > 5)
+      func = func.substr(5, func.size() - 6);
     DwarfDebugTypes dwarf(pid);
     for (const auto &param :
-         dwarf.declared_params(l.substr(7, colon - 7), l.substr(colon + 1)))
+         dwarf.declared_params(l.substr(7, colon - 7), func))
       std::cout << "    " << param << "\n";
   }
   return 0;

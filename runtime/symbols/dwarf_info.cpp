@@ -110,6 +110,42 @@ std::optional<SourceLocation> call_site(Dwarf_Die *inlined,
   return SourceLocation{file, static_cast<uint32_t>(line)};
 }
 
+// Descends from `parent` through the DIEs whose code holds `addr`
+// (functions, inlined instances, lexical blocks; namespaces and classes
+// hold functions without code of their own), appending each inlined
+// instance on the way, outermost first.
+void inlined_chain(Dwarf_Die *parent, uint64_t addr,
+                   std::vector<Dwarf_Die> &chain, int depth) {
+  Dwarf_Die child;
+  if (depth > 64 || dwarf_child(parent, &child) != 0)
+    return;
+  do {
+    int tag = dwarf_tag(&child);
+    switch (tag) {
+    case DW_TAG_subprogram:
+    case DW_TAG_inlined_subroutine:
+    case DW_TAG_lexical_block:
+    case DW_TAG_try_block:
+    case DW_TAG_catch_block:
+      if (dwarf_haspc(&child, addr) <= 0)
+        continue;
+      if (tag == DW_TAG_inlined_subroutine)
+        chain.push_back(child);
+      inlined_chain(&child, addr, chain, depth + 1);
+      return;
+    case DW_TAG_namespace:
+    case DW_TAG_class_type:
+    case DW_TAG_structure_type: {
+      Dwarf_Die inner = child;
+      inlined_chain(&inner, addr, chain, depth + 1);
+      continue;
+    }
+    default:
+      continue;
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
 } // namespace
 
 DwarfLookup DwarfInfo::lookup(uint64_t vaddr, bool demangle_names) const {
@@ -131,18 +167,18 @@ DwarfLookup DwarfInfo::lookup(uint64_t vaddr, bool demangle_names) const {
   if (dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0)
     files = nullptr;
 
-  Dwarf_Die *scopes = nullptr;
-  int n = dwarf_getscopes(&cudie, vaddr, &scopes);
+  // The inlined instances containing the address, innermost first.
+  // (dwarf_getscopes continues from an inlined instance into its abstract
+  // definition, not into the code it was inlined into: it would lose every
+  // inlined level but the innermost.)
+  std::vector<Dwarf_Die> chain;
+  inlined_chain(&cudie, vaddr, chain, 0);
   std::optional<SourceLocation> location = here;
-  for (int i = 0; i < n; ++i) {
-    if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
-      continue;
-    out.inlined.push_back(
-        {function_name(&scopes[i], demangle_names), location});
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    out.inlined.push_back({function_name(&*it, demangle_names), location});
     // The code around this inlined call is at its call site.
-    location = call_site(&scopes[i], files);
+    location = call_site(&*it, files);
   }
-  std::free(scopes);
   out.location = location;
   return out;
 }

@@ -133,7 +133,13 @@ struct DwarfTypes::Impl {
         bool defined = dwarf_hasattr(&child, DW_AT_low_pc) ||
                        dwarf_hasattr(&child, DW_AT_ranges) ||
                        dwarf_hasattr(&child, DW_AT_entry_pc);
-        if (has_flag(&child, DW_AT_declaration) || !defined)
+        // (The declaration flag of the DIE itself: a definition of a
+        // member function points at its declaration, which has one.)
+        Dwarf_Attribute decl;
+        bool flag = false;
+        if ((dwarf_attr(&child, DW_AT_declaration, &decl) &&
+             dwarf_formflag(&decl, &flag) == 0 && flag) ||
+            !defined)
           break;
         size_t index = functions.size();
         functions.push_back(child);
@@ -142,9 +148,14 @@ struct DwarfTypes::Impl {
         for (int a : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name})
           if (const char *l = attr_string(&child, a)) {
             by_name.emplace(l, index);
-            std::string d = strip_parameters(demangle_or_self(l));
-            if (d != l)
-              by_name.emplace(d, index);
+            // C++: "ns::f(int)" as listings print it, and "ns::f".
+            std::string full = demangle_or_self(l);
+            if (full != l) {
+              by_name.emplace(full, index);
+              std::string bare = strip_parameters(full);
+              if (bare != full)
+                by_name.emplace(bare, index);
+            }
             break;
           }
         break;
@@ -329,6 +340,8 @@ struct DwarfTypes::Impl {
     case DW_TAG_ptr_to_member_type:
       t.kind = DwarfType::Kind::Pointer;
       t.size = t.size ? t.size : 8;
+      t.reference = dwarf_tag(die) == DW_TAG_reference_type ||
+                    dwarf_tag(die) == DW_TAG_rvalue_reference_type;
       nodes[index] = t;
       t.elem = elem_of(die);
       break;
@@ -565,7 +578,7 @@ std::string DwarfTypes::spelled(int index) const {
   case DwarfType::Kind::Pointer:
     if (t.elem < 0 && !t.name.empty())
       return t.name;
-    return spelled(t.elem) + "*";
+    return spelled(t.elem) + (t.reference ? "&" : "*");
   case DwarfType::Kind::Const:
     if (t.name.empty())
       return spelled(t.elem);

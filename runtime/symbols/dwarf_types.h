@@ -41,6 +41,7 @@ struct DwarfType {
   int elem = -1; // Pointer/Array/Typedef/Const: the node; -1 is void
   uint64_t count = 0;
   bool declaration = false; // a struct declared but not defined here
+  bool reference = false;   // a C++ reference (Kind::Pointer)
   struct Member {
     std::string name;
     int type = -1;

@@ -84,7 +84,7 @@ TEST(ConfigPass, ValuesOfTheWrongKind) {
       R"(stdin:2:16-18: ERROR: max_strlen expects a non-negative integer in [1, 65536], got '-1'
   max_strlen = -1;
                ~~
-stdin:3:16-20: ERROR: Invalid value for stack_mode. Found: fast. Valid values: bpftrace, perf, raw
+stdin:3:16-20: ERROR: Invalid value for stack_mode. Found: fast. Valid values: bpftrace, perf, raw, build_id
   stack_mode = fast;
                ~~~~
 stdin:4:24-25: ERROR: print_maps_on_exit expects true or false (or 1 or 0), got '2'
@@ -153,7 +153,7 @@ TEST(ConfigTable, Lookup) {
   EXPECT_EQ(norm, "perf");
   EXPECT_FALSE(runtime::check_config_value(*mode, "x", norm, err));
   EXPECT_EQ(err, "Invalid value for stack_mode. Found: x. Valid values: "
-                 "bpftrace, perf, raw");
+                 "bpftrace, perf, raw, build_id");
   const runtime::ConfigVar *n = runtime::find_config_var("perf_rb_pages");
   EXPECT_FALSE(runtime::check_config_value(*n, "", norm, err));
   EXPECT_EQ(
