@@ -74,6 +74,7 @@ public:
   // Filled by semantic analysis.
   std::map<std::string, MapInfo> maps;
   bool probe_text = false; // `probe` is used as a string somewhere
+  bool dw_ustack = false;  // dw_ustack() is called somewhere
   // The traced binaries' debug information (`args`, struct types without
   // C definitions, source-line probes); null where there is none to read.
   DebugTypes *debug_types = nullptr;

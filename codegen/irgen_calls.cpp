@@ -313,6 +313,7 @@ Val IRGen::gen_call(Call &c) {
   case BuiltinFn::Buf:
     return gen_buf(c);
   case BuiltinFn::Ustack:
+  case BuiltinFn::DwUstack: // ustack walks with CFI already
     return gen_builtin(BuiltinVar::Ustack, 0, n, c);
   case BuiltinFn::Kstack:
     return gen_builtin(BuiltinVar::Kstack, 0, n, c);

@@ -265,6 +265,7 @@ void Semantic::check_call(Call &c) {
   case BuiltinFn::Strftime:
     return check_strftime(c);
   case BuiltinFn::Ustack:
+  case BuiltinFn::DwUstack:
   case BuiltinFn::Kstack:
     return check_stack(c);
   case BuiltinFn::Usym:

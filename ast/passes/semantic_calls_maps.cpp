@@ -123,24 +123,9 @@ void Semantic::check_tseries(Call &c) {
       return;
     }
   }
-  switch (ctx_.config.unstable_tseries) {
-  case runtime::FeatureFlag::Error:
-    err(c.loc) << "tseries feature is not enabled by default. To enable this "
-               << "unstable feature, set the config flag to enable. "
-               << "unstable_tseries=enable";
+  if (!check_unstable(c, ctx_.config.unstable_tseries, "tseries",
+                      "unstable_tseries", warned_tseries_))
     return;
-  case runtime::FeatureFlag::Warn:
-    if (final_ && !warned_tseries_) {
-      warn(Location{})
-          << "Script is using an unstable feature: tseries. To "
-          << "prevent this warning you must explicitly enable it in "
-          << "the config e.g. unstable_tseries=enable";
-      warned_tseries_ = true;
-    }
-    break;
-  case runtime::FeatureFlag::Enable:
-    break;
-  }
   Type arg = decay(c.args[0]->type);
   c.type = make_simple(TypeKind::TSeries, 8);
   c.type.agg_signed = arg.is_int() ? arg.is_signed : false;

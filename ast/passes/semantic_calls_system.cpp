@@ -14,10 +14,40 @@ void Semantic::check_exit(Call &c) {
   return;
 }
 
+bool Semantic::check_unstable(Call &c, runtime::FeatureFlag flag,
+                              const char *feature, const char *config_name,
+                              bool &warned) {
+  switch (flag) {
+  case runtime::FeatureFlag::Error:
+    err(c.loc) << feature << " feature is not enabled by default. To enable "
+               << "this unstable feature, set the config flag to enable. "
+               << config_name << "=enable";
+    return false;
+  case runtime::FeatureFlag::Warn:
+    if (final_ && !warned) {
+      warn(Location{}) << "Script is using an unstable feature: " << feature
+                       << ". To prevent this warning you must explicitly "
+                       << "enable it in the config e.g. " << config_name
+                       << "=enable";
+      warned = true;
+    }
+    return true;
+  case runtime::FeatureFlag::Enable:
+    return true;
+  }
+  return true;
+}
+
 void Semantic::check_stack(Call &c) {
   const std::string &n = c.name;
   if (!check_arity(c))
     return;
+  if (c.fn == BuiltinFn::DwUstack) {
+    ctx_.dw_ustack = true;
+    if (!check_unstable(c, ctx_.config.unstable_dw_ustack, "dw_ustack",
+                        "unstable_dw_ustack", warned_dw_ustack_))
+      return;
+  }
   uint8_t mode = stack_mode_;
   int64_t limit = 127;
   for (size_t i = 0; i < c.args.size(); i++) {
@@ -41,12 +71,12 @@ void Semantic::check_stack(Call &c) {
     }
   }
   c.type = make_simple(
-      c.fn == BuiltinFn::Ustack ? TypeKind::UStack : TypeKind::KStack, 0);
+      c.fn == BuiltinFn::Kstack ? TypeKind::KStack : TypeKind::UStack, 0);
   c.type.stack_mode = mode;
   c.type.stack_limit = static_cast<uint32_t>(limit);
   // nr, frames, and for user stacks the pid (symbolised later by pid).
   c.type.size =
-      static_cast<uint32_t>(8 * (limit + (c.fn == BuiltinFn::Ustack ? 2 : 1)));
+      static_cast<uint32_t>(8 * (limit + (c.fn == BuiltinFn::Kstack ? 1 : 2)));
   return;
 }
 

@@ -109,6 +109,10 @@ public:
   Type retval_type();
   void check_tseries(Call &c);
   bool warned_tseries_ = false;
+  bool warned_dw_ustack_ = false;
+  // An unstable feature's config flag: an error (false) or a warning once.
+  bool check_unstable(Call &c, runtime::FeatureFlag flag, const char *feature,
+                      const char *config_name, bool &warned);
   std::string probetype_text(const Identifier &e);
   // statements (semantic_stmts.cpp)
   void visit(ExprStmt &s);

@@ -242,6 +242,13 @@ int run(const cli::Options &opts, backends::Reporter &report) {
   }
   if (opts.dry_run)
     return 0;
+  // bpftrace's words: its dw_ustack reads the targets' unwind data at
+  // start-up. (Here every user-space probe needs the process anyway.)
+  if (ctx.dw_ustack && !opts.pid && opts.command.empty()) {
+    report.error("dw_ustack requires a target process. Use -p or -c to "
+                 "specify one.");
+    return 1;
+  }
 
   std::ofstream file;
   // Results on standard output never split a line (line_sink.h): the

@@ -28,6 +28,7 @@
 #include "runtime/jit/remote_symbols.h"
 #include "runtime/maps/helpers.h"
 #include "runtime/maps/region.h"
+#include "runtime/unwind/loaded_modules.h"
 #include "runtime/vm/interpreter.h"
 
 #include <algorithm>
@@ -41,6 +42,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
+#include <linux/bpf.h>
 #include <linux/futex.h>
 #include <linux/magic.h>
 #include <memory>
@@ -236,6 +238,9 @@ public:
 
 private:
   Result<uint64_t> add_program(const Message &m);
+  // The CFI rows of the loaded modules, for stack walks (unwind/).
+  void refresh_unwind();
+  size_t unwind_over_budget_ = 0;
   Result<void> add_hook(const HookMsg &h);
 };
 
@@ -475,8 +480,23 @@ Result<uint64_t> Agent::add_program(const Message &m) {
   auto bound = vm::bind_program(wire->program, bindings, helpers_);
   if (!bound)
     return std::move(bound).take_error();
+  // A program that walks user stacks: the loaded modules' CFI rows, built
+  // now (off the probe path) and after each library load and unload.
+  for (const auto &call : wire->program.helper_calls)
+    if (call.helper == BPF_FUNC_get_stack &&
+        !runtime::unwind::loaded_modules_enabled()) {
+      runtime::unwind::enable_loaded_modules();
+      refresh_unwind();
+    }
   programs_[nprograms_] = std::make_unique<vm::BoundProgram>(std::move(*bound));
   return uint64_t(nprograms_++);
+}
+
+void Agent::refresh_unwind() {
+  if (!runtime::unwind::loaded_modules_enabled())
+    return;
+  auto stats = runtime::unwind::refresh_loaded_modules();
+  unwind_over_budget_ += stats.over_budget;
 }
 
 namespace {
@@ -790,6 +810,8 @@ void Agent::handle(const Message &m) {
   case MsgType::LibraryDone: {
     uint32_t ticket = 0;
     (void)m.read(ticket);
+    // The thread in dlopen/dlclose goes on with the modules' rows current.
+    refresh_unwind();
     acknowledge_ticket(m.type == MsgType::LibraryDone ? g_loads : g_unloads,
                        ticket);
     reply(0);

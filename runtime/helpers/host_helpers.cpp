@@ -4,6 +4,7 @@
 #include "runtime/helpers/process_facts.h"
 #include "runtime/helpers/safe_copy.h"
 #include "runtime/probe_safe.h"
+#include "runtime/unwind/loaded_modules.h"
 
 #include <cerrno>
 #include <ctime>
@@ -115,24 +116,63 @@ uint64_t h_probe_read_str(uint64_t dst, uint64_t size, uint64_t src, uint64_t,
                     reinterpret_cast<const void *>(src)));
 }
 
+// Stack slots read through a window copied a kilobyte at a time: a walk
+// reads two words per frame, mostly close together, and each fault-safe
+// copy has a fixed cost (rep movsb's start-up) that dwarfs eight bytes.
+class StackWindow {
+public:
+  explicit StackWindow(const SafeReader &reader) : reader_(reader) {}
+  bool read(void *dst, uint64_t addr, size_t n) {
+    if (n > sizeof buf_)
+      return false;
+    if (addr < base_ || addr - base_ > len_ || len_ - (addr - base_) < n) {
+      len_ =
+          reader_.copy(buf_, reinterpret_cast<const void *>(addr), sizeof buf_);
+      base_ = addr;
+      if (len_ < n)
+        return false;
+    }
+    probe_safe::copy_bytes(dst, buf_ + (addr - base_), n);
+    return true;
+  }
+
+private:
+  const SafeReader &reader_;
+  uint64_t base_ = 0;
+  size_t len_ = 0;
+  alignas(16) uint8_t buf_[1024];
+};
+
 uint64_t h_get_stack(uint64_t ctx, uint64_t buf, uint64_t size, uint64_t flags,
                      uint64_t) {
-  // User stacks by frame pointers, like the kernel's user unwinder: the
-  // probed ip, then the return address of each frame on the rbp chain.
   auto *out = reinterpret_cast<uint64_t *>(buf);
   uint64_t max = size / 8;
   if (!(flags & BPF_F_USER_STACK) || ctx == 0 || max == 0)
     return 0;
   const auto *regs = reinterpret_cast<const abi::PtRegsLayout *>(ctx);
-  uint64_t n = 0;
   if (regs->rip == 0)
     return 0;
+  const SafeReader reader;
+  // With the loaded modules' CFI rows (unwind/loaded_modules.h, built by
+  // the agent when a program walks stacks): CFI where a module has rows,
+  // the rbp chain elsewhere.
+  unwind::ModuleSet mods = unwind::loaded_modules();
+  if (mods.count > 0) {
+    unwind::UnwindRegs r{regs->rip, regs->rsp, regs->rbp};
+    StackWindow window(reader);
+    auto read = [&](void *dst, uint64_t addr, size_t n) {
+      return window.read(dst, addr, n);
+    };
+    return 8 * unwind::walk_stack(mods.modules, mods.count, r, out, max, read);
+  }
+  // Without rows, by frame pointers, like the kernel's user unwinder: the
+  // probed ip, then the return address of each frame on the rbp chain.
+  uint64_t n = 0;
   out[n++] = regs->rip;
   // At a function's first instruction the frame is not set up yet: rbp is
   // still the caller's, so its return address is only at [rsp]. Take it
   // from there (as Linux does for uprobes at function entry), then walk on.
   const auto *host = reinterpret_cast<const abi::HostProbeCtx *>(ctx);
-  const SafeReader reader;
   if (host->func_ip != 0 && regs->rip == host->func_ip && n < max) {
     uint64_t ret = 0;
     if (reader.copy(&ret, reinterpret_cast<const void *>(regs->rsp),

@@ -16,13 +16,19 @@
 
 namespace ubtrace::runtime::unwind {
 
-// One loaded module's rows: addresses in [lo, hi) are the module's vaddr
-// plus `bias`.
+// A module's rows, immutable once published (count and rows together
+// behind one pointer: a reader never sees one without the other).
+struct CfiRows {
+  size_t count = 0;
+  const CfiRow *rows = nullptr;
+};
+
+// One loaded module: addresses in [lo, hi) are the module's vaddr plus
+// `bias`.
 struct UnwindModule {
   uint64_t lo = 0, hi = 0;
   uint64_t bias = 0;
-  const CfiRow *rows = nullptr;
-  size_t count = 0;
+  const CfiRows *table = nullptr;
 };
 
 struct UnwindRegs {
@@ -63,8 +69,9 @@ size_t walk_stack(const UnwindModule *modules, size_t nmodules, UnwindRegs r,
     }
     if (lo > 0) {
       const UnwindModule &m = modules[lo - 1];
-      if (lookup < m.hi && m.rows)
-        row = find_cfi_row(m.rows, m.count, lookup - m.bias);
+      const CfiRows *t = m.table;
+      if (lookup < m.hi && t && t->rows)
+        row = find_cfi_row(t->rows, t->count, lookup - m.bias);
     }
     UnwindRegs next;
     if (row && row->cfa == CfaRule::End)

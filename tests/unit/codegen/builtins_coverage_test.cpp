@@ -68,6 +68,7 @@ const std::map<BuiltinFn, std::string> &fn_uses() {
       {BuiltinFn::SignalName, "$x = signal_name(nsecs);"},
       {BuiltinFn::Strftime, "$x = strftime(\"%H\", nsecs);"},
       {BuiltinFn::Ustack, "$x = ustack(perf, 4);"},
+      {BuiltinFn::DwUstack, "$x = dw_ustack(perf, 4);"},
       {BuiltinFn::Kstack, "$x = kstack(3);"},
       {BuiltinFn::Usym, "$x = usym(nsecs);"},
       {BuiltinFn::Ksym, "$x = ksym(nsecs);"},

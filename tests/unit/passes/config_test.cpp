@@ -181,7 +181,7 @@ TEST(ConfigTable, DefaultsAreTheFieldsDefaults) {
     EXPECT_EQ(c, expected) << v.name;
     EXPECT_FALSE(v.doc.empty()) << v.name;
   }
-  EXPECT_EQ(n, 23u);
+  EXPECT_EQ(n, 24u);
 }
 
 // A license the kernel would not count as GPL-compatible is refused, with

@@ -27,6 +27,7 @@ namespace {
 struct Loaded {
   UnwindModule module;
   CfiTable table;
+  CfiRows rows;
 };
 
 // .eh_frame's address from .eh_frame_hdr (version 1, a pc-relative
@@ -77,8 +78,8 @@ std::vector<Loaded> load_modules() {
     return a.module.lo < b.module.lo;
   });
   for (auto &m : out) {
-    m.module.rows = m.table.rows.data();
-    m.module.count = m.table.rows.size();
+    m.rows = {m.table.rows.size(), m.table.rows.data()};
+    m.module.table = &m.rows;
   }
   return out;
 }
