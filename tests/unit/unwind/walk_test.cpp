@@ -1,17 +1,18 @@
 // Walking this process's own stack: the rows of every loaded module are
-// compiled from the .eh_frame in its memory (found through its
-// PT_GNU_EH_FRAME header, as an in-process walker would), and the walk
+// compiled from the .eh_frame in its memory by the registry the agent uses
+// (loaded_modules.h), and the walk
 // from inside a chain of frame-pointer-less functions (walk_chain.c) must
 // give the return addresses glibc's backtrace() gives for the same stack.
+#include "runtime/unwind/loaded_modules.h"
 #include "runtime/unwind/stack_walker.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <functional>
 #include <gtest/gtest.h>
-#include <link.h>
 #include <string>
 #include <vector>
 
@@ -24,64 +25,13 @@ void chain_top(chain_cb cb, int depth);
 namespace ubtrace::runtime::unwind {
 namespace {
 
-struct Loaded {
-  UnwindModule module;
-  CfiTable table;
-  CfiRows rows;
-};
-
-// .eh_frame's address from .eh_frame_hdr (version 1, a pc-relative
-// eh_frame_ptr: what every linker writes on x86-64).
-uint64_t eh_frame_from_hdr(uint64_t hdr) {
-  const auto *h = reinterpret_cast<const uint8_t *>(hdr);
-  if (h[0] != 1 || h[1] != 0x1b) // DW_EH_PE_pcrel | DW_EH_PE_sdata4
-    return 0;
-  int32_t rel;
-  std::memcpy(&rel, h + 4, 4);
-  return hdr + 4 + rel;
-}
-
-std::vector<Loaded> load_modules() {
-  std::vector<Loaded> out;
-  dl_iterate_phdr(
-      [](dl_phdr_info *info, size_t, void *p) {
-        auto &mods = *static_cast<std::vector<Loaded> *>(p);
-        uint64_t lo = UINT64_MAX, hi = 0, hdr = 0;
-        for (int i = 0; i < info->dlpi_phnum; i++) {
-          const auto &ph = info->dlpi_phdr[i];
-          if (ph.p_type == PT_LOAD) {
-            lo = std::min<uint64_t>(lo, info->dlpi_addr + ph.p_vaddr);
-            hi = std::max<uint64_t>(hi,
-                                    info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
-          }
-          if (ph.p_type == PT_GNU_EH_FRAME)
-            hdr = info->dlpi_addr + ph.p_vaddr;
-        }
-        uint64_t eh = hdr ? eh_frame_from_hdr(hdr) : 0;
-        if (!eh || eh < lo || eh >= hi)
-          return 0;
-        Loaded m;
-        m.module.lo = lo;
-        m.module.hi = hi;
-        m.module.bias = info->dlpi_addr;
-        // In memory the section's size is not recorded: it ends with a
-        // zero-length entry, within the mapping.
-        CfiSection s{reinterpret_cast<const uint8_t *>(eh), hi - eh,
-                     eh - info->dlpi_addr, false};
-        add_cfi_rows(s, m.table);
-        finish_cfi_table(m.table);
-        mods.push_back(std::move(m));
-        return 0;
-      },
-      &out);
-  std::sort(out.begin(), out.end(), [](const Loaded &a, const Loaded &b) {
-    return a.module.lo < b.module.lo;
-  });
-  for (auto &m : out) {
-    m.rows = {m.table.rows.size(), m.table.rows.data()};
-    m.module.table = &m.rows;
-  }
-  return out;
+// The loaded modules as the agent publishes them (loaded_modules.h): each
+// one's mapped .eh_frame compiled into rows.
+ModuleSet modules() {
+  enable_loaded_modules();
+  RefreshStats stats = refresh_loaded_modules();
+  EXPECT_GE(stats.with_rows, 2u); // this test and libc at least
+  return loaded_modules();
 }
 
 // The stack is walked inside the leaf's callback, while it is live: once
@@ -115,16 +65,12 @@ bool plain_read(void *dst, uint64_t addr, size_t size) {
 }
 
 TEST(StackWalker, MatchesBacktraceThroughFunctionsWithoutFramePointers) {
-  auto mods = load_modules();
-  ASSERT_GE(mods.size(), 2u); // this test and libc at least
-  std::vector<UnwindModule> table;
-  for (auto &m : mods)
-    table.push_back(m.module);
+  ModuleSet mods = modules();
   uint64_t out[128];
   WalkStats stats;
   size_t n = 0;
   g_capture.walk = [&](const UnwindRegs &regs) {
-    n = walk_stack(table.data(), table.size(), regs, out, 128, plain_read,
+    n = walk_stack(mods.modules, mods.count, regs, out, 128, plain_read,
                    &stats);
   };
   chain_top(capture, 12);
@@ -143,10 +89,7 @@ TEST(StackWalker, MatchesBacktraceThroughFunctionsWithoutFramePointers) {
 }
 
 TEST(StackWalker, CorruptStacksEndTheWalk) {
-  auto mods = load_modules();
-  std::vector<UnwindModule> table;
-  for (auto &m : mods)
-    table.push_back(m.module);
+  ModuleSet mods = modules();
   uint64_t out[64];
   // Unreadable memory ends the walk where it is met: with every read
   // failing, only the probed ip; with three reads allowed, at most the
@@ -155,7 +98,7 @@ TEST(StackWalker, CorruptStacksEndTheWalk) {
     int reads = 0;
     size_t n = 0;
     g_capture.walk = [&](const UnwindRegs &regs) {
-      n = walk_stack(table.data(), table.size(), regs, out, 64,
+      n = walk_stack(mods.modules, mods.count, regs, out, 64,
                      [&](void *dst, uint64_t addr, size_t size) {
                        if (++reads > allowed)
                          return false;
@@ -178,17 +121,36 @@ TEST(StackWalker, CorruptStacksEndTheWalk) {
   loop.rbp = reinterpret_cast<uint64_t>(&fake[0]);
   fake[0] = loop.rbp; // saved rbp points at itself
   fake[1] = 0x1234;   // return address
-  size_t n = walk_stack(table.data(), table.size(), loop, out, 64, plain_read);
+  size_t n = walk_stack(mods.modules, mods.count, loop, out, 64, plain_read);
   EXPECT_EQ(n, 2u);
+}
+
+// A library loaded again and again (a dlopen/dlclose loop) reuses its
+// rows: refreshes build nothing new, so memory does not grow with them.
+TEST(LoadedModules, RefreshesReuseRowsPerFile) {
+  modules();
+  const char *build = std::getenv("UBTRACE_BUILD_DIR");
+  std::string lib = build ? std::string(build) + "/tests/testprogs/libubtest.so"
+                          : std::string();
+  size_t built_after_first = 0;
+  for (int round = 0; round < 50; round++) {
+    void *h = lib.empty() ? nullptr : dlopen(lib.c_str(), RTLD_NOW);
+    RefreshStats st = refresh_loaded_modules();
+    if (round > 0)
+      built_after_first += st.rows_built;
+    if (h)
+      dlclose(h);
+    refresh_loaded_modules();
+  }
+  EXPECT_EQ(built_after_first, 0u);
+  ModuleSet after = loaded_modules();
+  EXPECT_GE(after.count, 2u);
 }
 
 // Not a benchmark (bench/ measures): a walk of a 16-frame stack must not
 // take milliseconds. Printed for the record.
 TEST(StackWalker, SixteenFrameWalkCost) {
-  auto mods = load_modules();
-  std::vector<UnwindModule> table;
-  for (auto &m : mods)
-    table.push_back(m.module);
+  ModuleSet mods = modules();
   uint64_t out[16];
   constexpr int kRounds = 100000;
   size_t total = 0;
@@ -196,8 +158,7 @@ TEST(StackWalker, SixteenFrameWalkCost) {
   g_capture.walk = [&](const UnwindRegs &regs) {
     t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < kRounds; i++)
-      total +=
-          walk_stack(table.data(), table.size(), regs, out, 16, plain_read);
+      total += walk_stack(mods.modules, mods.count, regs, out, 16, plain_read);
     t1 = std::chrono::steady_clock::now();
   };
   chain_top(capture, 14);
