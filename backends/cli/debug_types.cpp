@@ -3,6 +3,8 @@
 #include "runtime/symbols/binary_resolver.h"
 #include "runtime/symbols/demangle.h"
 #include "runtime/symbols/dwarf_types.h"
+#include "runtime/symbols/elf_file.h"
+#include "runtime/symbols/elf_symbols.h"
 #include "runtime/symbols/wildcard.h"
 
 #include <algorithm>
@@ -34,7 +36,8 @@ const sym::DwarfTypes *DwarfDebugTypes::open_path(const std::string &path,
 }
 
 const sym::DwarfTypes *DwarfDebugTypes::open(const std::string &target,
-                                             std::string &error) {
+                                             std::string &error,
+                                             std::string *path) {
   sym::BinaryResolveOptions options;
   if (pid_ > 0) {
     options.pid = pid_;
@@ -54,6 +57,8 @@ const sym::DwarfTypes *DwarfDebugTypes::open(const std::string &target,
             " binaries; name one to read its DWARF";
     return nullptr;
   }
+  if (path)
+    *path = files->front().path;
   return open_path(files->front().path, error);
 }
 
@@ -277,10 +282,31 @@ namespace {
 // The functions of `dw` a uprobe's FUNC names: the DWARF name, linkage
 // name, or (cpp) demangled name without parameters; wildcards as the
 // attach does.
+// The functions called `name` in the DWARF, else those at the address of
+// the ELF symbol `name` (an alias: libc's malloc is __libc_malloc there).
+std::vector<sym::DwarfFunction> named(const sym::DwarfTypes &dw,
+                                      const std::string &path,
+                                      const std::string &name) {
+  auto fns = dw.functions(name);
+  if (!fns.empty() || path.empty())
+    return fns;
+  auto elf = sym::ElfFile::open(path);
+  if (!elf)
+    return fns;
+  auto table = sym::SymbolTable::load(*elf);
+  if (!table)
+    return fns;
+  for (const sym::ElfSymbol *s : table->functions_named(name))
+    for (auto &f : dw.functions_at(s->vaddr))
+      fns.push_back(std::move(f));
+  return fns;
+}
+
 std::vector<sym::DwarfFunction> matching(const sym::DwarfTypes &dw,
+                                         const std::string &path,
                                          const ast::AttachPoint &ap) {
   if (!ap.wildcard)
-    return dw.functions(ap.func);
+    return named(dw, path, ap.func);
   sym::Wildcard w(ap.func);
   std::vector<sym::DwarfFunction> out;
   for (auto &f : dw.all_functions()) {
@@ -304,12 +330,13 @@ DwarfDebugTypes::function_args(const ast::AttachPoint &ap, ast::CTypes &types,
             " is an address or an offset into one";
     return std::nullopt;
   }
-  const sym::DwarfTypes *dw = open(ap.target, error);
+  std::string path;
+  const sym::DwarfTypes *dw = open(ap.target, error, &path);
   if (!dw) {
     error = "args needs DWARF: " + error;
     return std::nullopt;
   }
-  auto fns = matching(*dw, ap);
+  auto fns = matching(*dw, path, ap);
   if (fns.empty()) {
     error = "args: the DWARF of " + dw->source() + " describes no function " +
             ap.func;
@@ -392,7 +419,7 @@ DwarfDebugTypes::declared_params(const std::string &path,
   const sym::DwarfTypes *dw = open_path(path, error);
   if (!dw)
     return {};
-  auto fns = dw->functions(func);
+  auto fns = named(*dw, path, func);
   if (fns.empty())
     return {};
   std::vector<std::string> out;

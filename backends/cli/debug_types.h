@@ -56,7 +56,8 @@ private:
   // The DWARF of what `target` names (a path, library or program), read
   // once; null with `error` set when there is none.
   const runtime::symbols::DwarfTypes *open(const std::string &target,
-                                           std::string &error);
+                                           std::string &error,
+                                           std::string *path = nullptr);
   const runtime::symbols::DwarfTypes *open_path(const std::string &path,
                                                 std::string &error);
   ast::Type convert(const runtime::symbols::DwarfTypes &dw, int index,

@@ -548,6 +548,20 @@ std::vector<DwarfFunction> DwarfTypes::all_functions() const {
   return out;
 }
 
+std::vector<DwarfFunction> DwarfTypes::functions_at(uint64_t entry) const {
+  std::vector<DwarfFunction> out;
+  for (size_t i = 0; i < impl_->functions.size(); ++i) {
+    Dwarf_Die die = impl_->functions[i];
+    Dwarf_Addr pc = 0, base = 0, end = 0;
+    if (dwarf_entrypc(&die, &pc) != 0 &&
+        dwarf_ranges(&die, 0, &base, &pc, &end) <= 0)
+      continue;
+    if (pc == entry)
+      out.push_back(impl_->function(i));
+  }
+  return out;
+}
+
 std::optional<int> DwarfTypes::named_type(std::string_view name) const {
   auto [lo, hi] = impl_->named.equal_range(name);
   std::optional<int> declared;

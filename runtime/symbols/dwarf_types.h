@@ -84,6 +84,9 @@ public:
   std::vector<DwarfFunction> functions(std::string_view name) const;
   // Every defined function, for wildcards and listings.
   std::vector<DwarfFunction> all_functions() const;
+  // The defined functions that start at `entry` (a symbol's address: an
+  // alias such as libc's malloc, whose DWARF name is __libc_malloc).
+  std::vector<DwarfFunction> functions_at(uint64_t entry) const;
 
   // A named type: "struct Foo", "union u", "enum e" or a typedef's name;
   // a defined struct is preferred over a declaration.
