@@ -30,7 +30,12 @@ SCRIPTS = {
     "hist(arg0)": "uprobe:{p}:hot {{ @h = hist(arg0); }}",
     "keyed count": "uprobe:{p}:hot {{ @k[tid] = count(); }}",
     "uretprobe count": "uretprobe:{p}:hot {{ @c = count(); }}",
+    "ustack count": "uprobe:{p}:hot {{ @s[ustack] = count(); }}",
 }
+# --only NAME[,NAME...]: just those rows (and the untraced baselines).
+if "--only" in sys.argv:
+    keep = sys.argv[sys.argv.index("--only") + 1].split(",")
+    SCRIPTS = {k: v for k, v in SCRIPTS.items() if k in keep}
 
 
 def run(cmd):
@@ -74,8 +79,8 @@ def main():
         u = slope(ubtrace, script, 10_000_000, 30_000_000, 1) - base[1]
         b = (slope(bpftrace, script, 1_000_000, 3_000_000, 1) - base[1]) if have_bpftrace else None
         rows.append((name, 1, u, b))
-    script = SCRIPTS["count"].format(p=hotloop)
-    for t in (2, 8):
+    script = SCRIPTS.get("count", next(iter(SCRIPTS.values()))).format(p=hotloop)
+    for t in (2, 8) if "count" in SCRIPTS else ():
         u = slope(ubtrace, script, 20_000_000, 60_000_000, t) - base[t]
         b = (slope(bpftrace, script, 2_000_000, 6_000_000, t) - base[t]) if have_bpftrace else None
         rows.append(("count", t, u, b))

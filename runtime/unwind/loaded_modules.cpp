@@ -23,8 +23,10 @@ struct Registry {
   size_t row_bytes = 0;
   UnwindModule ring[kRing][kMaxModules];
   size_t next = 0;
-  bool enabled = false;
 };
+
+// Whether a program walks stacks; nothing is allocated until it does.
+std::atomic<bool> g_enabled{false};
 
 Registry &registry() {
   static Registry *r = new Registry; // never destroyed: walks may run late
@@ -152,10 +154,10 @@ RefreshStats refresh_loaded_modules() {
 }
 
 bool loaded_modules_enabled() {
-  return registry().enabled;
+  return g_enabled.load(std::memory_order_acquire);
 }
 void enable_loaded_modules() {
-  registry().enabled = true;
+  g_enabled.store(true, std::memory_order_release);
 }
 
 } // namespace ubtrace::runtime::unwind
