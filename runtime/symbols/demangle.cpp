@@ -1,5 +1,7 @@
 #include "runtime/symbols/demangle.h"
 
+#include "runtime/symbols/rust_demangle.h"
+
 #include <cstdlib>
 #include <cxxabi.h>
 #include <memory>
@@ -49,6 +51,10 @@ std::string strip_parameters(std::string demangled) {
 }
 
 std::string demangle_or_self(std::string_view name) {
+  // Rust first: its legacy names are valid Itanium names too, which the
+  // C++ demangler would print with their hash.
+  if (auto r = demangle_rust(name))
+    return std::move(*r);
   if (auto d = demangle(name))
     return std::move(*d);
   return std::string(name);

@@ -23,7 +23,8 @@ std::optional<std::string> demangle(std::string_view name);
 // ("int ns::twice<int>(int)") stays: bpftrace keeps it too.
 std::string strip_parameters(std::string demangled);
 
-// demangle(name) when it succeeds, else `name` itself.
+// Rust's demangling (rust_demangle.h) or demangle(name) when one succeeds,
+// else `name` itself.
 std::string demangle_or_self(std::string_view name);
 
 } // namespace ubtrace::runtime::symbols

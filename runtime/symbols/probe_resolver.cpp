@@ -2,6 +2,7 @@
 
 #include "runtime/symbols/demangle.h"
 #include "runtime/symbols/non_returning.h"
+#include "runtime/symbols/rust_demangle.h"
 #include "runtime/symbols/wildcard.h"
 
 #include <algorithm>
@@ -22,6 +23,10 @@ bool name_matches(const ElfSymbol &sym, const Wildcard &pattern, bool cpp,
                   bool keep_parameters) {
   if (pattern.matches(sym.name))
     return true;
+  // Rust names by their path (uprobe:./app:app::parse, or with cpp:).
+  if (cpp)
+    if (auto rust = demangle_rust(sym.name))
+      return pattern.matches(*rust);
   if (!cpp || !looks_mangled(sym.name))
     return false;
   auto demangled = demangle(sym.name);
