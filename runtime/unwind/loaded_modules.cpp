@@ -21,7 +21,13 @@ struct Registry {
   std::map<std::tuple<uint64_t, uint64_t, std::string, uint64_t>, CfiRows *>
       by_file;
   size_t row_bytes = 0;
-  UnwindModule ring[kRing][kMaxModules];
+  // A published set: its size and its modules together behind the one
+  // pointer a walk loads.
+  struct Set {
+    size_t count = 0;
+    UnwindModule modules[kMaxModules];
+  };
+  Set ring[kRing];
   size_t next = 0;
 };
 
@@ -33,11 +39,7 @@ Registry &registry() {
   return *r;
 }
 
-struct Published {
-  std::atomic<const UnwindModule *> modules{nullptr};
-  std::atomic<size_t> count{0};
-};
-Published g_published;
+std::atomic<const Registry::Set *> g_published{nullptr};
 
 // .eh_frame's address from .eh_frame_hdr (version 1 with a pc-relative
 // 4-byte eh_frame_ptr, as linkers write it on x86-64), or 0.
@@ -128,11 +130,15 @@ int list_one(dl_phdr_info *info, size_t, void *p) {
 } // namespace
 
 ModuleSet loaded_modules() {
-  // The count first, then the array it belongs to: a set published in
-  // between has at least as many entries in a buffer of kMaxModules.
+  // One load: the set's count and modules come together. (A walk that
+  // outlives kRing - 1 more refreshes could see its buffer rewritten:
+  // the count is clamped, every entry stays a valid module.)
   ModuleSet s;
-  s.modules = g_published.modules.load(std::memory_order_acquire);
-  s.count = s.modules ? g_published.count.load(std::memory_order_acquire) : 0;
+  const Registry::Set *set = g_published.load(std::memory_order_acquire);
+  if (!set)
+    return s;
+  s.modules = set->modules;
+  s.count = set->count;
   if (s.count > kMaxModules)
     s.count = kMaxModules;
   return s;
@@ -145,11 +151,11 @@ RefreshStats refresh_loaded_modules() {
   std::sort(
       l.modules.begin(), l.modules.end(),
       [](const UnwindModule &a, const UnwindModule &b) { return a.lo < b.lo; });
-  UnwindModule *buf = reg.ring[reg.next];
+  Registry::Set &set = reg.ring[reg.next];
   reg.next = (reg.next + 1) % kRing;
-  std::copy(l.modules.begin(), l.modules.end(), buf);
-  g_published.count.store(l.modules.size(), std::memory_order_release);
-  g_published.modules.store(buf, std::memory_order_release);
+  std::copy(l.modules.begin(), l.modules.end(), set.modules);
+  set.count = l.modules.size();
+  g_published.store(&set, std::memory_order_release);
   return l.stats;
 }
 
