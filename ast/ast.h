@@ -174,6 +174,10 @@ struct Identifier : Expr {
   // `args` in a uprobe: the argument slot (N of argN) of each field of its
   // record type, from the function's DWARF (ast/debug_types.h).
   std::vector<int> arg_slots;
+  // `retval` of a function whose DWARF return type is an integer narrower
+  // than rax: its width in bytes and signedness (only those bits count).
+  uint8_t retval_size = 0;
+  bool retval_signed = true;
 };
 
 struct Variable : Expr {

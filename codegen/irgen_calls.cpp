@@ -188,12 +188,12 @@ Val IRGen::gen_builtin(BuiltinVar var, int index, const std::string &name,
   }
   case BuiltinVar::Retval: {
     // A return type from DWARF narrower than rax: only its bits count.
-    Type t = e.type;
     llvm::Value *rax = ctx_load(abi::kRax);
-    if (t.is_intlike() && t.size < 8) {
-      auto *narrow = b_.CreateTrunc(rax, b_.getIntNTy(8 * t.size));
-      rax = t.is_signed ? b_.CreateSExt(narrow, i64t())
-                        : b_.CreateZExt(narrow, i64t());
+    const auto *ident = ast::dyn_cast<Identifier>(&e);
+    if (ident && ident->retval_size > 0 && ident->retval_size < 8) {
+      auto *narrow = b_.CreateTrunc(rax, b_.getIntNTy(8 * ident->retval_size));
+      rax = ident->retval_signed ? b_.CreateSExt(narrow, i64t())
+                                 : b_.CreateZExt(narrow, i64t());
     }
     return {rax, false};
   }

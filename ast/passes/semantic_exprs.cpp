@@ -133,7 +133,8 @@ Type Semantic::builtin_var_type(Identifier &e) {
   case BuiltinVar::Ctx:
     return make_int(8, false);
   case BuiltinVar::Retval:
-    return retval_type();
+    narrow_retval(e);
+    return make_int(8, true);
   case BuiltinVar::Arg:
   case BuiltinVar::Sarg:
     return make_int(8, true);
@@ -233,23 +234,29 @@ Type Semantic::args_type(Identifier &e) {
   return first->record;
 }
 
-// retval in a uretprobe: the function's return type when its DWARF says it
-// and rax holds it whole (and every attach point agrees); else int64.
-Type Semantic::retval_type() {
+// retval in a uretprobe stays int64, as in bpftrace (scripts key maps by
+// retval and by arg0 alike: malloc's result, free's argument), but when
+// the function's DWARF says it returns a narrower integer (every attach
+// point agreeing) only those bits count: an int's -3 reads -3, not
+// 4294967293.
+void Semantic::narrow_retval(Identifier &e) {
+  e.retval_size = 0;
   auto points = uprobe_points();
-  Type out;
   if (!ctx_.debug_types || points.empty() ||
       points.size() != probe_->attach_points.size())
-    return make_int(8, true);
+    return;
+  Type out;
   for (const auto *ap : points) {
     std::string error;
     auto fa = ctx_.debug_types->function_args(*ap, ctx_.c_types, error);
-    if (!fa || fa->ret.is_none() ||
-        (!out.is_none() && !same_type(out, fa->ret)))
-      return make_int(8, true);
+    if (!fa || !fa->ret.is_int() || fa->ret.size >= 8 ||
+        (!out.is_none() &&
+         (out.size != fa->ret.size || out.is_signed != fa->ret.is_signed)))
+      return;
     out = fa->ret;
   }
-  return out;
+  e.retval_size = static_cast<uint8_t>(out.size);
+  e.retval_signed = out.is_signed;
 }
 
 void Semantic::visit(Identifier &e) {

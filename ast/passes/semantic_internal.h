@@ -106,7 +106,7 @@ public:
   // Adds a type the script names but does not define from the uprobes'
   // binaries' DWARF (ast/debug_types.h); false when none has it.
   bool import_debug_type(const std::string &name);
-  Type retval_type();
+  void narrow_retval(Identifier &e);
   void check_tseries(Call &c);
   bool warned_tseries_ = false;
   bool warned_dw_ustack_ = false;

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -16,8 +17,26 @@
 namespace ubtrace::runtime::inject {
 namespace {
 
+// A small /proc file read with read(2): the kernel may answer ESRCH while
+// the thread changes state, which libstdc++'s filebuf throws on (an
+// injection once failed with "basic_filebuf::underflow ... No such
+// process"); here that is an empty answer.
+std::string read_proc_text(const std::string &path) {
+  std::string out;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return out;
+  char buf[1024];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0 && out.size() < 65536)
+    out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
 std::optional<std::string> status_line(pid_t pid, const std::string &field) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::istringstream in(
+      read_proc_text("/proc/" + std::to_string(pid) + "/status"));
   std::string line;
   while (std::getline(in, line))
     if (line.compare(0, field.size() + 1, field + ":") == 0)
@@ -110,8 +129,9 @@ Error exited_error(pid_t pid) {
 }
 
 std::optional<long> blocked_call(pid_t pid, pid_t tid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" +
-                   std::to_string(tid) + "/syscall");
+  std::istringstream in(read_proc_text("/proc/" + std::to_string(pid) +
+                                       "/task/" + std::to_string(tid) +
+                                       "/syscall"));
   std::string first;
   if (!(in >> first) || first == "running" || first == "-1")
     return std::nullopt;
@@ -139,10 +159,8 @@ bool interrupt_fails_call(long nr) {
 }
 
 char thread_state(pid_t pid, pid_t tid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" +
-                   std::to_string(tid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
+  std::string stat = read_proc_text("/proc/" + std::to_string(pid) + "/task/" +
+                                    std::to_string(tid) + "/stat");
   size_t paren = stat.rfind(')');
   return paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2]
                                                                : '\0';
