@@ -62,6 +62,30 @@ const sym::DwarfTypes *DwarfDebugTypes::open(const std::string &target,
   return open_path(files->front().path, error);
 }
 
+// The functions called `name` in the DWARF, else those at the address of
+// the ELF symbol `name` (an alias: libc's malloc is __libc_malloc there).
+std::vector<sym::DwarfFunction>
+DwarfDebugTypes::named(const sym::DwarfTypes &dw, const std::string &path,
+                       const std::string &name) {
+  auto fns = dw.functions(name);
+  if (!fns.empty() || path.empty())
+    return fns;
+  auto it = symbols_.find(path);
+  if (it == symbols_.end()) {
+    std::unique_ptr<sym::SymbolTable> table;
+    if (auto elf = sym::ElfFile::open(path))
+      if (auto t = sym::SymbolTable::load(*elf))
+        table = std::make_unique<sym::SymbolTable>(std::move(*t));
+    it = symbols_.emplace(path, std::move(table)).first;
+  }
+  if (!it->second)
+    return fns;
+  for (const sym::ElfSymbol *s : it->second->functions_named(name))
+    for (auto &f : dw.functions_at(s->vaddr))
+      fns.push_back(std::move(f));
+  return fns;
+}
+
 namespace {
 
 // Bytes at `offset` of a record, as the front end's bitfields read them:
@@ -282,31 +306,8 @@ namespace {
 // The functions of `dw` a uprobe's FUNC names: the DWARF name, linkage
 // name, or (cpp) demangled name without parameters; wildcards as the
 // attach does.
-// The functions called `name` in the DWARF, else those at the address of
-// the ELF symbol `name` (an alias: libc's malloc is __libc_malloc there).
-std::vector<sym::DwarfFunction> named(const sym::DwarfTypes &dw,
-                                      const std::string &path,
-                                      const std::string &name) {
-  auto fns = dw.functions(name);
-  if (!fns.empty() || path.empty())
-    return fns;
-  auto elf = sym::ElfFile::open(path);
-  if (!elf)
-    return fns;
-  auto table = sym::SymbolTable::load(*elf);
-  if (!table)
-    return fns;
-  for (const sym::ElfSymbol *s : table->functions_named(name))
-    for (auto &f : dw.functions_at(s->vaddr))
-      fns.push_back(std::move(f));
-  return fns;
-}
-
 std::vector<sym::DwarfFunction> matching(const sym::DwarfTypes &dw,
-                                         const std::string &path,
                                          const ast::AttachPoint &ap) {
-  if (!ap.wildcard)
-    return named(dw, path, ap.func);
   sym::Wildcard w(ap.func);
   std::vector<sym::DwarfFunction> out;
   for (auto &f : dw.all_functions()) {
@@ -336,7 +337,7 @@ DwarfDebugTypes::function_args(const ast::AttachPoint &ap, ast::CTypes &types,
     error = "args needs DWARF: " + error;
     return std::nullopt;
   }
-  auto fns = matching(*dw, path, ap);
+  auto fns = ap.wildcard ? matching(*dw, ap) : named(*dw, path, ap.func);
   if (fns.empty()) {
     error = "args: the DWARF of " + dw->source() + " describes no function " +
             ap.func;

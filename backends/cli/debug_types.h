@@ -27,6 +27,7 @@
 namespace ubtrace::runtime::symbols {
 class DwarfTypes;
 struct DwarfFunction;
+class SymbolTable;
 } // namespace ubtrace::runtime::symbols
 
 namespace ubtrace::cli {
@@ -62,6 +63,9 @@ private:
                                                 std::string &error);
   ast::Type convert(const runtime::symbols::DwarfTypes &dw, int index,
                     ast::CTypes &types);
+  std::vector<runtime::symbols::DwarfFunction>
+  named(const runtime::symbols::DwarfTypes &dw, const std::string &path,
+        const std::string &name);
   ast::FunctionArgs describe(const runtime::symbols::DwarfTypes &dw,
                              const runtime::symbols::DwarfFunction &fn,
                              ast::CTypes &types);
@@ -70,6 +74,8 @@ private:
   std::map<std::string, std::unique_ptr<runtime::symbols::DwarfTypes>> by_path_;
   std::map<std::string, std::string> failed_; // path -> why
   std::set<std::string> in_progress_;         // records being converted
+  std::map<std::string, std::unique_ptr<runtime::symbols::SymbolTable>>
+      symbols_; // by path, for functions the DWARF names otherwise
 };
 
 } // namespace ubtrace::cli

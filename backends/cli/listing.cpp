@@ -170,6 +170,7 @@ int list_probes(const std::string &pattern, int pid, backends::Reporter &report,
     report.error(lines.error());
     return 1;
   }
+  DwarfDebugTypes dwarf(pid); // -lv: read each binary's DWARF once
   for (const auto &l : *lines) {
     std::cout << l << "\n";
     // -lv: a uprobe's arguments, as its DWARF declares them.
@@ -182,7 +183,6 @@ int list_probes(const std::string &pattern, int pid, backends::Reporter &report,
     // C++ names are listed demangled and quoted: cpp:"ns::f(int)".
     if (func.starts_with("cpp:\"") && func.ends_with("\"") && func.size() > 5)
       func = func.substr(5, func.size() - 6);
-    DwarfDebugTypes dwarf(pid);
     for (const auto &param :
          dwarf.declared_params(l.substr(7, colon - 7), func))
       std::cout << "    " << param << "\n";

@@ -74,6 +74,9 @@ struct DwarfTypes::Impl {
   std::vector<Dwarf_Die> functions;                         // definitions
   std::multimap<std::string, size_t, std::less<>> by_name;  // -> functions
   std::multimap<std::string, Dwarf_Die, std::less<>> named; // types
+  // Functions by entry address, built on first use (functions_at).
+  mutable std::multimap<uint64_t, size_t> by_entry;
+  mutable bool entries_indexed = false;
   // The type graph, filled as types are asked for.
   mutable std::vector<DwarfType> nodes;
   mutable std::map<std::pair<Dwarf *, Dwarf_Off>, int> node_of;
@@ -549,16 +552,21 @@ std::vector<DwarfFunction> DwarfTypes::all_functions() const {
 }
 
 std::vector<DwarfFunction> DwarfTypes::functions_at(uint64_t entry) const {
-  std::vector<DwarfFunction> out;
-  for (size_t i = 0; i < impl_->functions.size(); ++i) {
-    Dwarf_Die die = impl_->functions[i];
-    Dwarf_Addr pc = 0, base = 0, end = 0;
-    if (dwarf_entrypc(&die, &pc) != 0 &&
-        dwarf_ranges(&die, 0, &base, &pc, &end) <= 0)
-      continue;
-    if (pc == entry)
-      out.push_back(impl_->function(i));
+  auto &by_entry = impl_->by_entry;
+  if (!impl_->entries_indexed) {
+    for (size_t i = 0; i < impl_->functions.size(); ++i) {
+      Dwarf_Die die = impl_->functions[i];
+      Dwarf_Addr pc = 0, base = 0, end = 0;
+      if (dwarf_entrypc(&die, &pc) == 0 ||
+          dwarf_ranges(&die, 0, &base, &pc, &end) > 0)
+        by_entry.emplace(pc, i);
+    }
+    impl_->entries_indexed = true;
   }
+  std::vector<DwarfFunction> out;
+  auto [lo, hi] = by_entry.equal_range(entry);
+  for (auto it = lo; it != hi; ++it)
+    out.push_back(impl_->function(it->second));
   return out;
 }
 
