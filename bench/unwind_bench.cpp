@@ -58,8 +58,8 @@ void walk(benchmark::State &state, void (*chain)(chain_cb, int), bool rows) {
   // not a system call per read.
   // As under -c, where the preload interposes sigaction(): one signal-mask
   // query per helper call (-p adds two sigaction queries).
-  static bool armed = (helpers::set_signals_interposed(),
-                       helpers::arm_safe_copy());
+  static bool armed =
+      (helpers::set_signals_interposed(), helpers::arm_safe_copy());
   if (!armed) {
     state.SkipWithError("cannot arm the fault-safe copies");
     return;
@@ -102,8 +102,8 @@ void CfiPlainReads(benchmark::State &s) {
   s.counters["frames"] = static_cast<double>(g_frames);
 }
 void SafeReaderAlone(benchmark::State &s) {
-  static bool armed = (helpers::set_signals_interposed(),
-                       helpers::arm_safe_copy());
+  static bool armed =
+      (helpers::set_signals_interposed(), helpers::arm_safe_copy());
   benchmark::DoNotOptimize(armed);
   for (auto _ : s) {
     helpers::SafeReader r;
@@ -111,9 +111,15 @@ void SafeReaderAlone(benchmark::State &s) {
   }
 }
 
-void FramePointers(benchmark::State &s) { walk(s, fp_chain, false); }
-void Cfi(benchmark::State &s) { walk(s, fp_chain, true); }
-void CfiNoFp(benchmark::State &s) { walk(s, nofp_chain, true); }
+void FramePointers(benchmark::State &s) {
+  walk(s, fp_chain, false);
+}
+void Cfi(benchmark::State &s) {
+  walk(s, fp_chain, true);
+}
+void CfiNoFp(benchmark::State &s) {
+  walk(s, nofp_chain, true);
+}
 
 } // namespace
 

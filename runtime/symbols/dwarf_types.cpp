@@ -52,6 +52,17 @@ bool path_ends_with(std::string_view path, std::string_view file) {
          path[path.size() - file.size() - 1] == '/';
 }
 
+// Where a function starts: its entry pc, or its first range (clang's split
+// DWARF gives most functions ranges); none where a package unit's
+// addresses cannot be resolved.
+std::optional<uint64_t> entry_of(Dwarf_Die die) {
+  Dwarf_Addr pc = 0, base = 0, end = 0;
+  if (dwarf_entrypc(&die, &pc) == 0 ||
+      dwarf_ranges(&die, 0, &base, &pc, &end) > 0)
+    return pc;
+  return std::nullopt;
+}
+
 bool has_debug_info(const std::string &path) {
   auto elf = ElfFile::open(path);
   if (!elf)
@@ -456,11 +467,7 @@ struct DwarfTypes::Impl {
         f.linkage = l;
         break;
       }
-    Dwarf_Addr entry = 0, base = 0, end = 0;
-    if (dwarf_entrypc(&die, &entry) != 0 &&
-        dwarf_ranges(&die, 0, &base, &entry, &end) <= 0)
-      entry = 0; // not resolvable (a package unit's addresses)
-    f.entry = entry;
+    f.entry = entry_of(die).value_or(0);
     f.ret = elem_of(&die);
     Dwarf_Die child;
     if (dwarf_child(&die, &child) == 0)
@@ -555,11 +562,8 @@ std::vector<DwarfFunction> DwarfTypes::functions_at(uint64_t entry) const {
   auto &by_entry = impl_->by_entry;
   if (!impl_->entries_indexed) {
     for (size_t i = 0; i < impl_->functions.size(); ++i) {
-      Dwarf_Die die = impl_->functions[i];
-      Dwarf_Addr pc = 0, base = 0, end = 0;
-      if (dwarf_entrypc(&die, &pc) == 0 ||
-          dwarf_ranges(&die, 0, &base, &pc, &end) > 0)
-        by_entry.emplace(pc, i);
+      if (auto pc = entry_of(impl_->functions[i]))
+        by_entry.emplace(*pc, i);
     }
     impl_->entries_indexed = true;
   }
