@@ -4,6 +4,7 @@
 #pragma once
 
 #include "ast/builtins.h"
+#include "ast/debug_types.h"
 #include "ast/location.h"
 #include "ast/probe_kinds.h"
 #include "ast/types.h"
@@ -171,9 +172,9 @@ struct Identifier : Expr {
   // A builtin whose value the probe fixes (probetype, __builtin_arch): the
   // text, set by semantic analysis.
   std::string const_text;
-  // `args` in a uprobe: the argument slot (N of argN) of each field of its
-  // record type, from the function's DWARF (ast/debug_types.h).
-  std::vector<int> arg_slots;
+  // `args` in a uprobe: where each field of its record type is at the
+  // function's entry, from its DWARF (ast/debug_types.h).
+  std::vector<ArgPlace> arg_places;
   // `retval` of a function whose DWARF return type is an integer narrower
   // than rax: its width in bytes and signedness (only those bits count).
   uint8_t retval_size = 0;

@@ -22,15 +22,30 @@ namespace ubtrace::ast {
 struct AttachPoint;
 struct CTypes;
 
+// Where a parameter is at its function's entry.
+struct ArgPlace {
+  enum class Kind : uint8_t {
+    Slot,     // the System V integer argument slot `slot` (N of argN)
+    Register, // a register the DWARF names (a function the compiler
+              // called its own way): `regs_offset` in the probe's pt_regs;
+              // `slot` the argument register it is (0..5), else -1
+    Constant, // `value`: the compiler propagated it into the function
+  };
+  Kind kind = Kind::Slot;
+  int slot = -1;
+  uint32_t regs_offset = 0;
+  int64_t value = 0;
+  bool operator==(const ArgPlace &) const = default;
+};
+
 // The arguments of one function as `args` reads them.
 struct FunctionArgs {
   // A Record with one field per parameter that can be read at entry, in
   // order, typed from DWARF (pointers to records refer to `types` entries
   // the implementation added).
   Type record;
-  // For each field: which integer argument slot holds it (N of argN:
-  // registers, then the stack).
-  std::vector<int> slots;
+  // For each field: where it is at the function's entry.
+  std::vector<ArgPlace> places;
   // Parameters left out of `record`, with the reason (a double in an SSE
   // register, a struct passed by value, ...).
   std::map<std::string, std::string> unreadable;

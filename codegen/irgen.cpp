@@ -425,6 +425,10 @@ void IRGen::gen_probe(Probe &p, size_t index) {
   }
   usdt_ = usdt > 0 && usdt == p.attach_points.size();
   mixed_usdt_ = usdt > 0 && !usdt_;
+  at_return_ = !p.attach_points.empty();
+  for (auto *ap : p.attach_points)
+    at_return_ &= *ap->kind == ProbeKind::Uretprobe;
+  reads_entry_args_ = false;
   std::string name = "p" + std::to_string(index);
   std::string section = (gpu_ ? "ubtrace_gpu/" : "uprobe/") + name;
   auto *fty = llvm::FunctionType::get(i64t(), {ptrt()}, false);
@@ -498,6 +502,7 @@ void IRGen::gen_probe(Probe &p, size_t index) {
     ps.has_offset = ap->has_offset;
     ps.address = ap->has_address ? ap->address : 0;
     ps.interval_ns = ap->period_ns;
+    ps.entry_args = reads_entry_args_;
     if (auto where = sites_of(ap->loc); !where.empty())
       ps.where = where.front();
     bundle_.probes.push_back(ps);

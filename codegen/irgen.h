@@ -98,6 +98,8 @@ public:
   Val gen_index(ast::ArrayAccess &e);
   Val gen_cast(ast::Cast &e);
   Val arg_value(int n, const ast::Location &loc, const std::string &name);
+  Val place_value(const ast::ArgPlace &at, const ast::Location &loc,
+                  const std::string &name);
   Val gen_tuple(ast::Expr &e, const std::vector<ast::Expr *> &elems);
   Val gen_identifier(ast::Identifier &e);
   Val gen_string_literal(const std::string &s, uint32_t size);
@@ -239,6 +241,10 @@ public:
   bool gpu_ = false;
   bool usdt_ = false;       // every attach point of the probe is usdt
   bool mixed_usdt_ = false; // some are, some are not
+  // Every attach point is a uretprobe: `args` reads the registers the hook
+  // kept at the function's entry (abi::kCtxEntryArgs); set once it does.
+  bool at_return_ = false;
+  bool reads_entry_args_ = false;
   std::set<std::string>
       probe_targets_; // binaries of the user-space attach points
   std::map<std::string, llvm::Value *> vars_; // name -> slot pointer

@@ -72,6 +72,29 @@ Val IRGen::arg_value(int n, const ast::Location &loc, const std::string &name) {
   return {b_.CreateAlignedLoad(i64t(), dst, llvm::Align(8)), false};
 }
 
+// An `args` field where the DWARF puts it at the function's entry. In a
+// uretprobe, the argument registers as the function was entered with them
+// (semantic leaves out the rest): the agent copies the kept registers into
+// the ctx for return probes that say they read them (ProbeSpec).
+Val IRGen::place_value(const ast::ArgPlace &at, const ast::Location &loc,
+                       const std::string &name) {
+  using Kind = ast::ArgPlace::Kind;
+  if (at.kind == Kind::Constant)
+    return {i64(static_cast<uint64_t>(at.value)), false};
+  auto load = [&](uint32_t offset) -> Val {
+    return {
+        b_.CreateAlignedLoad(i64t(), byte_ptr(ctx_, offset), llvm::Align(8)),
+        false};
+  };
+  if (at_return_) {
+    reads_entry_args_ = true;
+    return load(abi::kCtxEntryArgs + 8 * at.slot);
+  }
+  if (at.kind == Kind::Register)
+    return load(at.regs_offset);
+  return arg_value(at.slot, loc, name);
+}
+
 Val IRGen::gen_builtin(BuiltinVar var, int index, const std::string &name,
                        Expr &e) {
   auto ctx_load = [&](uint32_t offset) {
@@ -204,10 +227,10 @@ Val IRGen::gen_builtin(BuiltinVar var, int index, const std::string &name,
     auto *slot = entry_alloca(std::max<uint32_t>(t.size, 1), "args");
     zero(slot, t.size);
     const auto *ident = ast::dyn_cast<Identifier>(&e);
-    size_t n = ident ? ident->arg_slots.size() : 0;
+    size_t n = ident ? ident->arg_places.size() : 0;
     for (size_t i = 0; i < t.fields.size() && i < n; i++) {
       const auto &f = t.fields[i];
-      Val v = arg_value(ident->arg_slots[i], e.loc, name);
+      Val v = place_value(ident->arg_places[i], e.loc, name);
       store_value(byte_ptr(slot, f.offset), *f.type, v, ast::make_int(8, true));
     }
     return {slot, true};

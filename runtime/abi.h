@@ -58,6 +58,9 @@ enum HostCtx : uint32_t {
   kCtxProbeId = kPtRegsSize,
   kCtxFuncIp = kPtRegsSize + 8,
   kCtxUsdtArgs = kPtRegsSize + 16,
+  // Return probes that read `args`: rdi..r9 as they were at the function's
+  // entry, in the first six USDT slots (a return probe has no USDT args).
+  kCtxEntryArgs = kCtxUsdtArgs,
   kHostCtxSize = kPtRegsSize + 16 + 8 * kUsdtMaxArgs,
 };
 static_assert(sizeof(HostProbeCtx) == kHostCtxSize);

@@ -202,9 +202,12 @@ struct ProbeSpec {
   uint64_t address = 0; // BIN:ADDRESS (0: none)
   uint64_t interval_ns = 0;
   SourceSite where; // the attach point in the script
+  // A uretprobe whose program reads `args`: its hook keeps the entry's
+  // argument registers (abi::kCtxEntryArgs).
+  bool entry_args = false;
   template <class Archive> void serialize(Archive &ar) {
     ar(kind, name, section, target, function, provider, lang, offset,
-       has_offset, address, interval_ns, where);
+       has_offset, address, interval_ns, where, entry_args);
   }
 };
 

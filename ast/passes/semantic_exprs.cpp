@@ -191,6 +191,41 @@ std::vector<const AttachPoint *> Semantic::uprobe_points() const {
   return out;
 }
 
+namespace {
+
+// A uretprobe's args come from the registers its hook kept at the entry
+// (the six argument registers); arguments passed on the stack belong to
+// the function, which may reuse their memory before it returns, and other
+// registers are not kept: left out, with the reason.
+void keep_entry_readable(FunctionArgs &fa) {
+  std::vector<std::string> names;
+  std::vector<Type> elems;
+  std::vector<ArgPlace> places;
+  for (size_t i = 0; i < fa.record.fields.size() && i < fa.places.size(); i++) {
+    const Field &f = fa.record.fields[i];
+    const ArgPlace &at = fa.places[i];
+    if (at.kind != ArgPlace::Kind::Constant && (at.slot < 0 || at.slot >= 6)) {
+      fa.unreadable[f.name] =
+          at.kind == ArgPlace::Kind::Slot
+              ? "it is passed on the stack, where the function may have "
+                "written over it by the time it returns (a uretprobe's args "
+                "are the registers kept at its entry)"
+              : "it is in a register other than the argument registers a "
+                "uretprobe keeps from the entry";
+      continue;
+    }
+    names.push_back(f.name);
+    elems.push_back(*f.type);
+    places.push_back(at);
+  }
+  if (places.size() == fa.places.size())
+    return;
+  fa.record = make_record(std::move(names), std::move(elems));
+  fa.places = std::move(places);
+}
+
+} // namespace
+
 Type Semantic::args_type(Identifier &e) {
   auto points = uprobe_points();
   if (points.empty() || points.size() != probe_->attach_points.size()) {
@@ -204,11 +239,12 @@ Type Semantic::args_type(Identifier &e) {
     return Type{};
   }
   std::optional<FunctionArgs> first;
+  const bool at_return = points.front()->kind == ProbeKind::Uretprobe;
   for (const auto *ap : points) {
-    if (ap->kind == ProbeKind::Uretprobe) {
-      err(e.loc) << "args cannot be read in a uretprobe: the argument "
-                    "registers are not kept until the function returns; "
-                    "save them in a map from a uprobe";
+    if ((ap->kind == ProbeKind::Uretprobe) != at_return) {
+      err(e.loc) << "args: a uretprobe reads the arguments its function was "
+                    "entered with, a uprobe the registers now; split the "
+                    "probe";
       return Type{};
     }
     std::string error;
@@ -221,7 +257,7 @@ Type Semantic::args_type(Identifier &e) {
       first = std::move(fa);
       continue;
     }
-    if (!same_type(first->record, fa->record) || first->slots != fa->slots) {
+    if (!same_type(first->record, fa->record) || first->places != fa->places) {
       err(e.loc) << "args: the functions of this probe's attach points "
                     "differ in their arguments ("
                  << type_str(first->record) << " and " << ap->name() << "'s "
@@ -229,7 +265,9 @@ Type Semantic::args_type(Identifier &e) {
       return Type{};
     }
   }
-  e.arg_slots = first->slots;
+  if (at_return)
+    keep_entry_readable(*first);
+  e.arg_places = first->places;
   args_unreadable_ = first->unreadable;
   return first->record;
 }

@@ -1,5 +1,6 @@
 #include "backends/cli/debug_types.h"
 
+#include "runtime/abi.h"
 #include "runtime/symbols/binary_resolver.h"
 #include "runtime/symbols/demangle.h"
 #include "runtime/symbols/dwarf_types.h"
@@ -213,12 +214,93 @@ ast::Type DwarfDebugTypes::convert(const sym::DwarfTypes &dw, int index,
   return ast::Type{};
 }
 
+namespace {
+
+// An integer, bool, enum or pointer that one general register holds.
+bool in_one_register(const sym::DwarfType &t) {
+  return (t.kind == Kind::Int || t.kind == Kind::Bool || t.kind == Kind::Enum ||
+          t.kind == Kind::Pointer) &&
+         t.size <= 8;
+}
+
+// A DWARF register number (x86-64 psABI) as the probe's pt_regs has it:
+// its offset there, and which argument register it is (-1: none).
+std::optional<std::pair<uint32_t, int>> pt_regs_of(int dwarf_reg) {
+  static const uint32_t kOffsets[16] = {
+      abi::kRax, abi::kRdx, abi::kRcx, abi::kRbx, abi::kRsi, abi::kRdi,
+      abi::kRbp, abi::kRsp, abi::kR8,  abi::kR9,  abi::kR10, abi::kR11,
+      abi::kR12, abi::kR13, abi::kR14, abi::kR15};
+  if (dwarf_reg < 0 || dwarf_reg >= 16)
+    return std::nullopt;
+  uint32_t offset = kOffsets[dwarf_reg];
+  for (int i = 0; i < 6; i++)
+    if (abi::kArgRegs[i] == offset)
+      return std::make_pair(offset, i);
+  return std::make_pair(offset, -1);
+}
+
+} // namespace
+
+// A function the compiler called its own way (DW_CC_nocall: Rust and C
+// functions it could see every call of, arguments dropped or constants
+// propagated): each parameter is where its DWARF location says at the
+// entry, a register or a constant; the rest cannot be read there.
+ast::FunctionArgs DwarfDebugTypes::describe_nocall(const sym::DwarfTypes &dw,
+                                                   const sym::DwarfFunction &fn,
+                                                   ast::CTypes &types) {
+  using At = sym::DwarfFunction::Param::At;
+  ast::FunctionArgs out;
+  std::vector<std::string> names;
+  std::vector<ast::Type> elems;
+  for (const auto &p : fn.params) {
+    out.declared.push_back(dw.spelled(p.type) +
+                           (p.name.empty() ? "" : " " + p.name));
+    if (p.name.empty())
+      continue;
+    std::string why;
+    ast::ArgPlace at;
+    auto regs = p.at == At::Register ? pt_regs_of(p.dwarf_reg) : std::nullopt;
+    if (p.at == At::Constant) {
+      at = {.kind = ast::ArgPlace::Kind::Constant, .value = p.value};
+    } else if (regs) {
+      at = {.kind = ast::ArgPlace::Kind::Register,
+            .slot = regs->second,
+            .regs_offset = regs->first};
+    } else {
+      why = p.at == At::Gone
+                ? "the compiler optimised it out of the function's entry"
+                : "the compiler called this function its own way "
+                  "(DW_CC_nocall) and left it where args does not read";
+    }
+    ast::Type ft;
+    if (why.empty()) {
+      int r = dw.resolved(p.type);
+      if (r < 0 || !in_one_register(dw.type(r)))
+        why = "it is not an integer or pointer in one register";
+      else if ((ft = convert(dw, p.type, types)).is_none())
+        why = "its type cannot be represented";
+    }
+    if (!why.empty()) {
+      out.unreadable[p.name] = why;
+      continue;
+    }
+    names.push_back(p.name);
+    elems.push_back(std::move(ft));
+    out.places.push_back(at);
+  }
+  out.record = ast::make_record(std::move(names), std::move(elems));
+  out.ret = return_type(dw, fn, types);
+  return out;
+}
+
 ast::FunctionArgs DwarfDebugTypes::describe(const sym::DwarfTypes &dw,
                                             const sym::DwarfFunction &fn,
                                             ast::CTypes &types) {
   ast::FunctionArgs out;
   std::vector<std::string> names;
   std::vector<ast::Type> elems;
+  if (fn.nocall)
+    return describe_nocall(dw, fn, types);
   int slot = 0;
   // Set once an argument's place is beyond what the convention lets us
   // follow from the types alone.
@@ -241,9 +323,7 @@ ast::FunctionArgs DwarfDebugTypes::describe(const sym::DwarfTypes &dw,
       skip(lost);
       continue;
     }
-    bool integer = (k == Kind::Int || k == Kind::Bool || k == Kind::Enum ||
-                    k == Kind::Pointer) &&
-                   size <= 8;
+    bool integer = t && in_one_register(*t);
     if (k == Kind::Float) {
       skip("it is passed in an SSE register, which probes do not read");
       continue;
@@ -260,7 +340,8 @@ ast::FunctionArgs DwarfDebugTypes::describe(const sym::DwarfTypes &dw,
         } else {
           names.push_back(name);
           elems.push_back(std::move(ft));
-          out.slots.push_back(slot);
+          out.places.push_back(
+              {.kind = ast::ArgPlace::Kind::Slot, .slot = slot});
         }
       }
       slot++;
@@ -290,15 +371,17 @@ ast::FunctionArgs DwarfDebugTypes::describe(const sym::DwarfTypes &dw,
          "read");
   }
   out.record = ast::make_record(std::move(names), std::move(elems));
-  int rr = dw.resolved(fn.ret);
-  if (rr >= 0) {
-    const auto &rt = dw.type(rr);
-    if ((rt.kind == Kind::Int || rt.kind == Kind::Bool ||
-         rt.kind == Kind::Enum || rt.kind == Kind::Pointer) &&
-        rt.size <= 8)
-      out.ret = convert(dw, fn.ret, types);
-  }
+  out.ret = return_type(dw, fn, types);
   return out;
+}
+
+ast::Type DwarfDebugTypes::return_type(const sym::DwarfTypes &dw,
+                                       const sym::DwarfFunction &fn,
+                                       ast::CTypes &types) {
+  int rr = dw.resolved(fn.ret);
+  if (rr < 0 || !in_one_register(dw.type(rr)))
+    return {};
+  return convert(dw, fn.ret, types);
 }
 
 namespace {
@@ -352,7 +435,7 @@ DwarfDebugTypes::function_args(const ast::AttachPoint &ap, ast::CTypes &types,
       first = fn.linkage.empty() ? fn.name : fn.linkage;
       continue;
     }
-    if (!ast::same_type(out->record, fa.record) || out->slots != fa.slots) {
+    if (!ast::same_type(out->record, fa.record) || out->places != fa.places) {
       error = "args: the functions " + ap.func +
               " matches differ in their "
               "arguments (" +

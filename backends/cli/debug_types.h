@@ -69,6 +69,13 @@ private:
   ast::FunctionArgs describe(const runtime::symbols::DwarfTypes &dw,
                              const runtime::symbols::DwarfFunction &fn,
                              ast::CTypes &types);
+  ast::FunctionArgs describe_nocall(const runtime::symbols::DwarfTypes &dw,
+                                    const runtime::symbols::DwarfFunction &fn,
+                                    ast::CTypes &types);
+  // The function's return type when rax holds it whole; None otherwise.
+  ast::Type return_type(const runtime::symbols::DwarfTypes &dw,
+                        const runtime::symbols::DwarfFunction &fn,
+                        ast::CTypes &types);
 
   pid_t pid_ = 0;
   std::map<std::string, std::unique_ptr<runtime::symbols::DwarfTypes>> by_path_;

@@ -173,10 +173,15 @@ int list_probes(const std::string &pattern, int pid, backends::Reporter &report,
   DwarfDebugTypes dwarf(pid); // -lv: read each binary's DWARF once
   for (const auto &l : *lines) {
     std::cout << l << "\n";
-    // -lv: a uprobe's arguments, as its DWARF declares them.
-    if (!verbose || !l.starts_with("uprobe:"))
+    // -lv: a uprobe's arguments, as its DWARF declares them; a
+    // uretprobe's too (its args are the ones the function was entered
+    // with).
+    size_t kind_end = l.starts_with("uprobe:")      ? 7
+                      : l.starts_with("uretprobe:") ? 10
+                                                    : 0;
+    if (!verbose || !kind_end)
       continue;
-    size_t colon = l.find(':', 7);
+    size_t colon = l.find(':', kind_end);
     if (colon == std::string::npos)
       continue;
     std::string func = l.substr(colon + 1);
@@ -184,7 +189,7 @@ int list_probes(const std::string &pattern, int pid, backends::Reporter &report,
     if (func.starts_with("cpp:\"") && func.ends_with("\"") && func.size() > 5)
       func = func.substr(5, func.size() - 6);
     for (const auto &param :
-         dwarf.declared_params(l.substr(7, colon - 7), func))
+         dwarf.declared_params(l.substr(kind_end, colon - kind_end), func))
       std::cout << "    " << param << "\n";
   }
   return 0;

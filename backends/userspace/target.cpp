@@ -435,6 +435,8 @@ Result<bool> UserspaceTarget::Impl::hook(
   if (auto it = native_entries.find(spec.section); it != native_entries.end())
     h.native_entry = it->second;
   h.kind = kind;
+  if (spec.kind == runtime::ProbeKind::Uretprobe && spec.entry_args)
+    h.flags |= agent::kHookEntryArgs;
   if (spec.kind == runtime::ProbeKind::Usdt) {
     if (!probe.usdt_args_error.empty())
       return make_error(probe.name + ": " + probe.usdt_args_error);

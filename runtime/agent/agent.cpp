@@ -74,6 +74,7 @@ struct Site {
   uint64_t func_ip;
   std::atomic<Site *> next{nullptr};
   uint32_t usdt_nargs;
+  bool entry_args; // a return probe reading the entry's arguments
   UsdtArgWire usdt_args[abi::kUsdtMaxArgs];
 };
 
@@ -288,6 +289,12 @@ void on_hit(runtime::hook::PtRegs *regs, void *user) {
     ctx.func_ip = s->func_ip;
     for (uint32_t i = 0; i < s->usdt_nargs; i++)
       ctx.usdt_args[i] = usdt_arg(ctx.regs, s->usdt_args[i]);
+    if (s->entry_args) {
+      // Zeros for a call that entered before the site kept them.
+      const uint64_t *kept = runtime::hook::return_entry_args();
+      for (size_t i = 0; i < std::size(abi::kArgRegs); i++)
+        ctx.usdt_args[i] = kept ? kept[i] : 0;
+    }
     if (s->native) {
       s->native(&ctx);
       continue;
@@ -589,15 +596,20 @@ Result<void> Agent::add_hook(const HookMsg &h) {
   runtime::hook::HookOptions opts;
   opts.function = {h.func_start, h.func_size};
   opts.returns_twice = kind == HookKind::Return && returns_twice(h.address);
+  opts.entry_args = kind == HookKind::Return && (h.flags & kHookEntryArgs);
   auto entry = entry_for(h.address, kind, opts);
   if (!entry)
     return std::move(entry).take_error();
+  if (opts.entry_args)
+    if (auto kept = runtime::hook::keep_entry_args(h.address); !kept)
+      return std::move(kept).take_error();
   auto site = std::make_unique<Site>();
   site->native = reinterpret_cast<NativeEntry>(h.native_entry);
   site->program = programs_[h.program].get();
   site->probe_id = h.probe_id;
   site->func_ip = h.func_ip;
   site->usdt_nargs = std::min<uint32_t>(h.usdt_nargs, abi::kUsdtMaxArgs);
+  site->entry_args = opts.entry_args;
   std::memcpy(site->usdt_args, h.usdt_args, sizeof site->usdt_args);
   // Appended: the site is complete before the release store publishes it.
   Site *tail = (*entry)->sites.load(std::memory_order_relaxed);

@@ -34,7 +34,7 @@
 
 namespace ubtrace::agent {
 
-inline constexpr uint32_t kProtocolVersion = 2;
+inline constexpr uint32_t kProtocolVersion = 3;
 inline constexpr const char *kFdEnv = "UBTRACE_AGENT_FD";
 // + pid + "." + random hex, abstract
 inline constexpr const char *kSocketPrefix = "ubtrace-agent.";
@@ -172,16 +172,21 @@ struct UsdtArgWire {
   int64_t value; // Constant: the value; Memory: the displacement
 };
 
+// HookMsg flags.
+// A return probe's program reads the function's entry arguments: the hook
+// keeps them, the agent puts them where USDT arguments go (abi.h).
+inline constexpr uint32_t kHookEntryArgs = 1;
+
 struct HookMsg {
   uint64_t address; // where to hook, in the target
   uint64_t func_start;
-  uint64_t func_size;  // 0 if unknown
-  uint64_t probe_id;   // ctx.probe_id
-  uint64_t func_ip;    // ctx.func_ip (the probed function)
-  uint32_t program;    // id from the Program reply
-  uint32_t kind;       // HookKind
-  uint32_t usdt_nargs; // USDT sites: how many of usdt_args are read
-  uint32_t pad;
+  uint64_t func_size;    // 0 if unknown
+  uint64_t probe_id;     // ctx.probe_id
+  uint64_t func_ip;      // ctx.func_ip (the probed function)
+  uint32_t program;      // id from the Program reply
+  uint32_t kind;         // HookKind
+  uint32_t usdt_nargs;   // USDT sites: how many of usdt_args are read
+  uint32_t flags;        // kHook* below
   uint64_t native_entry; // the program's JIT'd entry in this process; 0:
                          // run the program in the interpreter
   UsdtArgWire usdt_args[12];

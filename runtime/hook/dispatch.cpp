@@ -139,11 +139,26 @@ inline bool dead_for(ThreadState *ts, uint32_t k, uint64_t slot) {
   return !keeping_vector_state([&] { return entry_is_live(ts, k); });
 }
 
-inline void fill(ShadowEntry &e, uint64_t slot, uint64_t return_address,
-                 SiteBindings *site) {
-  e.slot = slot;
+// Fills shadow entry k (and keeps the entry arguments where the site's
+// return handler reads them); returns its stub.
+inline uint64_t fill(ThreadState *ts, uint32_t k, const PtRegs *regs,
+                     uint64_t return_address, SiteBindings *site,
+                     bool save_vectors) {
+  ShadowEntry &e = ts->shadow[k];
+  e.slot = regs->rsp;
   e.return_address = return_address;
   e.site = site;
+  if (__atomic_load_n(&site->entry_args, __ATOMIC_RELAXED)) {
+    ThreadState::KeptArgs &kept = ts->entry_args[k];
+    kept.regs[0] = regs->rdi;
+    kept.regs[1] = regs->rsi;
+    kept.regs[2] = regs->rdx;
+    kept.regs[3] = regs->rcx;
+    kept.regs[4] = regs->r8;
+    kept.regs[5] = regs->r9;
+    kept.slot = regs->rsp;
+  }
+  return return_stub(k, save_vectors);
 }
 
 // Drops tombstones at the top.
@@ -192,13 +207,11 @@ inline uint64_t arm_return(ThreadState *ts, PtRegs *regs, SiteBindings *site,
         bump(ts->shadow_overflows);
         return 0;
       }
-      fill(ts->shadow[hole], slot, return_address, site);
-      return return_stub(hole, save_vectors);
+      return fill(ts, hole, regs, return_address, site, save_vectors);
     }
   }
-  fill(ts->shadow[k], slot, return_address, site);
   ts->depth = k + 1;
-  return return_stub(k, save_vectors);
+  return fill(ts, k, regs, return_address, site, save_vectors);
 }
 
 // What the return through stub k leaves of the shadow stack, its function
@@ -275,6 +288,12 @@ extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,
           "(stack switched by swapcontext?)\n");
   uint64_t return_address = ts->shadow[k].return_address;
   SiteBindings *site = ts->shadow[k].site;
+  // Read before the pop: the row stays intact until index k is armed
+  // again, which no hit can do while this dispatch runs (seq is odd).
+  const uint64_t *kept = nullptr;
+  if (__atomic_load_n(&site->entry_args, __ATOMIC_RELAXED) &&
+      ts->entry_args[k].slot == slot)
+    kept = ts->entry_args[k].regs;
   if (k < ts->depth)
     pop_after_return(ts, k, slot);
   regs->rip = return_address;
@@ -283,7 +302,9 @@ extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,
     return return_address;
   }
   enter(ts, regs);
+  ts->returning_args = kept;
   call(ts, load_binding(site->ret), regs, vectors_saved);
+  ts->returning_args = nullptr;
   leave(ts);
   release_if_transient(ts);
   return return_address;

@@ -378,6 +378,8 @@ Result<HookId> install_hook(uint64_t address, HookKind kind, Handler handler,
                      __ATOMIC_RELEASE);
   if (kind == HookKind::Return && options.returns_twice)
     __atomic_store_n(&site->bindings.returns_twice, 1, __ATOMIC_RELEASE);
+  if (kind == HookKind::Return && options.entry_args)
+    __atomic_store_n(&site->bindings.entry_args, 1, __ATOMIC_RELEASE);
   store_binding(slot, binding);
   Result<void> attached = attach_patch(*site, *map);
   if (!attached) {
@@ -387,6 +389,15 @@ Result<HookId> install_hook(uint64_t address, HookKind kind, Handler handler,
     return std::move(attached).take_error();
   }
   return HookId{address, kind};
+}
+
+Result<void> keep_entry_args(uint64_t address) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  auto it = g_sites.find(address);
+  if (it == g_sites.end() || !load_binding(it->second->bindings.ret))
+    return make_error(hex(address) + " has no return hook");
+  __atomic_store_n(&it->second->bindings.entry_args, 1, __ATOMIC_RELEASE);
+  return {};
 }
 
 Result<void> uninstall_hook(HookId id) {

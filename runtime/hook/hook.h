@@ -131,6 +131,9 @@ struct HookOptions {
   // Return hooks: the function may return again through its saved
   // continuation (vfork, setjmp, getcontext): its shadow entry stays.
   bool returns_twice = false;
+  // Return hooks: the handler reads the function's entry arguments
+  // (return_entry_args below); the entry keeps its six argument registers.
+  bool entry_args = false;
 };
 
 struct HookId {
@@ -228,6 +231,18 @@ HookStats hook_stats();
 
 // The calling thread's count of live return-hooked frames.
 uint32_t current_shadow_depth();
+
+// In a return handler of a site that keeps entry arguments
+// (HookOptions::entry_args, keep_entry_args): rdi, rsi, rdx, rcx, r8 and r9
+// as they were at the entry of the returning call; null elsewhere, and for
+// a call that entered before the site began keeping them. The caller may
+// have changed what pointer arguments point at: that is the point of
+// reading them at the return (output parameters). Async-signal-safe.
+const uint64_t *return_entry_args();
+
+// The return hook at `address` keeps entry arguments from now on (for a
+// handler bound to an existing hook that now wants them).
+Result<void> keep_entry_args(uint64_t address);
 
 // Hooks never fire on the calling thread from now on (for the tracer's own
 // threads inside the traced process: their libc calls are not the

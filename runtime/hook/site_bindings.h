@@ -29,6 +29,11 @@ struct SiteBindings {
   // hook's install, never cleared (frames may still be in flight after an
   // uninstall).
   uint64_t returns_twice = 0;
+  // The return handler reads the function's entry arguments: the entry
+  // keeps them with the shadow entry (the lean path leaves such sites to the
+  // full one). Set by a return hook's install or keep_entry_args, never
+  // cleared, like returns_twice.
+  uint64_t entry_args = 0;
 };
 
 inline const HandlerBinding *load_binding(const HandlerBinding *const &slot) {

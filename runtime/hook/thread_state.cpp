@@ -3,6 +3,7 @@
 #include "runtime/helpers/safe_copy.h"
 #include "runtime/helpers/thread_identity.h"
 #include "runtime/hook/cpu_sync.h"
+#include "runtime/hook/hook.h"
 #include "runtime/hook/return_stubs.h"
 #include "runtime/hook/thread_pool.h"
 #include "runtime/probe_safe.h"
@@ -333,6 +334,11 @@ int64_t thread_excluded_tls_offset() {
 uint32_t current_shadow_depth() {
   ThreadState *ts = t_thread_state;
   return ts ? ts->depth : 0;
+}
+
+const uint64_t *return_entry_args() {
+  ThreadState *ts = t_thread_state;
+  return ts ? ts->returning_args : nullptr;
 }
 
 } // namespace ubtrace::runtime::hook

@@ -43,8 +43,12 @@ struct SiteBindings;
 // The kernel's uretprobe depth limit is 64 as well.
 inline constexpr uint32_t kShadowDepth = 64;
 // Live threads with hook state at once (of the process); the pool reserves
-// address space for all of them (1.6 KiB each), memory as threads claim.
+// address space for all of them (5.7 KiB each), memory as threads claim
+// (the entry-argument rows only where return handlers keep them).
 inline constexpr uint32_t kMaxThreads = 16384;
+
+// Argument registers a return hook may keep from its function's entry.
+inline constexpr uint32_t kEntryArgRegs = 6;
 
 struct ShadowEntry {
   uint64_t slot;           // where the return address is (rsp at entry)
@@ -78,7 +82,19 @@ struct alignas(64) ThreadState {
   // system call).
   int32_t owner_tid;
   uint64_t owner_word;
+  // The entry arguments of the return being dispatched (entry_args[k]), 0
+  // otherwise: what return_entry_args() (hook.h) hands the handler.
+  const uint64_t *returning_args;
   ShadowEntry shadow[kShadowDepth];
+  // The argument registers (rdi, rsi, rdx, rcx, r8, r9) at the entry of
+  // shadow[k]'s function, kept for sites whose return handler reads them
+  // (SiteBindings::entry_args), and the shadow entry's slot they were kept
+  // for: a row whose slot differs is another call's. Last, so a thread
+  // that never keeps any never touches these pages.
+  struct alignas(64) KeptArgs {
+    uint64_t regs[kEntryArgRegs];
+    uint64_t slot;
+  } entry_args[kShadowDepth];
 };
 
 inline constexpr uint32_t kShadowOffset = offsetof(ThreadState, shadow);

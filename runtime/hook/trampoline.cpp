@@ -266,7 +266,8 @@ struct LeanEntry {
 // where the red zone is free and the flags are dead (the ABI preserves
 // neither across a call). Anything unusual takes the full path: no thread
 // state yet, an excluded thread, a dispatch already running, a full shadow
-// stack, an entry hook bound, a function that returns twice.
+// stack, an entry hook bound, a function that returns twice, a return
+// handler that reads the entry arguments.
 std::optional<LeanEntry> emit_lean_return_entry(CodeBuffer &c, Site &site) {
   int64_t state_at = thread_state_tls_offset();
   int64_t excluded_at = thread_excluded_tls_offset();
@@ -285,6 +286,9 @@ std::optional<LeanEntry> emit_lean_return_entry(CodeBuffer &c, Site &site) {
   // A function that returns twice reuses or pins entries (dispatch.cpp).
   x86::cmp_mem_zero(c, Reg::Rax, offsetof(SiteBindings, returns_twice));
   size_t twice = x86::jcc_near_forward(c, kCcNz);
+  // Entry arguments to keep for the return handler: the full path does it.
+  x86::cmp_mem_zero(c, Reg::Rax, offsetof(SiteBindings, entry_args));
+  size_t keeps_args = x86::jcc_near_forward(c, kCcNz);
   for (int i = 1; i < 4; ++i)
     x86::store_rsp(c, -(kLeanSaveBelowRsp + 8 * i), kLeanSaved[i]);
   x86::mov(c, Reg::Rcx, Reg::Rax);
@@ -348,6 +352,7 @@ std::optional<LeanEntry> emit_lean_return_entry(CodeBuffer &c, Site &site) {
   size_t to_full = x86::jmp_near_forward(c);
   x86::bind_near(c, has_entry);
   x86::bind_near(c, twice);
+  x86::bind_near(c, keeps_args);
   x86::load_from(c, Reg::Rax, Reg::Rsp, -kLeanSaveBelowRsp);
   x86::bind_near(c, to_full);
   return lean;

@@ -481,9 +481,85 @@ struct DwarfTypes::Impl {
         if (const char *n = attr_string(&child, DW_AT_name))
           p.name = n;
         p.type = elem_of(&child);
+        locate(child, f.entry, p);
         f.params.push_back(std::move(p));
       } while (dwarf_siblingof(&child, &child) == 0);
+    Dwarf_Attribute cc;
+    Dwarf_Word convention = 0;
+    f.nocall = (dwarf_attr_integrate(&die, DW_AT_calling_convention, &cc) &&
+                dwarf_formudata(&cc, &convention) == 0 &&
+                convention == DW_CC_nocall) ||
+               reshaped(die);
     return f;
+  }
+
+  // A concrete instance whose parameters are not its abstract origin's, in
+  // order: a GCC clone (f.constprop.0, f.isra.0) that dropped or reordered
+  // them, without saying DW_CC_nocall.
+  static bool reshaped(Dwarf_Die &die) {
+    Dwarf_Attribute attr;
+    Dwarf_Die origin;
+    if (!dwarf_attr(&die, DW_AT_abstract_origin, &attr) ||
+        !dwarf_formref_die(&attr, &origin))
+      return false;
+    auto params = [](Dwarf_Die &of, bool follow) {
+      std::vector<Dwarf_Off> out;
+      Dwarf_Die c;
+      if (dwarf_child(&of, &c) == 0)
+        do {
+          if (dwarf_tag(&c) != DW_TAG_formal_parameter)
+            continue;
+          Dwarf_Attribute a;
+          Dwarf_Die o;
+          if (!follow)
+            out.push_back(dwarf_dieoffset(&c));
+          else if (dwarf_attr(&c, DW_AT_abstract_origin, &a) &&
+                   dwarf_formref_die(&a, &o))
+            out.push_back(dwarf_dieoffset(&o));
+          else
+            out.push_back(0);
+        } while (dwarf_siblingof(&c, &c) == 0);
+      return out;
+    };
+    return params(die, true) != params(origin, false);
+  }
+
+  // Where a parameter is at `entry` (see DwarfFunction::Param).
+  static void locate(Dwarf_Die &param, uint64_t entry,
+                     DwarfFunction::Param &p) {
+    Dwarf_Attribute attr;
+    if (dwarf_attr_integrate(&param, DW_AT_const_value, &attr)) {
+      Dwarf_Sword v = 0;
+      Dwarf_Word u = 0;
+      if (dwarf_formsdata(&attr, &v) == 0) {
+        p.at = DwarfFunction::Param::At::Constant;
+        p.value = v;
+      } else if (dwarf_formudata(&attr, &u) == 0) {
+        p.at = DwarfFunction::Param::At::Constant;
+        p.value = static_cast<int64_t>(u);
+      }
+      return;
+    }
+    if (!dwarf_attr(&param, DW_AT_location, &attr)) {
+      p.at = DwarfFunction::Param::At::Gone;
+      return;
+    }
+    Dwarf_Op *expr = nullptr;
+    size_t len = 0;
+    int n = dwarf_getlocation_addr(&attr, entry, &expr, &len, 1);
+    if (n == 0) {
+      p.at = DwarfFunction::Param::At::Gone;
+      return;
+    }
+    if (n != 1 || len != 1)
+      return;
+    if (expr[0].atom >= DW_OP_reg0 && expr[0].atom <= DW_OP_reg31) {
+      p.at = DwarfFunction::Param::At::Register;
+      p.dwarf_reg = expr[0].atom - DW_OP_reg0;
+    } else if (expr[0].atom == DW_OP_regx) {
+      p.at = DwarfFunction::Param::At::Register;
+      p.dwarf_reg = static_cast<int>(expr[0].number);
+    }
   }
 };
 

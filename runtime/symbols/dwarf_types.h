@@ -60,10 +60,24 @@ struct DwarfFunction {
   struct Param {
     std::string name; // empty for an unnamed parameter
     int type = -1;
+    // Where the DWARF says it is at the function's entry address.
+    enum class At : uint8_t {
+      Other,    // memory, pieces, an expression: not one register
+      Register, // dwarf_reg (DWARF numbering)
+      Constant, // value (DW_AT_const_value)
+      Gone,     // no location covers the entry: optimised out
+    };
+    At at = At::Other;
+    int dwarf_reg = -1;
+    int64_t value = 0;
   };
   std::vector<Param> params;
   int ret = -1; // -1: void
   bool variadic = false;
+  // DW_CC_nocall: the compiler changed how it is called (arguments
+  // removed, constants propagated): the System V slots do not apply, only
+  // the parameters' own locations do.
+  bool nocall = false;
 };
 
 class DwarfTypes {

@@ -1,6 +1,7 @@
 // ProbeResolver::list: `ubtrace -l` for userspace probes.
 #include "runtime/symbols/demangle.h"
 #include "runtime/symbols/probe_resolver.h"
+#include "runtime/symbols/rust_demangle.h"
 #include "runtime/symbols/wildcard.h"
 
 #include <set>
@@ -116,8 +117,11 @@ Result<std::vector<std::string>> ProbeResolver::list(std::string_view pattern,
           continue;
         }
         // A demangled name holds characters the attach point grammar
-        // takes apart; quoted, the line is a usable attach point.
-        auto demangled = demangle(sym->name);
+        // takes apart; quoted, the line is a usable attach point. Rust
+        // paths as cpp: matches them (probe_resolver.cpp).
+        auto demangled = demangle_rust(sym->name);
+        if (!demangled)
+          demangled = demangle(sym->name);
         lines.insert(prefix + bin.path + ":cpp:" +
                      (demangled ? "\"" + *demangled + "\"" : sym->name));
       }

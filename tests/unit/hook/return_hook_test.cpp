@@ -257,6 +257,111 @@ TEST(HookReturn, OnTheTrapPath) {
   ASSERT_TRUE(uninstall_hook(*in).ok());
 }
 
+// A return handler that reads the entry arguments: every return's own
+// (per frame, through recursion), on the full, trap and formerly lean paths.
+struct ArgChecks {
+  std::atomic<long> hits{0}, wrong{0}, missing{0};
+  long (*expect)(long arg0, long retval) = nullptr;
+  long sixth = -1;
+};
+
+void on_return_with_args(PtRegs *regs, void *user) {
+  auto *c = static_cast<ArgChecks *>(user);
+  c->hits.fetch_add(1);
+  const uint64_t *args = return_entry_args();
+  if (!args) {
+    c->missing.fetch_add(1);
+    return;
+  }
+  if (c->expect(static_cast<long>(args[0]), static_cast<long>(regs->rax)) !=
+      0)
+    c->wrong.fetch_add(1);
+  c->sixth = static_cast<long>(args[5]);
+}
+
+long fib_of(long n) {
+  long a = 0, b = 1;
+  for (long i = 0; i < n; ++i) {
+    long t = a + b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+TEST(HookReturn, EntryArgumentsOfEachFrameThroughRecursion) {
+  ArgChecks checks;
+  checks.expect = [](long n, long r) { return long(fib_of(n) != r); };
+  HookOptions o = bounded(hk_fib);
+  o.entry_args = true;
+  Result<HookId> out =
+      install_return_hook(addr(hk_fib), on_return_with_args, &checks, o);
+  ASSERT_TRUE(out.ok()) << out.error();
+  hk_fib_calls = 0;
+  EXPECT_EQ(call(hk_fib, 15L), 610);
+  EXPECT_EQ(checks.hits.load(), hk_fib_calls);
+  EXPECT_EQ(checks.missing.load(), 0);
+  EXPECT_EQ(checks.wrong.load(), 0);
+  EXPECT_EQ(return_entry_args(), nullptr); // outside a return handler
+  ASSERT_TRUE(uninstall_hook(*out).ok());
+}
+
+TEST(HookReturn, EntryArgumentsKeptFromWhenTheyAreAsked) {
+  // A return hook alone takes the lean entry; asking for the arguments
+  // later sends the site's entries through the full path.
+  ArgChecks checks;
+  checks.expect = [](long x, long r) { return long(x * 3 + 1 != r); };
+  Result<HookId> out = install_return_hook(
+      addr(hk_counted), on_return_with_args, &checks, bounded(hk_counted));
+  ASSERT_TRUE(out.ok()) << out.error();
+  for (long x = 0; x < 20; ++x)
+    EXPECT_EQ(call(hk_counted, x), x * 3 + 1);
+  EXPECT_EQ(checks.missing.load(), 20);
+  ASSERT_TRUE(keep_entry_args(addr(hk_counted)).ok());
+  for (long x = 0; x < 20; ++x)
+    EXPECT_EQ(call(hk_counted, x), x * 3 + 1);
+  EXPECT_EQ(checks.hits.load(), 40);
+  EXPECT_EQ(checks.missing.load(), 20);
+  EXPECT_EQ(checks.wrong.load(), 0);
+  ASSERT_TRUE(uninstall_hook(*out).ok());
+  EXPECT_FALSE(keep_entry_args(addr(hk_counted)).ok());
+}
+
+TEST(HookReturn, EntryArgumentsOnTheTrapPathAndAllSixRegisters) {
+  ArgChecks tiny;
+  tiny.expect = [](long x, long r) { return long(x != r); };
+  HookOptions o = bounded(hk_tiny3);
+  o.entry_args = true;
+  Result<HookId> out =
+      install_return_hook(addr(hk_tiny3), on_return_with_args, &tiny, o);
+  ASSERT_TRUE(out.ok()) << out.error();
+  EXPECT_EQ(*hooked_mode(addr(hk_tiny3)), PatchMode::Trap);
+  for (long x = 0; x < 30; ++x)
+    EXPECT_EQ(call(hk_tiny3, x), x);
+  EXPECT_EQ(tiny.hits.load(), 30);
+  EXPECT_EQ(tiny.missing.load(), 0);
+  EXPECT_EQ(tiny.wrong.load(), 0);
+  ASSERT_TRUE(uninstall_hook(*out).ok());
+
+  ArgChecks eight;
+  eight.expect = [](long a, long r) {
+    // a..e and g = a, f = 1000a, h = a + 100.
+    return long(r != a * 22 + 6 * 1000 * a + 8 * (a + 100));
+  };
+  o = bounded(hk_eight);
+  o.entry_args = true;
+  out = install_return_hook(addr(hk_eight), on_return_with_args, &eight, o);
+  ASSERT_TRUE(out.ok()) << out.error();
+  long (*volatile fn)(long, long, long, long, long, long, long, long) = hk_eight;
+  for (long x = 1; x <= 10; ++x)
+    fn(x, x, x, x, x, x * 1000, x, x + 100);
+  EXPECT_EQ(eight.hits.load(), 10);
+  EXPECT_EQ(eight.missing.load(), 0);
+  EXPECT_EQ(eight.wrong.load(), 0);
+  EXPECT_EQ(eight.sixth, 10000); // r9 of the last call
+  ASSERT_TRUE(uninstall_hook(*out).ok());
+}
+
 TEST(HookReturn, RefusesAnAddressThatIsNotTheFunctionEntry) {
   HookOptions o = bounded(hk_frame);
   Result<HookId> id =
