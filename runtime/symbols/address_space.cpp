@@ -1,5 +1,6 @@
 #include "runtime/symbols/address_space.h"
 
+#include "runtime/symbols/binary_resolver.h"
 #include "runtime/symbols/elf_file.h"
 
 #include <algorithm>
@@ -12,7 +13,7 @@ Result<AddressSpace> AddressSpace::snapshot(pid_t pid) {
   auto maps = read_proc_maps(pid);
   if (!maps)
     return std::move(maps).take_error();
-  AddressSpace space = from_mappings(pid, std::move(*maps));
+  AddressSpace space = from_mappings(pid, std::move(*maps), process_root(pid));
   std::error_code ec;
   auto exe = std::filesystem::read_symlink(
       "/proc/" + std::to_string(pid) + "/exe", ec);
@@ -22,32 +23,53 @@ Result<AddressSpace> AddressSpace::snapshot(pid_t pid) {
 }
 
 AddressSpace AddressSpace::from_mappings(pid_t pid,
-                                         std::vector<Mapping> mappings) {
+                                         std::vector<Mapping> mappings,
+                                         const std::string &root) {
   AddressSpace space;
   space.pid_ = pid;
+  space.root_ = root;
   std::sort(
       mappings.begin(), mappings.end(),
       [](const Mapping &a, const Mapping &b) { return a.start < b.start; });
   space.mappings_ = std::move(mappings);
   std::map<std::string, std::optional<FileIdentity>> by_path;
+  auto identify = [&](const std::string &path) {
+    auto it = by_path.find(path);
+    if (it == by_path.end()) {
+      auto found = identify_file(path);
+      it = by_path.emplace(path, found ? std::optional(*found) : std::nullopt)
+               .first;
+    }
+    return it->second;
+  };
   for (const Mapping &m : space.mappings_) {
     std::optional<FileIdentity> id;
+    bool under_root = false;
     if (m.is_file() && !m.deleted) {
-      auto it = by_path.find(m.path);
-      if (it == by_path.end()) {
-        auto found = identify_file(m.path);
-        it = by_path
-                 .emplace(m.path, found ? std::optional(*found) : std::nullopt)
-                 .first;
-      }
       // A file replaced since it was mapped is not the mapped file.
-      if (it->second &&
-          it->second->same_inode(m.dev_major, m.dev_minor, m.inode))
-        id = it->second;
+      auto mapped = [&](const std::optional<FileIdentity> &f) {
+        return f && f->same_inode(m.dev_major, m.dev_minor, m.inode);
+      };
+      if (auto here = identify(m.path); mapped(here)) {
+        id = here;
+      } else if (!root.empty()) {
+        if (auto there = identify(root + m.path); mapped(there)) {
+          id = there;
+          under_root = true;
+        }
+      }
     }
     space.identities_.push_back(id);
+    space.under_root_.push_back(under_root);
   }
   return space;
+}
+
+std::string AddressSpace::open_path(const Mapping &m) const {
+  size_t i = static_cast<size_t>(&m - mappings_.data());
+  if (i < under_root_.size() && under_root_[i])
+    return root_ + m.path;
+  return m.path;
 }
 
 const Mapping *AddressSpace::mapping_at(uint64_t addr) const {

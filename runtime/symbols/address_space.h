@@ -30,13 +30,23 @@ public:
   static Result<AddressSpace> snapshot(pid_t pid);
   // From mappings read elsewhere; file identities are taken from the
   // current files when they still carry the mapped inode.
-  static AddressSpace from_mappings(pid_t pid, std::vector<Mapping> mappings);
+  // `root`: where the process's paths are from here (see root()).
+  static AddressSpace from_mappings(pid_t pid, std::vector<Mapping> mappings,
+                                    const std::string &root = "");
 
   pid_t pid() const { return pid_; }
   // Sorted by start address.
   const std::vector<Mapping> &mappings() const { return mappings_; }
   // /proc/PID/exe at the time of the snapshot ("" when unreadable).
   const std::string &executable() const { return exe_; }
+  // "/proc/PID/root" for a process whose root is not ours (a container, a
+  // chroot), else "".
+  const std::string &root() const { return root_; }
+  // Where the file of `m` opens from here. The kernel writes a mapping's
+  // path as the reader sees it where it can (a chroot's files have our
+  // paths); a file in another mount namespace has the path its process
+  // sees, found under root().
+  std::string open_path(const Mapping &m) const;
 
   const Mapping *mapping_at(uint64_t addr) const;
   // The identity the file of `m` had at snapshot time, if it was stat-able
@@ -57,7 +67,9 @@ public:
 
 private:
   pid_t pid_ = 0;
+  std::string root_;
   std::vector<Mapping> mappings_;
+  std::vector<bool> under_root_; // per mapping: found under root_
   std::vector<std::optional<FileIdentity>> identities_; // per mapping
   std::string exe_;
 };

@@ -38,8 +38,15 @@ const DwarfInfo *BinaryInfo::dwarf() const {
     if (options_.debug_files)
       if (auto debug = find_debug_file(elf_, options_.debug_root))
         dwarf_ = DwarfInfo::open(*debug);
-    if (!dwarf_)
-      dwarf_ = DwarfInfo::open(elf_.path());
+    if (!dwarf_) {
+      // Through the descriptor when the path names the file no more (it
+      // was under the root of a process that has exited).
+      auto now = identify_file(elf_.path());
+      bool same = now && *now == identity_;
+      dwarf_ = DwarfInfo::open(
+          same || elf_.fd() < 0 ? elf_.path()
+                                : "/proc/self/fd/" + std::to_string(elf_.fd()));
+    }
   });
   return dwarf_.get();
 }
@@ -62,6 +69,15 @@ Result<std::shared_ptr<BinaryInfo>> BinaryCache::get(const std::string &path) {
 Result<std::shared_ptr<BinaryInfo>>
 BinaryCache::get_mapped(const std::string &path, uint32_t dev_major,
                         uint32_t dev_minor, uint64_t inode) {
+  {
+    // Already open on that very inode: it is the mapped file, whatever
+    // the path names now (gone with its process's root, replaced).
+    std::lock_guard lock(mutex_);
+    auto it = by_path_.find(path);
+    if (it != by_path_.end() &&
+        it->second->identity().same_inode(dev_major, dev_minor, inode))
+      return it->second;
+  }
   auto info = get(path);
   if (!info)
     return info;

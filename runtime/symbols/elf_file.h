@@ -64,6 +64,8 @@ public:
   ~ElfFile();
 
   const std::string &path() const { return path_; }
+  // The descriptor the file is read through (-1 for an image in memory).
+  int fd() const { return fd_; }
   ElfKind kind() const { return kind_; }
   uint16_t machine() const { return machine_; }
   // e_entry: where the program starts when the file is executed (0: none).

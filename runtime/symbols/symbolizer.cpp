@@ -31,11 +31,18 @@ void Symbolizer::record(AddressSpace snapshot) {
   for (const Mapping &m : snapshot.mappings())
     if (m.is_file() && seen.emplace(m.start, m.end, m.offset, m.inode).second)
       fresh.push_back(m);
+  // Files seen only under the process's root (another mount namespace)
+  // vanish from our view with it: its executable code's files are opened
+  // now, and the cache keeps them for after it exits.
+  for (const Mapping &m : snapshot.mappings())
+    if (m.executable && m.is_file())
+      if (std::string path = snapshot.open_path(m); path != m.path)
+        (void)cache_->get_mapped(path, m.dev_major, m.dev_minor, m.inode);
   if (list.empty())
     list.push_back(std::make_shared<const AddressSpace>(std::move(snapshot)));
   else if (!fresh.empty() && list.size() < kSnapshotsKept)
     list.push_back(std::make_shared<const AddressSpace>(
-        AddressSpace::from_mappings(pid, std::move(fresh))));
+        AddressSpace::from_mappings(pid, std::move(fresh), snapshot.root())));
 }
 
 void Symbolizer::set_lineage(pid_t parent,
@@ -97,8 +104,8 @@ std::optional<FileLocation> Symbolizer::locate(pid_t pid, uint64_t addr) {
   FileLocation loc;
   loc.path = m->path;
   loc.file_offset = m->file_offset_of(addr);
-  auto binary =
-      cache_->get_mapped(m->path, m->dev_major, m->dev_minor, m->inode);
+  auto binary = cache_->get_mapped(space->open_path(*m), m->dev_major,
+                                   m->dev_minor, m->inode);
   if (binary) {
     loc.vaddr = (*binary)->elf().offset_to_vaddr(loc.file_offset);
     loc.build_id = (*binary)->elf().build_id();
@@ -110,8 +117,8 @@ std::vector<SymbolizedFrame> Symbolizer::symbolize(pid_t pid, uint64_t addr) {
   auto [space, m] = file_mapping(pid, addr);
   if (!m)
     return {};
-  auto binary =
-      cache_->get_mapped(m->path, m->dev_major, m->dev_minor, m->inode);
+  auto binary = cache_->get_mapped(space->open_path(*m), m->dev_major,
+                                   m->dev_minor, m->inode);
   if (!binary)
     return {};
   auto vaddr = (*binary)->elf().offset_to_vaddr(m->file_offset_of(addr));

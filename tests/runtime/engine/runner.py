@@ -8,7 +8,8 @@ directives, one per line:
   PROG <program>            run `ubtrace -e <program>` (rest of the line)
   RUN <shell command>       or run this command; {{UBTRACE}} is the binary,
                             {{TESTPROGS}} the built test programs' folder,
-                            {{FAULTPROGS}} the fault suite's hostile targets
+                            {{FAULTPROGS}} the fault suite's hostile targets,
+                            {{SOURCE}} the source tree's root
   ARGS <words>              positional parameters after the program
   FLAGS <words>             extra ubtrace flags before -e
   EXPECT <text>             a line of the output equals <text>
@@ -153,11 +154,16 @@ def slugs(tests):
     return out
 
 
+SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))))
+
+
 def substitute(text, ctx):
     return (text.replace("{{UBTRACE}}", ctx["ubtrace"])
                 .replace("{{TESTPROGS}}", ctx["testprogs"])
                 .replace("{{FAULTPROGS}}", ctx["build"] + "/tests/faults/progs")
-                .replace("{{BUILD}}", ctx["build"]))
+                .replace("{{BUILD}}", ctx["build"])
+                .replace("{{SOURCE}}", SOURCE_DIR))
 
 
 def disabled_reason(req):
