@@ -121,15 +121,22 @@ uint64_t h_probe_read_str(uint64_t dst, uint64_t size, uint64_t src, uint64_t,
 // copy has a fixed cost (rep movsb's start-up) that dwarfs eight bytes.
 class StackWindow {
 public:
-  explicit StackWindow(const SafeReader &reader) : reader_(reader) {}
+  // `floor`: the probe's stack pointer; nothing below it is read.
+  StackWindow(const SafeReader &reader, uint64_t floor)
+      : reader_(reader), floor_(floor) {}
   bool read(void *dst, uint64_t addr, size_t n) {
     if (n > sizeof buf_)
       return false;
     if (addr < base_ || addr - base_ > len_ || len_ - (addr - base_) < n) {
+      // A frame's saved rbp is read just below its return address, after
+      // it: a window starting a little lower serves both.
+      uint64_t from = addr;
+      if (addr >= floor_)
+        from -= addr - floor_ < kBelow ? addr - floor_ : kBelow;
       len_ =
-          reader_.copy(buf_, reinterpret_cast<const void *>(addr), sizeof buf_);
-      base_ = addr;
-      if (len_ < n)
+          reader_.copy(buf_, reinterpret_cast<const void *>(from), sizeof buf_);
+      base_ = from;
+      if (len_ < addr - from || len_ - (addr - from) < n)
         return false;
     }
     // Words out of the window by plain moves (constant sizes: no call to
@@ -145,7 +152,9 @@ public:
   }
 
 private:
+  static constexpr uint64_t kBelow = 64;
   const SafeReader &reader_;
+  uint64_t floor_;
   uint64_t base_ = 0;
   size_t len_ = 0;
   alignas(16) uint8_t buf_[1024];
@@ -167,7 +176,7 @@ uint64_t h_get_stack(uint64_t ctx, uint64_t buf, uint64_t size, uint64_t flags,
   unwind::ModuleSet mods = unwind::loaded_modules();
   if (mods.count > 0) {
     unwind::UnwindRegs r{regs->rip, regs->rsp, regs->rbp};
-    StackWindow window(reader);
+    StackWindow window(reader, regs->rsp);
     auto read = [&](void *dst, uint64_t addr, size_t n) {
       return window.read(dst, addr, n);
     };

@@ -53,25 +53,29 @@ size_t walk_stack(const UnwindModule *modules, size_t nmodules, UnwindRegs r,
     return 0;
   out[n++] = r.rip;
   bool first = true;
+  const UnwindModule *last = nullptr;
   while (n < max) {
     // A return address points after its call, which may be the last
     // instruction of a function: look the caller up one byte before.
     uint64_t lookup = first ? r.rip : r.rip - 1;
     first = false;
     const CfiRow *row = nullptr;
-    size_t lo = 0, hi = nmodules;
-    while (lo < hi) {
-      size_t mid = lo + (hi - lo) / 2;
-      if (modules[mid].lo <= lookup)
-        lo = mid + 1;
-      else
-        hi = mid;
+    // Callers are mostly in the module of their callee: try it first.
+    if (!last || lookup < last->lo || lookup >= last->hi) {
+      size_t lo = 0, hi = nmodules;
+      while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (modules[mid].lo <= lookup)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      last = lo > 0 && lookup < modules[lo - 1].hi ? &modules[lo - 1] : nullptr;
     }
-    if (lo > 0) {
-      const UnwindModule &m = modules[lo - 1];
-      const CfiRows *t = m.table;
-      if (lookup < m.hi && t && t->rows)
-        row = find_cfi_row(t->rows, t->count, lookup - m.bias);
+    if (last) {
+      const CfiRows *t = last->table;
+      if (t && t->rows)
+        row = find_cfi_row(t->rows, t->count, lookup - last->bias);
     }
     UnwindRegs next;
     if (row && row->cfa == CfaRule::End)
