@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ubtrace's user stacks against gdb's, for the same stops in real programs.
 
-For each program (Debian's ls, python3, sqlite3), gdb stops at the first
+For each program (Debian's ls, python3, sqlite3 in C, ninja in C++, and a
+Rust program built here without frame pointers), gdb stops at the first
 instruction of libc's malloc (`break *malloc`) every time it is called and
 takes a backtrace; ubtrace runs the same command with
 `uprobe:libc:malloc { @[ustack(build_id)] = count(); }`. Both stacks are
@@ -33,7 +34,50 @@ PROGRAMS = [
     ("python3", ["/usr/bin/python3.11", "-S", "-c", "print(sum(range(100)))"]),
     ("sqlite3", ["/usr/bin/sqlite3", ":memory:",
                  "create table t(a); insert into t values (1); select * from t;"]),
+    # C++: Debian's ninja, a dry run of a small build (build.ninja is
+    # written into the run's temporary directory, see main).
+    ("ninja", ["/usr/bin/ninja", "-C", "{tmp}", "-n"]),
 ]
+
+NINJA_FILE = "rule cc\n  command = cc -c $in -o $out\n" + "".join(
+    f"build o{i}.o: cc s{i}.c\n" for i in range(30)) + "default " + " ".join(
+    f"o{i}.o" for i in range(30)) + "\n"
+
+
+# Rust: built here (when rustc is there) -O without frame pointers; its
+# allocations go through std's System allocator to libc's malloc.
+RUST_SOURCE = r'''
+use std::collections::BTreeMap;
+#[inline(never)]
+fn words(text: &str) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for w in text.split_whitespace() {
+        *m.entry(w.to_lowercase()).or_insert(0) += 1;
+    }
+    m
+}
+#[inline(never)]
+fn report(m: &BTreeMap<String, usize>) -> String {
+    m.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
+}
+fn main() {
+    let text = std::hint::black_box("the quick brown fox jumps over the lazy dog The End");
+    println!("{}", report(&words(text)));
+}
+'''
+
+
+def rust_program(tmp):
+    rustc = shutil.which("rustc") or os.path.expanduser("~/.cargo/bin/rustc")
+    if not os.path.exists(rustc):
+        return None
+    src = os.path.join(tmp, "wordcount.rs")
+    with open(src, "w") as f:
+        f.write(RUST_SOURCE)
+    out = os.path.join(tmp, "wordcount")
+    r = subprocess.run([rustc, "-O", "-C", "force-frame-pointers=no", "-o",
+                        out, src], capture_output=True, text=True)
+    return out if r.returncode == 0 else None
 
 
 def build_id(path):
@@ -53,7 +97,14 @@ def gdb_stacks(argv, stops):
                  "set pagination off\nset confirm off\n"
                  "set print frame-arguments none\nset print address on\n"
                  "set startup-with-shell off\n"
-                 "break *malloc\nrun\ninfo proc mappings\n")
+                 # Whole stacks, as ubtrace prints them, for programs with
+                 # a symbol for main too.
+                 "set backtrace past-main on\n"
+                 # malloc's address once libc is loaded: programs that
+                 # do not name it themselves (Rust's) have no symbol for
+                 # it before.
+                 "catch load libc.so\nrun\ndelete 1\n"
+                 "break *malloc\ncontinue\ninfo proc mappings\n")
     for _ in range(stops):
         script.write("bt\ncontinue\n")
     script.close()
@@ -149,12 +200,27 @@ def main():
     ap.add_argument("--ubtrace", required=True)
     ap.add_argument("--min", type=float, default=0.95)
     ap.add_argument("--stops", type=int, default=400)
+    ap.add_argument("--only", help="comma-separated program names")
     args = ap.parse_args()
     if not shutil.which("gdb"):
         print("SKIP: gdb is not installed")
         return 77
     ok = True
-    for name, argv in PROGRAMS:
+    tmp = tempfile.mkdtemp()
+    with open(os.path.join(tmp, "build.ninja"), "w") as f:
+        f.write(NINJA_FILE)
+    for i in range(30):
+        open(os.path.join(tmp, f"s{i}.c"), "w").close()
+    programs = [(n, [a.replace("{tmp}", tmp) for a in argv])
+                for n, argv in PROGRAMS]
+    rust = rust_program(tmp)
+    if rust:
+        programs.append(("rust", [rust]))
+    else:
+        print("rust: no rustc, skipped")
+    if args.only:
+        programs = [p for p in programs if p[0] in args.only.split(",")]
+    for name, argv in programs:
         if not os.path.exists(argv[0]):
             print(f"{name}: not installed, skipped")
             continue
@@ -197,6 +263,7 @@ def main():
                     print("    gdb:    ", [hex(o) for _, o in s])
                     print("    ubtrace:", [hex(o) if isinstance(o, int) else o
                                           for _, o in best])
+    shutil.rmtree(tmp, ignore_errors=True)
     return 0 if ok else 1
 
 
