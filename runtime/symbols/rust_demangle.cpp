@@ -1,6 +1,8 @@
 #include "runtime/symbols/rust_demangle.h"
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace ubtrace::runtime::symbols {
@@ -166,7 +168,7 @@ private:
     return v;
   }
 
-  // undisambiguated-identifier; punycode names are printed as given.
+  // undisambiguated-identifier; punycode names decoded to UTF-8.
   std::string ident() {
     bool puny = eat('u');
     uint64_t len = decimal();
@@ -177,9 +179,84 @@ private:
     }
     std::string id(s_.substr(pos_, len));
     pos_ += len;
-    if (puny)
-      id = "punycode{" + id + "}";
+    if (puny) {
+      auto decoded = punycode(id);
+      id = decoded ? *decoded : "punycode{" + id + "}";
+    }
     return id;
+  }
+
+  // RFC 3492 punycode as v0 writes it ('_' where the RFC has '-' between
+  // the ASCII characters and the deltas), to UTF-8; nullopt when invalid.
+  static std::optional<std::string> punycode(std::string_view in) {
+    std::u32string out;
+    size_t split = in.rfind('_');
+    if (split != std::string_view::npos) {
+      for (char c : in.substr(0, split))
+        out.push_back(static_cast<unsigned char>(c));
+      in.remove_prefix(split + 1);
+    }
+    constexpr uint64_t kBase = 36, kTmin = 1, kTmax = 26, kSkew = 38,
+                       kDamp = 700;
+    uint64_t n = 128, i = 0, bias = 72;
+    size_t p = 0;
+    while (p < in.size()) {
+      uint64_t old_i = i, w = 1;
+      for (uint64_t k = kBase;; k += kBase) {
+        if (p >= in.size())
+          return std::nullopt;
+        char c = in[p++];
+        uint64_t digit;
+        if (c >= 'a' && c <= 'z')
+          digit = static_cast<uint64_t>(c - 'a');
+        else if (c >= '0' && c <= '9')
+          digit = static_cast<uint64_t>(c - '0') + 26;
+        else
+          return std::nullopt;
+        i += digit * w;
+        uint64_t t = k <= bias ? kTmin : k >= bias + kTmax ? kTmax : k - bias;
+        if (digit < t)
+          break;
+        w *= kBase - t;
+        if (i > 0x10FFFF * 64 || w > 0x10FFFF * 64)
+          return std::nullopt;
+      }
+      // Adapt the bias.
+      uint64_t delta = old_i == 0 ? (i - old_i) / kDamp : (i - old_i) / 2;
+      delta += delta / (out.size() + 1);
+      uint64_t k = 0;
+      while (delta > ((kBase - kTmin) * kTmax) / 2) {
+        delta /= kBase - kTmin;
+        k += kBase;
+      }
+      bias = k + (kBase - kTmin + 1) * delta / (delta + kSkew);
+      n += i / (out.size() + 1);
+      i %= out.size() + 1;
+      if (n > 0x10FFFF || (n >= 0xD800 && n <= 0xDFFF) || out.size() > 4096)
+        return std::nullopt;
+      out.insert(out.begin() + static_cast<std::ptrdiff_t>(i),
+                 static_cast<char32_t>(n));
+      i++;
+    }
+    std::string utf8;
+    for (char32_t c : out) {
+      if (c < 0x80) {
+        utf8 += static_cast<char>(c);
+      } else if (c < 0x800) {
+        utf8 += static_cast<char>(0xC0 | (c >> 6));
+        utf8 += static_cast<char>(0x80 | (c & 0x3F));
+      } else if (c < 0x10000) {
+        utf8 += static_cast<char>(0xE0 | (c >> 12));
+        utf8 += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+        utf8 += static_cast<char>(0x80 | (c & 0x3F));
+      } else {
+        utf8 += static_cast<char>(0xF0 | (c >> 18));
+        utf8 += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+        utf8 += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+        utf8 += static_cast<char>(0x80 | (c & 0x3F));
+      }
+    }
+    return utf8;
   }
 
   // Runs `f` at the backref's position, then comes back.

@@ -35,6 +35,15 @@ TEST(RustDemangle, V0Paths) {
   EXPECT_EQ(demangle_rust("_RNvCs7NAv3frp1Oz_10hello_rust99fun1"),
             std::nullopt);
   EXPECT_EQ(demangle_rust("_RB_"), std::nullopt); // a backref to itself
+  // Non-ASCII identifiers are punycode ('_' before the deltas), decoded to
+  // UTF-8 (rustc 1.8x's names; c++filt reads them the same).
+  EXPECT_EQ(demangle_rust("_RNvCsjGcoDi6Dqao_2puu9gre_6ka8i"),
+            "pu::gr\u00f6\u00dfe");
+  EXPECT_EQ(demangle_rust("_RNvNtCsjGcoDi6Dqao_2puu7caf_dmau10nave__dtar"),
+            "pu::caf\u00e9::na\u00efve_\u00f1");
+  // Deltas that are not punycode digits stay as given.
+  EXPECT_EQ(demangle_rust("_RNvCsjGcoDi6Dqao_2puu5gr_A9"),
+            "pu::punycode{gr_A9}");
 }
 
 TEST(RustDemangle, LegacyNames) {
