@@ -39,6 +39,24 @@ struct MapInfo {
   uint64_t max_entries = 0;
 };
 
+// C headers a script includes (`#include <errno.h>`, --include): the
+// object-like macros they define, for constants (EPERM, O_CREAT, AF_INET).
+// ast/ runs no preprocessor: the CLI implements this with the system's
+// (backends/cli/c_headers.cpp). Null: #include is refused.
+class CHeaders {
+public:
+  virtual ~CHeaders() = default;
+  // Every object-like macro `headers` define, NAME -> body as written
+  // (each header as `<x>` or `"x"` as #include names it, or a bare name
+  // or path given with --include); false with `error` set when one cannot
+  // be read (not found, does not preprocess).
+  virtual bool macros(const std::vector<std::string> &headers,
+                      std::map<std::string, std::string> &out,
+                      std::string &error) = 0;
+  // Headers to include before the script's own (--include FILE).
+  virtual std::vector<std::string> forced() const { return {}; }
+};
+
 class ASTContext {
 public:
   ASTContext(std::string filename, std::string text);
@@ -78,6 +96,7 @@ public:
   // The traced binaries' debug information (`args`, struct types without
   // C definitions, source-line probes); null where there is none to read.
   DebugTypes *debug_types = nullptr;
+  CHeaders *c_headers = nullptr;
 
 private:
   std::vector<std::unique_ptr<SourceFile>> files_;

@@ -1,8 +1,11 @@
 #include "ast/passes/c_definitions.h"
 
+#include "ast/builtins.h"
+
 #include <cctype>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <sstream>
 
 namespace ubtrace::ast {
@@ -114,9 +117,17 @@ struct Token {
 class CParser {
 public:
   CParser(const std::string &text, const Location &loc, CTypes &types,
-          Diagnostics &diags)
-      : loc_(loc), types_(types), diags_(diags) {
+          Diagnostics &diags, bool quiet = false)
+      : loc_(loc), types_(types), diags_(diags), quiet_(quiet) {
     tokenize(text);
+  }
+
+  // The whole text as one constant expression, or nullopt.
+  std::optional<int64_t> constant() {
+    int64_t v = const_expr();
+    if (!ok_ || peek().kind != Token::End)
+      return std::nullopt;
+    return v;
   }
 
   bool parse_all() {
@@ -134,6 +145,7 @@ private:
   Diagnostics &diags_;
   std::vector<Token> toks_;
   size_t pos_ = 0;
+  bool quiet_ = false; // evaluating a header's macro: no diagnostics
   bool ok_ = true;
   int anon_ = 0;
 
@@ -198,7 +210,7 @@ private:
     return false;
   }
   void fail(const std::string &msg) {
-    if (ok_)
+    if (ok_ && !quiet_)
       diags_.error(loc_) << "C definition: " << msg;
     ok_ = false;
   }
@@ -240,8 +252,14 @@ private:
       if (auto it = types_.enum_values.find(t.text);
           it != types_.enum_values.end())
         return it->second.second;
-      if (auto it = types_.defines.find(t.text); it != types_.defines.end())
-        return std::strtoll(it->second.c_str(), nullptr, 0);
+      if (auto it = types_.defines.find(t.text); it != types_.defines.end()) {
+        const std::string &v = it->second;
+        char *end = nullptr;
+        long long n = std::strtoll(v.c_str(), &end, 0);
+        if (v.empty() || !end || *end != '\0')
+          fail("'" + t.text + "' is not an integer constant");
+        return n;
+      }
       fail("unknown constant '" + t.text + "'");
       return 0;
     }
@@ -631,12 +649,90 @@ bool parse_c_definitions(const std::string &text, const Location &loc,
   return p.parse_all();
 }
 
+namespace {
+
+// `<x>` or `"x"` of an #include line, "" when it has neither.
+std::string include_target(const std::string &line) {
+  size_t at = line.find("include");
+  if (at == std::string::npos)
+    return "";
+  size_t b = line.find_first_of("<\"", at);
+  if (b == std::string::npos)
+    return "";
+  size_t e = line.find(line[b] == '<' ? '>' : '"', b + 1);
+  return e == std::string::npos ? "" : line.substr(b, e - b + 1);
+}
+
+// The integer and string constants the script's headers define, into
+// ctx.c_types.defines (as decimal text or a quoted string). A macro whose
+// body is not a constant expression of integers and other such macros is
+// left out; so is one named like a builtin (a script's `pid` stays pid).
+bool load_header_macros(ASTContext &ctx) {
+  if (!ctx.c_headers)
+    return true; // no preprocessor here: #include lines are only recorded
+  std::vector<std::string> headers = ctx.c_headers->forced();
+  const Location *where = &ctx.root->loc;
+  bool located = false;
+  for (auto *def : ctx.root->c_definitions) {
+    if (def->form != CDefinition::Form::Include)
+      continue;
+    std::string h = include_target(def->text);
+    if (h.empty()) {
+      ctx.diags().error(def->loc) << "#include expects <FILE> or \"FILE\"";
+      return false;
+    }
+    headers.push_back(h);
+    if (!located)
+      where = &def->loc;
+    located = true;
+  }
+  if (headers.empty())
+    return true;
+  std::map<std::string, std::string> raw;
+  std::string error;
+  if (!ctx.c_headers->macros(headers, raw, error)) {
+    ctx.diags().error(*where) << "C header: " << error;
+    return false;
+  }
+  CTypes &types = ctx.c_types;
+  for (auto it = raw.begin(); it != raw.end();) {
+    const std::string &body = it->second;
+    if (lookup_builtin(it->first) || types.defines.count(it->first)) {
+      it = raw.erase(it);
+    } else if (body.size() >= 2 && body.front() == '"' && body.back() == '"' &&
+               body.find('"', 1) == body.size() - 1) {
+      types.defines[it->first] = body;
+      it = raw.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  // Macros defined by others: resolved as those are.
+  for (bool progress = true; progress && !raw.empty();) {
+    progress = false;
+    for (auto it = raw.begin(); it != raw.end();) {
+      Diagnostics quiet_diags;
+      CParser p(it->second, ctx.root->loc, types, quiet_diags, true);
+      if (auto v = p.constant()) {
+        types.defines[it->first] = std::to_string(*v);
+        it = raw.erase(it);
+        progress = true;
+      } else {
+        ++it;
+      }
+    }
+  }
+  return true;
+}
+
+} // namespace
+
 bool run_c_definitions_pass(ASTContext &ctx) {
-  bool ok = true;
+  bool ok = load_header_macros(ctx);
   for (auto *def : ctx.root->c_definitions) {
     switch (def->form) {
     case CDefinition::Form::Include:
-      break; // recorded; types come from the script's own definitions
+      break; // its macros are in (load_header_macros)
     case CDefinition::Form::Define: {
       std::istringstream in(def->text);
       std::string hash, name, value;

@@ -3,6 +3,7 @@
 #include "ast/context.h"
 #include "ast/pass_manager.h"
 #include "ast/printer.h"
+#include "backends/cli/c_headers.h"
 #include "backends/cli/debug_types.h"
 #include "backends/cli/env_config.h"
 #include "backends/cli/info.h"
@@ -129,6 +130,8 @@ int list_program(const cli::Options &opts, backends::Reporter &report) {
   ctx.named_args = opts.named_args;
   cli::DwarfDebugTypes debug_types(opts.pid);
   ctx.debug_types = &debug_types;
+  cli::SystemHeaders headers(opts.include_dirs, opts.include_files);
+  ctx.c_headers = &headers;
   bool ok = parser::parse(ctx) &&
             ast::run_passes(ctx, ast::semantic_passes(), "attach-points");
   ctx.diags().emit(std::cerr, !opts.no_warnings);
@@ -190,6 +193,8 @@ int run(const cli::Options &opts, backends::Reporter &report) {
   ctx.unsafe = opts.unsafe;
   cli::DwarfDebugTypes debug_types(opts.pid);
   ctx.debug_types = &debug_types;
+  cli::SystemHeaders headers(opts.include_dirs, opts.include_files);
+  ctx.c_headers = &headers;
 
   bool ok = parser::parse(ctx);
   // An empty program (or one of comments, definitions and config alone)
