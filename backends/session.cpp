@@ -11,6 +11,7 @@
 #include "backends/output/merge.h"
 #include "backends/output/printed_map.h"
 #include "backends/output/printf_format.h"
+#include "backends/output/prometheus.h"
 #include "backends/output/text_output.h"
 #include "backends/output/time_format.h"
 #include "backends/program_set.h"
@@ -138,6 +139,9 @@ Result<void> Session::setup() {
     out_ = std::make_unique<output::JsonOutput>(*opts_.out);
   else if (opts_.output_format == "folded")
     out_ = std::make_unique<output::FoldedOutput>(*opts_.out, *opts_.err);
+  else if (opts_.output_format == "prometheus")
+    out_ = std::make_unique<output::PrometheusOutput>(opts_.metrics_file,
+                                                      *opts_.out, *opts_.err);
   else
     out_ = std::make_unique<output::TextOutput>(*opts_.out, *opts_.err);
 

@@ -23,11 +23,14 @@
 namespace ubtrace::backends {
 
 struct SessionOptions {
-  std::string output_format = "text"; // text | json
-  std::ostream *out = nullptr;        // results (stdout or -o FILE)
-  std::ostream *err = nullptr;        // notices and errors
-  bool quiet = false;                 // no "Attached N probes"
-  int verbose = 0;                    // -v: how each probe was attached
+  std::string output_format = "text"; // text | json | folded | prometheus
+  // -f prometheus -o FILE: the file the exposition is kept in (rewritten
+  // atomically); `out` then takes what is not a map.
+  std::string metrics_file;
+  std::ostream *out = nullptr; // results (stdout or -o FILE)
+  std::ostream *err = nullptr; // notices and errors
+  bool quiet = false;          // no "Attached N probes"
+  int verbose = 0;             // -v: how each probe was attached
   bool unsafe = false;
   bool no_warnings = false; // --no-warnings: warnf() prints nothing
   std::string command;      // -c

@@ -265,7 +265,10 @@ int run(const cli::Options &opts, backends::Reporter &report) {
   so.output_format = opts.output_format;
   so.out = &stdout_lines;
   so.err = &std::cerr;
-  if (!opts.output_file.empty()) {
+  if (!opts.output_file.empty() && opts.output_format == "prometheus") {
+    // A metrics file is rewritten whole at each print (prometheus.h).
+    so.metrics_file = opts.output_file;
+  } else if (!opts.output_file.empty()) {
     file.open(opts.output_file, std::ios::trunc);
     if (!file) {
       report.error("cannot open " + opts.output_file + ": " +

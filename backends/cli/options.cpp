@@ -25,8 +25,11 @@ OPTIONS:
     -l [PATTERN|FILE]   list probes matching PATTERN (uprobe, usdt,
                         interval), or those of a program (-e or FILE);
                         with -p PID and no pattern, all of that process
-    -f FORMAT           output format: text (default), json, or folded
-                        (maps as folded stacks for flame graphs)
+    -f FORMAT           output format: text (default), json, folded
+                        (maps as folded stacks for flame graphs), or
+                        prometheus (maps as metrics; with -o FILE, the
+                        file is rewritten at each print for
+                        node_exporter's textfile collector)
     -o, --output FILE   write the output to FILE
     -q                  quiet: no "Attached N probes" message
     -B MODE             output buffering: line, full or none
@@ -172,7 +175,7 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
         return std::nullopt;
       o.output_format = v;
       if (o.output_format != "text" && o.output_format != "json" &&
-          o.output_format != "folded") {
+          o.output_format != "folded" && o.output_format != "prometheus") {
         // bpftrace's words; the usage after it lists the formats.
         error = "Invalid output format \"" + o.output_format + "\"";
         return std::nullopt;

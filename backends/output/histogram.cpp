@@ -94,8 +94,9 @@ std::string bucket_header(const Histogram &h, size_t i) {
   return "[" + text_of(h.labels[i - 1]) + ", " + text_of(h.labels[i]) + ")";
 }
 
-// JSON's "max" is the closed upper bound: one less than the label.
-std::string json_max(const Value &label) {
+} // namespace
+
+std::string bucket_max(const Value &label) {
   if (label.kind == Value::Kind::Int)
     return json_int(label.sint - 1);
   if (label.kind != Value::Kind::Symbolic)
@@ -109,8 +110,6 @@ std::string json_max(const Value &label) {
     return json_uint(UINT64_MAX);
   return json_uint(label.uint - 1);
 }
-
-} // namespace
 
 Histogram build_hist(std::span<const uint64_t> buckets, uint32_t bits,
                      uint32_t div) {
@@ -187,7 +186,7 @@ std::string hist_json(const Histogram &h) {
     else if (i > 0)
       out += "\"min\": " + json_of(h.labels[i - 1]) + ", ";
     if (i < h.labels.size())
-      out += "\"max\": " + json_max(h.labels[i]) + ", ";
+      out += "\"max\": " + bucket_max(h.labels[i]) + ", ";
     out += "\"count\": " + std::to_string(h.counts[i]) + "}";
   }
   out += "]";

@@ -43,4 +43,8 @@ std::string hist_text(const Histogram &h);
 // unbounded above.
 std::string hist_json(const Histogram &h);
 
+// The largest value a bucket holds (its label is the exclusive upper
+// bound), as a number's text: JSON's "max", Prometheus's `le`.
+std::string bucket_max(const Value &label);
+
 } // namespace ubtrace::output

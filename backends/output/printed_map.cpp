@@ -189,6 +189,7 @@ PrintedMap build_printed_map(const runtime::MapSpec &spec,
   PrintedMap map;
   map.name = spec.name;
   map.shape = shape_of(spec.agg);
+  map.agg = spec.agg;
   map.scalar = spec.key.kind == Kind::None;
 
   // Key order first, then (for value-sorted maps) by value with ties in
@@ -235,6 +236,11 @@ PrintedMap build_printed_map(const runtime::MapSpec &spec,
       out.series = build_tseries(spec, series[order[i]], last);
     else
       out.value = aggregate_value(spec, e.value, div, ctx);
+    if (spec.agg == AggKind::Avg || spec.agg == AggKind::Stats) {
+      out.total = spec.value.is_signed ? Value::of_int(load_i64(e.value, 0))
+                                       : Value::of_uint(load_u64(e.value, 0));
+      out.count = load_u64(e.value, 8);
+    }
     map.entries.push_back(std::move(out));
     // A scalar map prints its one value.
     if (map.scalar)

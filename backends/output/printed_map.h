@@ -33,10 +33,15 @@ struct PrintedMap {
     Value value;                      // Plain and Stats shapes
     std::optional<Histogram> hist;    // Hist shape
     std::optional<TimeSeries> series; // TSeries shape
+    // avg() and stats(): the sum and the number of values (Prometheus
+    // exports them as a summary's _sum and _count).
+    Value total;
+    uint64_t count = 0;
   };
 
   std::string name;
   Shape shape = Shape::Plain;
+  runtime::AggKind agg = runtime::AggKind::None;
   bool scalar = false;
   std::vector<Entry> entries;
 };

@@ -1,0 +1,254 @@
+#include "backends/output/prometheus.h"
+
+#include "backends/output/folded_output.h"
+#include "backends/output/json_value.h"
+#include "backends/output/text_value.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <optional>
+
+namespace ubtrace::output {
+
+using runtime::AggKind;
+
+namespace {
+
+bool name_char(char c, bool first) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+         c == ':' || (!first && c >= '0' && c <= '9');
+}
+
+// A sample's value, when it is a number.
+std::optional<std::string> number(const Value &v) {
+  switch (v.kind) {
+  case Value::Kind::Int:
+    return json_int(v.sint);
+  case Value::Kind::UInt:
+    return json_uint(v.uint);
+  case Value::Kind::Symbolic:
+    return v.signed_number ? json_int(v.sint) : json_uint(v.uint);
+  case Value::Kind::Bool:
+    return std::string(v.boolean ? "1" : "0");
+  default:
+    return std::nullopt;
+  }
+}
+
+// One key part as a label value: a stack as its frames outermost first.
+std::string label_text(const Value &v) {
+  if (!v.stack)
+    return text_of(v);
+  std::string out;
+  for (const auto &frame : stack_frames(v.text))
+    out += (out.empty() ? "" : ";") + frame;
+  return out;
+}
+
+// The labels of a key: {key="..."} or {key0="...",key1="..."}; extra
+// labels (le) go after.
+std::string labels(const PrintedMap::Entry &e, const std::string &extra = "") {
+  std::vector<std::string> parts;
+  if (e.key.kind == Value::Kind::Tuple) {
+    for (size_t i = 0; i < e.key.elements.size(); i++)
+      parts.push_back("key" + std::to_string(i) + "=\"" +
+                      prometheus_escape(label_text(e.key.elements[i])) + "\"");
+  } else if (e.key.kind != Value::Kind::None) {
+    parts.push_back("key=\"" + prometheus_escape(label_text(e.key)) + "\"");
+  }
+  if (!extra.empty())
+    parts.push_back(extra);
+  if (parts.empty())
+    return "";
+  std::string out = "{";
+  for (size_t i = 0; i < parts.size(); i++)
+    out += (i ? "," : "") + parts[i];
+  return out + "}";
+}
+
+const char *agg_name(AggKind agg) {
+  switch (agg) {
+  case AggKind::None:
+    return "a value";
+  case AggKind::Count:
+    return "count()";
+  case AggKind::Sum:
+    return "sum()";
+  case AggKind::Min:
+    return "min()";
+  case AggKind::Max:
+    return "max()";
+  case AggKind::Avg:
+    return "avg()";
+  case AggKind::Stats:
+    return "stats()";
+  case AggKind::Hist:
+    return "hist()";
+  case AggKind::LHist:
+    return "lhist()";
+  case AggKind::TSeries:
+    return "tseries()";
+  }
+  return "?";
+}
+
+void family(std::string &out, const std::string &name, const char *type,
+            const PrintedMap &map) {
+  out += "# HELP " + name + " ubtrace map " + map.name + ", " +
+         agg_name(map.agg) + "\n";
+  out += "# TYPE " + name + " " + type + "\n";
+}
+
+void plain_family(std::string &out, const PrintedMap &map,
+                  const std::string &stem) {
+  const bool counter = map.agg == AggKind::Count || map.agg == AggKind::Sum;
+  const std::string name = counter ? stem + "_total" : stem;
+  std::string samples;
+  for (const auto &e : map.entries)
+    if (auto v = number(e.value))
+      samples += name + labels(e) + " " + *v + "\n";
+  if (samples.empty())
+    return;
+  family(out, name, counter ? "counter" : "gauge", map);
+  out += samples;
+}
+
+void stats_family(std::string &out, const PrintedMap &map,
+                  const std::string &stem) {
+  family(out, stem, "summary", map);
+  for (const auto &e : map.entries) {
+    out +=
+        stem + "_sum" + labels(e) + " " + number(e.total).value_or("0") + "\n";
+    out += stem + "_count" + labels(e) + " " + std::to_string(e.count) + "\n";
+  }
+  // The average users read off avg() directly.
+  const std::string avg = stem + "_average";
+  family(out, avg, "gauge", map);
+  for (const auto &e : map.entries) {
+    Value a = e.value;
+    if (a.kind == Value::Kind::Record && !a.elements.empty())
+      a = a.elements.size() > 1 ? a.elements[1] : a.elements[0];
+    out += avg + labels(e) + " " + number(a).value_or("0") + "\n";
+  }
+}
+
+void hist_family(std::string &out, const PrintedMap &map,
+                 const std::string &stem) {
+  family(out, stem, "histogram", map);
+  for (const auto &e : map.entries) {
+    if (!e.hist)
+      continue;
+    const Histogram &h = *e.hist;
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < h.counts.size(); i++) {
+      cumulative += h.counts[i];
+      if (i < h.labels.size())
+        out += stem + "_bucket" +
+               labels(e, "le=\"" + bucket_max(h.labels[i]) + "\"") + " " +
+               std::to_string(cumulative) + "\n";
+    }
+    out += stem + "_bucket" + labels(e, "le=\"+Inf\"") + " " +
+           std::to_string(cumulative) + "\n";
+    out +=
+        stem + "_count" + labels(e) + " " + std::to_string(cumulative) + "\n";
+  }
+}
+
+} // namespace
+
+std::string prometheus_name(const std::string &map_name,
+                            const std::string &prefix) {
+  std::string base = map_name.starts_with("@") ? map_name.substr(1) : map_name;
+  if (base.empty())
+    base = "map";
+  std::string out = prefix;
+  for (char c : base)
+    out += name_char(c, false) ? c : '_';
+  // A name cannot start with a digit: "_9lives", not "9lives".
+  if (!name_char(out[0], true))
+    out = "_" + out;
+  return out;
+}
+
+std::string prometheus_escape(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string prometheus_text(const std::vector<const PrintedMap *> &maps,
+                            const std::string &prefix) {
+  std::string out;
+  for (const PrintedMap *map : maps) {
+    if (map->entries.empty())
+      continue;
+    const std::string stem = prometheus_name(map->name, prefix);
+    switch (map->shape) {
+    case PrintedMap::Shape::Plain:
+      plain_family(out, *map, stem);
+      break;
+    case PrintedMap::Shape::Stats:
+      stats_family(out, *map, stem);
+      break;
+    case PrintedMap::Shape::Hist:
+      hist_family(out, *map, stem);
+      break;
+    case PrintedMap::Shape::TSeries:
+      break; // a series of past intervals is no current value
+    }
+  }
+  return out;
+}
+
+void PrometheusOutput::map(const PrintedMap &map) {
+  if (file_.empty()) {
+    out_ << prometheus_text({&map});
+    return;
+  }
+  last_[map.name] = map;
+  write_file();
+}
+
+void PrometheusOutput::end() {
+  if (!file_.empty())
+    write_file();
+  out_.flush();
+}
+
+void PrometheusOutput::write_file() {
+  std::vector<const PrintedMap *> maps;
+  for (const auto &[name, map] : last_)
+    maps.push_back(&map);
+  std::string text = prometheus_text(maps);
+  // Written whole next to the file, then renamed over it: a collector
+  // reads the old exposition or the new one, never a part.
+  std::string tmp = file_ + ".tmp";
+  bool ok = false;
+  {
+    std::ofstream f(tmp, std::ios::trunc | std::ios::binary);
+    f << text;
+    f.flush();
+    ok = static_cast<bool>(f);
+  }
+  if (ok && std::rename(tmp.c_str(), file_.c_str()) == 0)
+    return;
+  int err = errno;
+  std::remove(tmp.c_str());
+  if (!write_failed_)
+    text_.runtime_error("cannot write " + file_ + ": " + std::strerror(err),
+                        {});
+  write_failed_ = true;
+}
+
+} // namespace ubtrace::output

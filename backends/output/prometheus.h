@@ -1,0 +1,101 @@
+// Maps as Prometheus metrics: the text exposition format (version 0.0.4),
+// one metric family per map, that node_exporter's textfile collector and
+// Prometheus itself read.
+//
+//   count(), sum()        counter   ubtrace_NAME_total
+//   min(), max(), values  gauge     ubtrace_NAME
+//   avg(), stats()        summary   ubtrace_NAME_sum, ubtrace_NAME_count;
+//                         and gauge ubtrace_NAME_average
+//   hist(), lhist()       histogram ubtrace_NAME_bucket{le="..."} (the
+//                         largest value each power-of-two or linear bucket
+//                         holds, then +Inf), ubtrace_NAME_count
+//
+// NAME is the map's name without '@' ("map" for @), characters Prometheus
+// does not allow in a name made '_'. Keys become labels: `key` for a
+// single key, key0..keyN for a tuple's parts; a stack key's frames are
+// joined outermost first with ';', as -f folded writes them. Label values
+// are escaped (\\, \", \n). Entries whose value is not a number (strings)
+// and tseries() maps are left out. A hist() exports no _sum: the map keeps
+// only counts per bucket.
+//
+// `-f prometheus -o FILE` keeps FILE the exposition of every map as last
+// printed (print(), interval probes, exit), rewritten atomically (a
+// temporary file in the same directory, then rename) so a collector never
+// reads half of it; without -o each print writes the printed maps'
+// families to standard output. A script that clear()s a counter map after
+// printing it starts it again from zero, which Prometheus's rate() and
+// increase() read as a counter reset.
+#pragma once
+
+#include "backends/output/output.h"
+#include "backends/output/text_output.h"
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ubtrace::output {
+
+// The exposition of `maps` (families in map name order).
+std::string prometheus_text(const std::vector<const PrintedMap *> &maps,
+                            const std::string &prefix = "ubtrace_");
+
+// A map's metric name stem: "@lat_us" -> "ubtrace_lat_us".
+std::string prometheus_name(const std::string &map_name,
+                            const std::string &prefix = "ubtrace_");
+
+// A label value with \\, \" and \n escaped.
+std::string prometheus_escape(const std::string &text);
+
+class PrometheusOutput : public Output {
+public:
+  // `file` empty: each print's families go to `out`, and what is not a map
+  // to `err`. Otherwise `file` holds every map's last printed state and
+  // the rest goes to `out` as text output writes it.
+  PrometheusOutput(std::string file, std::ostream &out, std::ostream &err)
+      : file_(std::move(file)), out_(out),
+        text_(file_.empty() ? err : out, err) {}
+
+  void map(const PrintedMap &map) override;
+  void value(const Value &value) override { text_.value(value); }
+  void printf(std::string_view text) override { text_.printf(text); }
+  void diagnostic(Severity severity, std::string_view message,
+                  std::span<const SourceLocation> chain) override {
+    text_.diagnostic(severity, message, chain);
+  }
+  void time(std::string_view text) override { text_.time(text); }
+  void cat(std::string_view text) override { text_.cat(text); }
+  void join(std::string_view text) override { text_.join(text); }
+  void syscall(std::string_view text) override { text_.syscall(text); }
+  void lost_events(uint64_t lost) override { text_.lost_events(lost); }
+  void lost_hits(const LostHits &lost) override { text_.lost_hits(lost); }
+  void process_exit(const ProcessExit &exit) override {
+    text_.process_exit(exit);
+  }
+  void attached_probes(uint64_t probes) override {
+    text_.attached_probes(probes);
+  }
+  void helper_error(std::string_view message, std::string_view helper,
+                    int retcode,
+                    std::span<const SourceLocation> chain) override {
+    text_.helper_error(message, helper, retcode, chain);
+  }
+  void runtime_error(std::string_view message,
+                     std::span<const SourceLocation> chain) override {
+    text_.runtime_error(message, chain);
+  }
+  void end() override;
+
+private:
+  // Rewrites file_ with every map's last state; reports a failure once.
+  void write_file();
+
+  std::string file_;
+  std::ostream &out_;
+  TextOutput text_;
+  std::map<std::string, PrintedMap> last_; // by map name
+  bool write_failed_ = false;
+};
+
+} // namespace ubtrace::output
