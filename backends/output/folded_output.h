@@ -24,46 +24,18 @@
 
 namespace ubtrace::output {
 
-class FoldedOutput : public Output {
+class FoldedOutput : public MapsOwnOutput {
 public:
   FoldedOutput(std::ostream &out, std::ostream &err)
-      : out_(out), text_(err, err) {}
+      : MapsOwnOutput(err, err), out_(out) {}
 
   void map(const PrintedMap &map) override;
-  void value(const Value &value) override { text_.value(value); }
-  void printf(std::string_view text) override { text_.printf(text); }
-  void diagnostic(Severity severity, std::string_view message,
-                  std::span<const SourceLocation> chain) override {
-    text_.diagnostic(severity, message, chain);
-  }
-  void time(std::string_view text) override { text_.time(text); }
-  void cat(std::string_view text) override { text_.cat(text); }
-  void join(std::string_view text) override { text_.join(text); }
-  void syscall(std::string_view text) override { text_.syscall(text); }
-  void lost_events(uint64_t lost) override { text_.lost_events(lost); }
-  void lost_hits(const LostHits &lost) override { text_.lost_hits(lost); }
-  void process_exit(const ProcessExit &exit) override {
-    text_.process_exit(exit);
-  }
-  void attached_probes(uint64_t probes) override {
-    text_.attached_probes(probes);
-  }
-  void helper_error(std::string_view message, std::string_view helper,
-                    int retcode,
-                    std::span<const SourceLocation> chain) override {
-    text_.helper_error(message, helper, retcode, chain);
-  }
-  void runtime_error(std::string_view message,
-                     std::span<const SourceLocation> chain) override {
-    text_.runtime_error(message, chain);
-  }
   // Text output's two newlines would only separate printf output from the
   // maps; folded output has nothing to separate.
   void end() override { out_.flush(); }
 
 private:
   std::ostream &out_;
-  TextOutput text_;
 };
 
 // Whether `map` prints as folded lines (plain integer values).

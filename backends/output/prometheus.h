@@ -48,43 +48,16 @@ std::string prometheus_name(const std::string &map_name,
 // A label value with \\, \" and \n escaped.
 std::string prometheus_escape(const std::string &text);
 
-class PrometheusOutput : public Output {
+class PrometheusOutput : public MapsOwnOutput {
 public:
   // `file` empty: each print's families go to `out`, and what is not a map
   // to `err`. Otherwise `file` holds every map's last printed state and
   // the rest goes to `out` as text output writes it.
   PrometheusOutput(std::string file, std::ostream &out, std::ostream &err)
-      : file_(std::move(file)), out_(out),
-        text_(file_.empty() ? err : out, err) {}
+      : MapsOwnOutput(file.empty() ? err : out, err), file_(std::move(file)),
+        out_(out) {}
 
   void map(const PrintedMap &map) override;
-  void value(const Value &value) override { text_.value(value); }
-  void printf(std::string_view text) override { text_.printf(text); }
-  void diagnostic(Severity severity, std::string_view message,
-                  std::span<const SourceLocation> chain) override {
-    text_.diagnostic(severity, message, chain);
-  }
-  void time(std::string_view text) override { text_.time(text); }
-  void cat(std::string_view text) override { text_.cat(text); }
-  void join(std::string_view text) override { text_.join(text); }
-  void syscall(std::string_view text) override { text_.syscall(text); }
-  void lost_events(uint64_t lost) override { text_.lost_events(lost); }
-  void lost_hits(const LostHits &lost) override { text_.lost_hits(lost); }
-  void process_exit(const ProcessExit &exit) override {
-    text_.process_exit(exit);
-  }
-  void attached_probes(uint64_t probes) override {
-    text_.attached_probes(probes);
-  }
-  void helper_error(std::string_view message, std::string_view helper,
-                    int retcode,
-                    std::span<const SourceLocation> chain) override {
-    text_.helper_error(message, helper, retcode, chain);
-  }
-  void runtime_error(std::string_view message,
-                     std::span<const SourceLocation> chain) override {
-    text_.runtime_error(message, chain);
-  }
   void end() override;
 
 private:
@@ -93,7 +66,6 @@ private:
 
   std::string file_;
   std::ostream &out_;
-  TextOutput text_;
   std::map<std::string, PrintedMap> last_; // by map name
   bool write_failed_ = false;
 };
