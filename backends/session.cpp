@@ -4,6 +4,7 @@
 #include "backends/cli/cli_backend.h"
 #include "backends/gpu/gpu_backend.h"
 #include "backends/loss_report.h"
+#include "backends/metrics_server.h"
 #include "backends/output/decode.h"
 #include "backends/output/folded_output.h"
 #include "backends/output/host_system.h"
@@ -77,6 +78,7 @@ private:
   SessionOptions opts_;
   Reporter report_; // the CLI's own errors and warnings
   std::unique_ptr<output::Output> out_;
+  std::unique_ptr<MetricsServer> metrics_;
   std::unique_ptr<runtime::maps::Region> region_;
   std::unique_ptr<ProgramSet> programs_;
   std::unique_ptr<runtime::maps::RingConsumer> consumer_;
@@ -120,6 +122,8 @@ private:
   output::PrintedMap printed(size_t map, size_t top, uint32_t div,
                              bool asked = false);
   void print_all_maps();
+  // The exposition of every user map, read now (--metrics).
+  std::string metrics_text();
   void report_losses();
   // How the traced process ended, when it ended the trace (process_end.h).
   std::optional<ProcessEnd> target_end_;
@@ -439,6 +443,17 @@ output::PrintedMap Session::printed(size_t map, size_t top, uint32_t div,
   return output::build_printed_map(spec, std::move(entries), fmt_, top, div);
 }
 
+std::string Session::metrics_text() {
+  std::vector<output::PrintedMap> maps;
+  for (size_t i = 0; i < bundle_.maps.size(); i++)
+    if (bundle_.maps[i].role == runtime::MapRole::User)
+      maps.push_back(printed(i, 0, 0));
+  std::vector<const output::PrintedMap *> ptrs;
+  for (const auto &m : maps)
+    ptrs.push_back(&m);
+  return output::prometheus_text(ptrs);
+}
+
 void Session::print_all_maps() {
   std::vector<output::PrintedMap> maps;
   for (size_t i = 0; i < bundle_.maps.size(); i++) {
@@ -586,6 +601,17 @@ int Session::run() {
     report_.error(ok.error());
     return 1;
   }
+  if (!opts_.metrics_listen.empty()) {
+    auto server = MetricsServer::listen(opts_.metrics_listen);
+    if (!server) {
+      report_.error(server.error());
+      return 1;
+    }
+    metrics_ = std::move(*server);
+    if (!opts_.quiet)
+      report_.info("serving the maps as Prometheus metrics on http://" +
+                   metrics_->where() + "/metrics");
+  }
   size_t attached = 0;
   if (auto ok = attach(attached); !ok) {
     report_.error(ok.error());
@@ -638,6 +664,8 @@ int Session::run() {
       if (auto more = b->service(); !more)
         out_->runtime_error(more.error(), {});
     publish_probe_names();
+    if (metrics_)
+      metrics_->service([this] { return metrics_text(); });
     if (user_) {
       // The traced process is done: so is the trace (as with bpftrace -c
       // and -p).

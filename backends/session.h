@@ -27,6 +27,8 @@ struct SessionOptions {
   // -f prometheus -o FILE: the file the exposition is kept in (rewritten
   // atomically); `out` then takes what is not a map.
   std::string metrics_file;
+  // --metrics HOST:PORT: serve the maps to Prometheus while tracing.
+  std::string metrics_listen;
   std::ostream *out = nullptr; // results (stdout or -o FILE)
   std::ostream *err = nullptr; // notices and errors
   bool quiet = false;          // no "Attached N probes"

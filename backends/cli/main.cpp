@@ -279,6 +279,7 @@ int run(const cli::Options &opts, backends::Reporter &report) {
   }
   set_buffering(opts.buffering, *so.out);
   so.quiet = opts.quiet;
+  so.metrics_listen = opts.metrics_listen;
   so.verbose = opts.verbose;
   so.unsafe = opts.unsafe;
   so.no_warnings = opts.no_warnings;

@@ -37,6 +37,9 @@ OPTIONS:
     -v                  verbose messages
     -I DIR              accepted for bpftrace compatibility (no preprocessor)
     --include FILE      accepted for bpftrace compatibility (no preprocessor)
+    --metrics HOST:PORT serve the maps as Prometheus metrics at
+                        http://HOST:PORT/metrics while tracing (:PORT for
+                        every address)
     --debuginfo DIR     look for separate debug files in DIR first (by
                         .gnu_debuglink name, .build-id/ and NAME.debug);
                         may be repeated
@@ -223,6 +226,15 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
       if (!v)
         return std::nullopt;
       o.include_files.push_back(v);
+    } else if (a == "--metrics" || a.rfind("--metrics=", 0) == 0) {
+      if (a.size() > 9) {
+        o.metrics_listen = a.substr(10);
+      } else {
+        const char *v = need(i, "--metrics");
+        if (!v)
+          return std::nullopt;
+        o.metrics_listen = v;
+      }
     } else if (a == "--debuginfo" || a.rfind("--debuginfo=", 0) == 0) {
       if (a.size() > 11) {
         o.debuginfo_dirs.push_back(a.substr(12));

@@ -33,6 +33,7 @@ struct Options {
   std::vector<std::string> include_dirs;
   std::vector<std::string> include_files;
   std::vector<std::string> debuginfo_dirs; // --debuginfo DIR
+  std::string metrics_listen;              // --metrics HOST:PORT
   std::string probe_filter;                // --probe-filter REGEX
 };
 
