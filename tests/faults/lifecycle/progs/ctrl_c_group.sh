@@ -9,6 +9,9 @@ setsid sh -c "exec \"$1\" -e 'uprobe:libc:nanosleep { @naps = count(); }' -c 'sl
 leader=$!
 i=0
 until grep -q '^Attached' "$dir/out" || [ $i -ge 6000 ]; do sleep 0.01; i=$((i + 1)); done
+# The command starts after the attach: let it reach its nanosleep (a
+# sanitizer build once took longer than the signal did).
+sleep 0.5
 kill -INT -"$leader"
 wait "$leader"
 echo "rc=$?"
