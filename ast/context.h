@@ -37,6 +37,10 @@ struct MapInfo {
   Location first_use;
   std::string decl_kind; // from `let @m = lruhash(N);`, "" when undeclared
   uint64_t max_entries = 0;
+  // From a `// ubtrace:metric` comment (passes/metric_annotations.h): the
+  // key parts' label names (empty: key0..N) and the help text.
+  std::vector<std::string> metric_labels;
+  std::string metric_help;
 };
 
 // C headers a script includes (`#include <errno.h>`, --include): the

@@ -4,6 +4,7 @@
 #include "ast/passes/c_definitions.h"
 #include "ast/passes/config.h"
 #include "ast/passes/macro_expansion.h"
+#include "ast/passes/metric_annotations.h"
 #include "ast/passes/named_params.h"
 #include "ast/passes/semantic.h"
 
@@ -17,6 +18,7 @@ const std::vector<Pass> &semantic_passes() {
       {"named-params", run_named_params_pass},
       {"attach-points", run_attach_point_pass},
       {"semantic", run_semantic_analysis},
+      {"metric-annotations", run_metric_annotations},
   };
   return passes;
 }

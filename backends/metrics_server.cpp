@@ -1,12 +1,16 @@
 #include "backends/metrics_server.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <string_view>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -40,7 +44,80 @@ std::string response(const char *status, const char *type,
          "\r\nConnection: close\r\n\r\n" + body;
 }
 
+std::string lower(std::string s) {
+  for (char &c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string trim(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t");
+  if (b == std::string_view::npos)
+    return "";
+  size_t e = s.find_last_not_of(" \t");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+// The value of header `name` (lower case) in a request, "" when absent.
+std::string header(const std::string &request, const std::string &name) {
+  size_t pos = request.find("\r\n");
+  while (pos != std::string::npos) {
+    size_t start = pos + 2;
+    size_t end = request.find("\r\n", start);
+    if (end == std::string::npos || end == start)
+      break;
+    std::string_view line(request.data() + start, end - start);
+    size_t colon = line.find(':');
+    if (colon != std::string_view::npos &&
+        lower(std::string(line.substr(0, colon))) == name)
+      return trim(line.substr(colon + 1));
+    pos = end;
+  }
+  return "";
+}
+
 } // namespace
+
+output::Exposition negotiate_exposition(const std::string &accept) {
+  double open_metrics = 0, text = 0;
+  size_t pos = 0;
+  while (pos <= accept.size()) {
+    size_t comma = accept.find(',', pos);
+    if (comma == std::string::npos)
+      comma = accept.size();
+    std::string range = lower(accept.substr(pos, comma - pos));
+    pos = comma + 1;
+    // type;param=value;...: q weighs it, version picks a dialect's version.
+    double q = 1;
+    std::string version;
+    size_t semi = range.find(';');
+    std::string type = trim(range.substr(0, semi));
+    while (semi != std::string::npos) {
+      size_t next = range.find(';', semi + 1);
+      std::string param = trim(range.substr(semi + 1, next == std::string::npos
+                                                          ? std::string::npos
+                                                          : next - semi - 1));
+      semi = next;
+      size_t eq = param.find('=');
+      if (eq == std::string::npos)
+        continue;
+      std::string key = trim(param.substr(0, eq));
+      std::string value = trim(param.substr(eq + 1));
+      if (key == "q")
+        q = std::strtod(value.c_str(), nullptr);
+      else if (key == "version")
+        version = value;
+    }
+    if (type == "application/openmetrics-text" &&
+        (version.empty() || version == "1.0.0"))
+      open_metrics = std::max(open_metrics, q);
+    else if (type == "text/plain" || type == "text/*" || type == "*/*")
+      text = std::max(text, q);
+  }
+  return open_metrics > 0 && open_metrics > text
+             ? output::Exposition::OpenMetrics
+             : output::Exposition::Text;
+}
 
 Result<std::unique_ptr<MetricsServer>>
 MetricsServer::listen(const std::string &address) {
@@ -104,7 +181,7 @@ MetricsServer::~MetricsServer() {
   ::close(fd_);
 }
 
-void MetricsServer::service(const std::function<std::string()> &body) {
+void MetricsServer::service(const Body &body) {
   for (;;) {
     int conn = ::accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (conn < 0)
@@ -114,7 +191,7 @@ void MetricsServer::service(const std::function<std::string()> &body) {
   }
 }
 
-void MetricsServer::answer(int conn, const std::function<std::string()> &body) {
+void MetricsServer::answer(int conn, const Body &body) {
   auto deadline = Clock::now() + std::chrono::seconds(1);
   std::string request;
   char buf[2048];
@@ -134,8 +211,13 @@ void MetricsServer::answer(int conn, const std::function<std::string()> &body) {
   std::string reply;
   if (line.starts_with("GET /metrics ") || line.starts_with("GET /metrics?")) {
     scrapes_++;
-    reply =
-        response("200 OK", "text/plain; version=0.0.4; charset=utf-8", body());
+    auto dialect = negotiate_exposition(header(request, "accept"));
+    reply = response("200 OK",
+                     dialect == output::Exposition::OpenMetrics
+                         ? "application/openmetrics-text; version=1.0.0; "
+                           "charset=utf-8"
+                         : "text/plain; version=0.0.4; charset=utf-8",
+                     body(dialect));
   } else if (line.starts_with("GET / ")) {
     reply = response("200 OK", "text/html; charset=utf-8",
                      "<html><body><a href=\"/metrics\">/metrics</a>"

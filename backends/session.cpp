@@ -123,7 +123,7 @@ private:
                              bool asked = false);
   void print_all_maps();
   // The exposition of every user map, read now (--metrics).
-  std::string metrics_text();
+  std::string metrics_text(output::Exposition dialect);
   void report_losses();
   // How the traced process ended, when it ended the trace (process_end.h).
   std::optional<ProcessEnd> target_end_;
@@ -443,7 +443,7 @@ output::PrintedMap Session::printed(size_t map, size_t top, uint32_t div,
   return output::build_printed_map(spec, std::move(entries), fmt_, top, div);
 }
 
-std::string Session::metrics_text() {
+std::string Session::metrics_text(output::Exposition dialect) {
   std::vector<output::PrintedMap> maps;
   for (size_t i = 0; i < bundle_.maps.size(); i++)
     if (bundle_.maps[i].role == runtime::MapRole::User)
@@ -451,7 +451,7 @@ std::string Session::metrics_text() {
   std::vector<const output::PrintedMap *> ptrs;
   for (const auto &m : maps)
     ptrs.push_back(&m);
-  return output::prometheus_text(ptrs);
+  return output::prometheus_text(ptrs, dialect);
 }
 
 void Session::print_all_maps() {
@@ -665,7 +665,8 @@ int Session::run() {
         out_->runtime_error(more.error(), {});
     publish_probe_names();
     if (metrics_)
-      metrics_->service([this] { return metrics_text(); });
+      metrics_->service(
+          [this](output::Exposition d) { return metrics_text(d); });
     if (user_) {
       // The traced process is done: so is the trace (as with bpftrace -c
       // and -p).

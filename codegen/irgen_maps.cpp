@@ -99,6 +99,8 @@ void IRGen::declare_maps() {
     mg.spec.object_name = object_name(name);
     mg.spec.role = runtime::MapRole::User;
     mg.spec.agg = agg_of(info.value);
+    mg.spec.labels = info.metric_labels;
+    mg.spec.help = info.metric_help;
     bool per_slot = mg.spec.agg != runtime::AggKind::None;
     bool lru = info.decl_kind == "lruhash" || info.decl_kind == "percpulruhash";
     mg.bpf_type = per_slot ? (lru ? BPF_MAP_TYPE_LRU_PERCPU_HASH

@@ -143,11 +143,15 @@ struct MapSpec {
   uint64_t tseries_interval_ns = 0;
   uint32_t tseries_intervals = 0;
   TSeriesAgg tseries_agg = TSeriesAgg::Last;
+  // A `// ubtrace:metric` annotation's label names (one per key part;
+  // empty: key0..N) and help text, for the metric exporters.
+  std::vector<std::string> labels;
+  std::string help;
 
   template <class Archive> void serialize(Archive &ar) {
     ar(name, role, kind, agg, key, value, key_size, value_size, max_entries,
        hist_bits, lhist_min, lhist_max, lhist_step, tseries_interval_ns,
-       tseries_intervals, tseries_agg, object_name);
+       tseries_intervals, tseries_agg, object_name, labels, help);
   }
 };
 

@@ -191,6 +191,8 @@ PrintedMap build_printed_map(const runtime::MapSpec &spec,
   map.shape = shape_of(spec.agg);
   map.agg = spec.agg;
   map.scalar = spec.key.kind == Kind::None;
+  map.labels = spec.labels;
+  map.help = spec.help;
 
   // Key order first, then (for value-sorted maps) by value with ties in
   // key order. Sorting positions keeps it stable without a temporary buffer.

@@ -43,6 +43,9 @@ struct PrintedMap {
   Shape shape = Shape::Plain;
   runtime::AggKind agg = runtime::AggKind::None;
   bool scalar = false;
+  // A `// ubtrace:metric` annotation's label names and help (bundle.h).
+  std::vector<std::string> labels;
+  std::string help;
   std::vector<Entry> entries;
 };
 

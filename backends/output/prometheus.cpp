@@ -4,6 +4,7 @@
 #include "backends/output/json_value.h"
 #include "backends/output/text_value.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -47,16 +48,36 @@ std::string label_text(const Value &v) {
   return out;
 }
 
-// The labels of a key: {key="..."} or {key0="...",key1="..."}; extra
-// labels (le) go after.
-std::string labels(const PrintedMap::Entry &e, const std::string &extra = "") {
+// A key part's label name: the annotation's, a record field's (sanitised
+// as metric names are), or key0..N for a tuple's parts and `key` alone.
+std::string label_name(const PrintedMap &map, const Value &key, size_t i,
+                       size_t parts) {
+  if (i < map.labels.size())
+    return map.labels[i];
+  if (key.kind == Value::Kind::Record && i < key.names.size() &&
+      !key.names[i].empty())
+    return prometheus_name(key.names[i], "");
+  return parts == 1 && key.kind != Value::Kind::Tuple &&
+                 key.kind != Value::Kind::Record
+             ? "key"
+             : "key" + std::to_string(i);
+}
+
+// The labels of a key: {key="..."} or {key0="...",key1="..."} (or the
+// names above); extra labels (le) go after.
+std::string labels(const PrintedMap &map, const PrintedMap::Entry &e,
+                   const std::string &extra = "") {
   std::vector<std::string> parts;
-  if (e.key.kind == Value::Kind::Tuple) {
+  const bool multi = e.key.kind == Value::Kind::Tuple ||
+                     (e.key.kind == Value::Kind::Record &&
+                      e.key.names.size() == e.key.elements.size());
+  if (multi) {
     for (size_t i = 0; i < e.key.elements.size(); i++)
-      parts.push_back("key" + std::to_string(i) + "=\"" +
+      parts.push_back(label_name(map, e.key, i, e.key.elements.size()) + "=\"" +
                       prometheus_escape(label_text(e.key.elements[i])) + "\"");
   } else if (e.key.kind != Value::Kind::None) {
-    parts.push_back("key=\"" + prometheus_escape(label_text(e.key)) + "\"");
+    parts.push_back(label_name(map, e.key, 0, 1) + "=\"" +
+                    prometheus_escape(label_text(e.key)) + "\"");
   }
   if (!extra.empty())
     parts.push_back(extra);
@@ -95,48 +116,75 @@ const char *agg_name(AggKind agg) {
 }
 
 void family(std::string &out, const std::string &name, const char *type,
-            const PrintedMap &map) {
-  out += "# HELP " + name + " ubtrace map " + map.name + ", " +
-         agg_name(map.agg) + "\n";
+            const PrintedMap &map, Exposition dialect) {
+  // HELP text escapes \\ and newlines, and in OpenMetrics quotes too.
+  std::string help = map.help.empty()
+                         ? "ubtrace map " + map.name + ", " + agg_name(map.agg)
+                         : map.help;
+  std::string escaped;
+  for (char c : help)
+    escaped += c == '\\'   ? "\\\\"
+               : c == '\n' ? "\\n"
+               : c == '"' && dialect == Exposition::OpenMetrics
+                   ? "\\\""
+                   : std::string(1, c);
+  out += "# HELP " + name + " " + escaped + "\n";
   out += "# TYPE " + name + " " + type + "\n";
 }
 
+// A counter only goes up: count() always, sum() while no entry is
+// negative (a sum of signed values that went below zero is a gauge).
+bool is_counter(const PrintedMap &map) {
+  if (map.agg == AggKind::Count)
+    return true;
+  if (map.agg != AggKind::Sum)
+    return false;
+  return std::none_of(
+      map.entries.begin(), map.entries.end(), [](const PrintedMap::Entry &e) {
+        return e.value.kind == Value::Kind::Int && e.value.sint < 0;
+      });
+}
+
 void plain_family(std::string &out, const PrintedMap &map,
-                  const std::string &stem) {
-  const bool counter = map.agg == AggKind::Count || map.agg == AggKind::Sum;
+                  const std::string &stem, Exposition dialect) {
+  const bool counter = is_counter(map);
   const std::string name = counter ? stem + "_total" : stem;
   std::string samples;
   for (const auto &e : map.entries)
     if (auto v = number(e.value))
-      samples += name + labels(e) + " " + *v + "\n";
+      samples += name + labels(map, e) + " " + *v + "\n";
   if (samples.empty())
     return;
-  family(out, name, counter ? "counter" : "gauge", map);
+  // OpenMetrics names a counter's family without the _total its samples
+  // carry; the 0.0.4 text format names it as its samples.
+  family(out, counter && dialect == Exposition::OpenMetrics ? stem : name,
+         counter ? "counter" : "gauge", map, dialect);
   out += samples;
 }
 
 void stats_family(std::string &out, const PrintedMap &map,
-                  const std::string &stem) {
-  family(out, stem, "summary", map);
+                  const std::string &stem, Exposition dialect) {
+  family(out, stem, "summary", map, dialect);
   for (const auto &e : map.entries) {
+    out += stem + "_sum" + labels(map, e) + " " +
+           number(e.total).value_or("0") + "\n";
     out +=
-        stem + "_sum" + labels(e) + " " + number(e.total).value_or("0") + "\n";
-    out += stem + "_count" + labels(e) + " " + std::to_string(e.count) + "\n";
+        stem + "_count" + labels(map, e) + " " + std::to_string(e.count) + "\n";
   }
   // The average users read off avg() directly.
   const std::string avg = stem + "_average";
-  family(out, avg, "gauge", map);
+  family(out, avg, "gauge", map, dialect);
   for (const auto &e : map.entries) {
     Value a = e.value;
     if (a.kind == Value::Kind::Record && !a.elements.empty())
       a = a.elements.size() > 1 ? a.elements[1] : a.elements[0];
-    out += avg + labels(e) + " " + number(a).value_or("0") + "\n";
+    out += avg + labels(map, e) + " " + number(a).value_or("0") + "\n";
   }
 }
 
 void hist_family(std::string &out, const PrintedMap &map,
-                 const std::string &stem) {
-  family(out, stem, "histogram", map);
+                 const std::string &stem, Exposition dialect) {
+  family(out, stem, "histogram", map, dialect);
   for (const auto &e : map.entries) {
     if (!e.hist)
       continue;
@@ -146,13 +194,13 @@ void hist_family(std::string &out, const PrintedMap &map,
       cumulative += h.counts[i];
       if (i < h.labels.size())
         out += stem + "_bucket" +
-               labels(e, "le=\"" + bucket_max(h.labels[i]) + "\"") + " " +
+               labels(map, e, "le=\"" + bucket_max(h.labels[i]) + "\"") + " " +
                std::to_string(cumulative) + "\n";
     }
-    out += stem + "_bucket" + labels(e, "le=\"+Inf\"") + " " +
+    out += stem + "_bucket" + labels(map, e, "le=\"+Inf\"") + " " +
            std::to_string(cumulative) + "\n";
-    out +=
-        stem + "_count" + labels(e) + " " + std::to_string(cumulative) + "\n";
+    out += stem + "_count" + labels(map, e) + " " + std::to_string(cumulative) +
+           "\n";
   }
 }
 
@@ -188,7 +236,7 @@ std::string prometheus_escape(const std::string &text) {
 }
 
 std::string prometheus_text(const std::vector<const PrintedMap *> &maps,
-                            const std::string &prefix) {
+                            Exposition dialect, const std::string &prefix) {
   std::string out;
   for (const PrintedMap *map : maps) {
     if (map->entries.empty())
@@ -196,24 +244,26 @@ std::string prometheus_text(const std::vector<const PrintedMap *> &maps,
     const std::string stem = prometheus_name(map->name, prefix);
     switch (map->shape) {
     case PrintedMap::Shape::Plain:
-      plain_family(out, *map, stem);
+      plain_family(out, *map, stem, dialect);
       break;
     case PrintedMap::Shape::Stats:
-      stats_family(out, *map, stem);
+      stats_family(out, *map, stem, dialect);
       break;
     case PrintedMap::Shape::Hist:
-      hist_family(out, *map, stem);
+      hist_family(out, *map, stem, dialect);
       break;
     case PrintedMap::Shape::TSeries:
       break; // a series of past intervals is no current value
     }
   }
+  if (dialect == Exposition::OpenMetrics)
+    out += "# EOF\n";
   return out;
 }
 
 void PrometheusOutput::map(const PrintedMap &map) {
   if (file_.empty()) {
-    out_ << prometheus_text({&map});
+    out_ << prometheus_text({&map}, Exposition::Text);
     return;
   }
   last_[map.name] = map;
@@ -230,7 +280,7 @@ void PrometheusOutput::write_file() {
   std::vector<const PrintedMap *> maps;
   for (const auto &[name, map] : last_)
     maps.push_back(&map);
-  std::string text = prometheus_text(maps);
+  std::string text = prometheus_text(maps, Exposition::Text);
   // Written whole next to the file, then renamed over it: a collector
   // reads the old exposition or the new one, never a part.
   std::string tmp = file_ + ".tmp";

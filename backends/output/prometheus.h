@@ -12,11 +12,20 @@
 //
 // NAME is the map's name without '@' ("map" for @), characters Prometheus
 // does not allow in a name made '_'. Keys become labels: `key` for a
-// single key, key0..keyN for a tuple's parts; a stack key's frames are
+// single key, key0..keyN for a tuple's parts, a record's field names for
+// a record's (`@[(pid=pid, comm=comm)]`), or the names a
+// `// ubtrace:metric` comment gives (ast/passes/metric_annotations.h),
+// whose help text also replaces the HELP line's; a stack key's frames are
 // joined outermost first with ';', as -f folded writes them. Label values
 // are escaped (\\, \", \n). Entries whose value is not a number (strings)
 // and tseries() maps are left out. A hist() exports no _sum: the map keeps
-// only counts per bucket.
+// only counts per bucket. A sum() is a counter while no entry is
+// negative, and a gauge once one is.
+//
+// Two dialects: Prometheus's text format 0.0.4, and OpenMetrics 1.0
+// (a counter family named without its samples' _total, quotes escaped in
+// HELP, "# EOF" at the end), which the live endpoint serves to scrapers
+// that ask for it (backends/metrics_server.h).
 //
 // `-f prometheus -o FILE` keeps FILE the exposition of every map as last
 // printed (print(), interval probes, exit), rewritten atomically (a
@@ -30,6 +39,7 @@
 #include "backends/output/output.h"
 #include "backends/output/text_output.h"
 
+#include <cstdint>
 #include <map>
 #include <ostream>
 #include <string>
@@ -37,8 +47,11 @@
 
 namespace ubtrace::output {
 
-// The exposition of `maps` (families in map name order).
+enum class Exposition : uint8_t { Text, OpenMetrics };
+
+// The exposition of `maps`, families in the order given.
 std::string prometheus_text(const std::vector<const PrintedMap *> &maps,
+                            Exposition dialect = Exposition::Text,
                             const std::string &prefix = "ubtrace_");
 
 // A map's metric name stem: "@lat_us" -> "ubtrace_lat_us".

@@ -9,7 +9,9 @@ second) collects both. Then, through Prometheus's HTTP API:
 
   * sum(ubtrace_early_total) is the sum of the two counts, and
     sum by (instance) gives each exporter's own;
-  * a label: ubtrace_by_parity_total{key="0"} on one exporter;
+  * a label: ubtrace_by_parity_total{parity="0"} on one exporter, named
+    by the script's `// ubtrace:metric` comment, whose help text
+    Prometheus's metadata API returns;
   * histogram_quantile(0.5, ...) of hist(arg0) lies in the bucket that
     holds the median tick number;
 
@@ -100,7 +102,9 @@ def main():
         first = [50, 20]
         exporters = []
         for port, n in zip(ports, first):
-            script = (f"uprobe:{args.testprogs}/ticker:tick /arg0 < {n}/ "
+            script = ("// ubtrace:metric @by_parity labels(parity) "
+                      "\"Ticks by parity\"\n"
+                      f"uprobe:{args.testprogs}/ticker:tick /arg0 < {n}/ "
                       "{ @early = count(); @by_parity[arg0 % 2] = count(); "
                       "@tick_no = hist(arg0); }")
             exporters.append(subprocess.Popen(
@@ -118,10 +122,17 @@ def main():
         by_instance = {r["metric"]["instance"]: float(r["value"][1])
                        for r in query(prom_port,
                                       "sum by (instance) (ubtrace_early_total)")}
-        parity = query(prom_port, 'ubtrace_by_parity_total{key="0",instance="'
+        parity = query(prom_port, 'ubtrace_by_parity_total{parity="0",instance="'
                        f'127.0.0.1:{ports[0]}"' + "}")
         median = query(prom_port, "histogram_quantile(0.5, ubtrace_tick_no_bucket"
                        f'{{instance="127.0.0.1:{ports[0]}"}})')
+
+        _, body = get(f"http://127.0.0.1:{prom_port}/api/v1/metadata")
+        meta = json.loads(body)["data"]
+        # OpenMetrics names the family without _total, the 0.0.4 format
+        # with it: Prometheus scrapes the former when offered.
+        family = meta.get("ubtrace_by_parity") or meta.get(
+            "ubtrace_by_parity_total") or [{}]
 
         # The same runs' own text output at exit.
         texts = []
@@ -142,10 +153,16 @@ def main():
                   by_instance.get(f"127.0.0.1:{port}"),
                   float(m.group(1)) if m else "missing")
         m = re.search(r"^@by_parity\[0\]: (\d+)$", texts[0], re.M)
-        check('ubtrace_by_parity_total{key="0"} = @by_parity[0]',
+        check('ubtrace_by_parity_total{parity="0"} = @by_parity[0]',
               float(parity[0]["value"][1]) if parity else None,
               float(m.group(1)) if m else "missing")
         check("sum(ubtrace_early_total) across the two", total, sum(first))
+        # Prometheus asks for OpenMetrics first (its Accept header).
+        check("scraped as OpenMetrics (family named without _total)",
+              "ubtrace_by_parity" in meta, True)
+        check("the annotation's help in Prometheus's metadata",
+              (family[0].get("type"), family[0].get("help")),
+              ("counter", "Ticks by parity"))
         # Ticks 0..49: the median, 24.5, is in hist's [16, 32) bucket.
         q = float(median[0]["value"][1]) if median else None
         check("histogram_quantile(0.5) in (15, 31]", q,

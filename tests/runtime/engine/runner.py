@@ -5,7 +5,8 @@ A test file holds tests separated by blank lines. Each test is a list of
 directives, one per line:
 
   NAME <name>               the test's name (starts a test)
-  PROG <program>            run `ubtrace -e <program>` (rest of the line)
+  PROG <program>            run `ubtrace -e <program>` (rest of the line;
+                            further PROG lines add lines to the program)
   RUN <shell command>       or run this command; {{UBTRACE}} is the binary,
                             {{TESTPROGS}} the built test programs' folder,
                             {{FAULTPROGS}} the fault suite's hostile targets,
@@ -94,7 +95,8 @@ def parse(path):
         if cur is None:
             raise SystemExit(f"{path}:{i}: a directive before NAME")
         if key == "PROG":
-            cur.prog = rest
+            # Several PROG lines make one program of several lines.
+            cur.prog = rest if cur.prog is None else cur.prog + "\n" + rest
         elif key == "RUN":
             cur.run = rest
         elif key == "ARGS":

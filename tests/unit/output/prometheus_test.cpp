@@ -68,5 +68,46 @@ TEST(Prometheus, HistogramBucketsAreCumulative) {
   EXPECT_NE(text.find("ubtrace_size_count 3\n"), std::string::npos) << text;
 }
 
+TEST(Prometheus, OpenMetricsNamesCounterFamiliesWithoutTotal) {
+  MapBuilder calls(map_spec("@calls", AggKind::Count, int_type(8, false),
+                            int_type(8, false)));
+  calls.add(Packer().u64(7).bytes(), Packer().u64(3).bytes());
+  calls.spec().help = "Calls \"by\" n\\m";
+  PrintedMap c = calls.build();
+  EXPECT_EQ(prometheus_text({&c}, Exposition::OpenMetrics),
+            "# HELP ubtrace_calls Calls \\\"by\\\" n\\\\m\n"
+            "# TYPE ubtrace_calls counter\n"
+            "ubtrace_calls_total{key=\"7\"} 3\n"
+            "# EOF\n");
+  // The 0.0.4 text format: the family as its samples, quotes as they are.
+  EXPECT_EQ(prometheus_text({&c}, Exposition::Text),
+            "# HELP ubtrace_calls_total Calls \"by\" n\\\\m\n"
+            "# TYPE ubtrace_calls_total counter\n"
+            "ubtrace_calls_total{key=\"7\"} 3\n");
+  // No maps: an OpenMetrics exposition is still one that ends.
+  EXPECT_EQ(prometheus_text({}, Exposition::OpenMetrics), "# EOF\n");
+}
+
+TEST(Prometheus, AnnotatedLabelsNameTheKeyParts) {
+  MapBuilder m(
+      map_spec("@io", AggKind::Sum, int_type(8, false), int_type(8, true)));
+  m.spec().labels = {"fd"};
+  m.add(Packer().u64(3).bytes(), Packer().u64(10).bytes());
+  PrintedMap p = m.build();
+  EXPECT_NE(prometheus_text({&p}).find("ubtrace_io_total{fd=\"3\"} 10\n"),
+            std::string::npos)
+      << prometheus_text({&p});
+}
+
+TEST(Prometheus, SumsThatWentNegativeAreGauges) {
+  MapBuilder m(map_spec("@delta", AggKind::Sum, no_key(), int_type(8, true)));
+  m.add({}, Packer().u64(static_cast<uint64_t>(-4)).bytes());
+  PrintedMap p = m.build();
+  EXPECT_EQ(prometheus_text({&p}),
+            "# HELP ubtrace_delta ubtrace map @delta, sum()\n"
+            "# TYPE ubtrace_delta gauge\n"
+            "ubtrace_delta -4\n");
+}
+
 } // namespace
 } // namespace ubtrace::output::test
