@@ -6,9 +6,8 @@
 #include "backends/loss_report.h"
 #include "backends/metrics_server.h"
 #include "backends/output/decode.h"
-#include "backends/output/folded_output.h"
+#include "backends/output/formats.h"
 #include "backends/output/host_system.h"
-#include "backends/output/json_output.h"
 #include "backends/output/merge.h"
 #include "backends/output/printed_map.h"
 #include "backends/output/printf_format.h"
@@ -139,15 +138,12 @@ void Session::sync_maps() {
 }
 
 Result<void> Session::setup() {
-  if (opts_.output_format == "json")
-    out_ = std::make_unique<output::JsonOutput>(*opts_.out);
-  else if (opts_.output_format == "folded")
-    out_ = std::make_unique<output::FoldedOutput>(*opts_.out, *opts_.err);
-  else if (opts_.output_format == "prometheus")
-    out_ = std::make_unique<output::PrometheusOutput>(opts_.metrics_file,
-                                                      *opts_.out, *opts_.err);
-  else
-    out_ = std::make_unique<output::TextOutput>(*opts_.out, *opts_.err);
+  // Options were checked against the table; text is the fallback.
+  const output::OutputFormat *format =
+      output::find_output_format(opts_.output_format);
+  if (!format)
+    format = output::find_output_format("text");
+  out_ = format->make({opts_.whole_file, *opts_.out, *opts_.err, fmt_});
 
   auto layouts = runtime::maps::layouts_for(bundle_.maps);
   if (!layouts)

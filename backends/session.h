@@ -23,10 +23,10 @@
 namespace ubtrace::backends {
 
 struct SessionOptions {
-  std::string output_format = "text"; // text | json | folded | prometheus
-  // -f prometheus -o FILE: the file the exposition is kept in (rewritten
-  // atomically); `out` then takes what is not a map.
-  std::string metrics_file;
+  std::string output_format = "text"; // a name in output/formats.h
+  // -o FILE of a format that keeps one document in it (prometheus,
+  // pprof: rewritten atomically); `out` then takes what is not a map.
+  std::string whole_file;
   // --metrics HOST:PORT: serve the maps to Prometheus while tracing.
   std::string metrics_listen;
   std::ostream *out = nullptr; // results (stdout or -o FILE)

@@ -37,4 +37,13 @@ std::optional<output::BuildIdFrame> UserSymbols::build_id(uint64_t addr,
   return output::BuildIdFrame{loc->build_id, loc->file_offset};
 }
 
+std::optional<output::MappingInfo> UserSymbols::mapping(uint64_t addr,
+                                                        int64_t pid) {
+  auto loc = symbols_.locate(static_cast<pid_t>(pid), addr);
+  if (!loc)
+    return std::nullopt;
+  return output::MappingInfo{loc->path, loc->map_start, loc->map_end,
+                             loc->map_offset, loc->build_id};
+}
+
 } // namespace ubtrace::backends

@@ -26,6 +26,8 @@ public:
   std::vector<output::SymbolFrame> kernel(uint64_t addr) override { return {}; }
   std::optional<output::BuildIdFrame> build_id(uint64_t addr,
                                                int64_t pid) override;
+  std::optional<output::MappingInfo> mapping(uint64_t addr,
+                                             int64_t pid) override;
 
 private:
   runtime::symbols::Symbolizer symbols_;

@@ -45,6 +45,17 @@ pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
 pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
+find_package(ZLIB REQUIRED)
+# pprof profiles (backends/output/pprof.h): protobuf's runtime, and the
+# schema as pprof ships it (Debian's golang-github-google-pprof-dev).
+find_package(Protobuf REQUIRED)
+find_library(UBTRACE_PROTOBUF_LITE_STATIC NAMES libprotobuf-lite.a REQUIRED)
+find_file(UBTRACE_PPROF_PROTO profile.proto
+  PATHS /usr/share/gocode/src/github.com/google/pprof/proto NO_DEFAULT_PATH)
+if(NOT UBTRACE_PPROF_PROTO)
+  message(FATAL_ERROR "pprof's profile.proto was not found: "
+                      "install golang-github-google-pprof-dev")
+endif()
 find_package(zydis REQUIRED CONFIG)
 find_package(cereal REQUIRED CONFIG)
 find_package(GTest REQUIRED)

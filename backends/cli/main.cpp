@@ -9,6 +9,7 @@
 #include "backends/cli/info.h"
 #include "backends/cli/listing.h"
 #include "backends/cli/options.h"
+#include "backends/output/formats.h"
 #include "backends/output/line_sink.h"
 #include "backends/reporter.h"
 #include "backends/session.h"
@@ -265,9 +266,11 @@ int run(const cli::Options &opts, backends::Reporter &report) {
   so.output_format = opts.output_format;
   so.out = &stdout_lines;
   so.err = &std::cerr;
-  if (!opts.output_file.empty() && opts.output_format == "prometheus") {
-    // A metrics file is rewritten whole at each print (prometheus.h).
-    so.metrics_file = opts.output_file;
+  const output::OutputFormat *format =
+      output::find_output_format(opts.output_format);
+  if (!opts.output_file.empty() && format && format->whole_file) {
+    // The format's Output rewrites the file whole at each print.
+    so.whole_file = opts.output_file;
   } else if (!opts.output_file.empty()) {
     file.open(opts.output_file, std::ios::trunc);
     if (!file) {

@@ -1,5 +1,7 @@
 #include "backends/cli/options.h"
 
+#include "backends/output/formats.h"
+
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -12,7 +14,37 @@
 
 namespace ubtrace::cli {
 
-const char *usage_text() {
+namespace {
+
+// "OUTPUT FORMATS:" and each format's help, wrapped as the options are.
+std::string formats_text() {
+  std::string out = "\nOUTPUT FORMATS (-f):\n";
+  for (const auto &f : output::output_formats()) {
+    std::string line = "    " + std::string(f.name);
+    line.resize(24, ' ');
+    size_t width = line.size();
+    std::istringstream words{std::string(f.help)};
+    std::string word;
+    while (words >> word) {
+      if (width + word.size() + 1 > 76 && width > 24) {
+        out += line + "\n";
+        line = std::string(24, ' ');
+        width = 24;
+      } else if (width > 24) {
+        line += ' ';
+        width++;
+      }
+      line += word;
+      width += word.size();
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+} // namespace
+
+std::string usage_text() {
   return R"(USAGE:
     ubtrace [options] FILE [ARGS...]
     ubtrace [options] - [ARGS...]        (program from standard input)
@@ -25,11 +57,7 @@ OPTIONS:
     -l [PATTERN|FILE]   list probes matching PATTERN (uprobe, usdt,
                         interval), or those of a program (-e or FILE);
                         with -p PID and no pattern, all of that process
-    -f FORMAT           output format: text (default), json, folded
-                        (maps as folded stacks for flame graphs), or
-                        prometheus (maps as metrics; with -o FILE, the
-                        file is rewritten at each print for
-                        node_exporter's textfile collector)
+    -f FORMAT           output format (OUTPUT FORMATS below)
     -o, --output FILE   write the output to FILE
     -q                  quiet: no "Attached N probes" message
     -B MODE             output buffering: line, full or none
@@ -61,7 +89,7 @@ ENVIRONMENT:
     UBTRACE_<NAME> (or BPFTRACE_<NAME>) sets config variable <name>, e.g.
     UBTRACE_MAX_STRLEN=128; it overrides the script's config block.
     --info lists the variables, man ubtrace(8) describes them.
-)";
+)" + formats_text();
 }
 
 // Reads a script. A directory opens like a file but reads nothing: it is
@@ -177,8 +205,7 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
       if (!v)
         return std::nullopt;
       o.output_format = v;
-      if (o.output_format != "text" && o.output_format != "json" &&
-          o.output_format != "folded" && o.output_format != "prometheus") {
+      if (!output::find_output_format(o.output_format)) {
         // bpftrace's words; the usage after it lists the formats.
         error = "Invalid output format \"" + o.output_format + "\"";
         return std::nullopt;
@@ -300,6 +327,14 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
   }
   if (!o.command.empty() && o.pid) {
     error = "Cannot use both -c and -p.";
+    return std::nullopt;
+  }
+  if (const auto *f = output::find_output_format(o.output_format);
+      f && f->needs_file && o.output_file.empty() && !o.list) {
+    usage = false;
+    error = "-f " + o.output_format +
+            " writes a binary file: name it with -o FILE (standard output "
+            "carries the traced program's output and printf's)";
     return std::nullopt;
   }
 

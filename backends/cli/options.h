@@ -43,6 +43,6 @@ struct Options {
 std::optional<Options> parse_options(int argc, char **argv, std::string &error,
                                      bool &usage);
 
-const char *usage_text();
+std::string usage_text();
 
 } // namespace ubtrace::cli

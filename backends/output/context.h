@@ -30,6 +30,16 @@ struct BuildIdFrame {
   uint64_t offset = 0;
 };
 
+// The file mapping an address lies in: the file, where it is mapped and
+// from which offset, its ELF build id (empty when it has none).
+struct MappingInfo {
+  std::string path;
+  uint64_t start = 0;
+  uint64_t limit = 0; // one past the end
+  uint64_t file_offset = 0;
+  std::vector<uint8_t> build_id;
+};
+
 // Turns addresses into symbols. Frames are returned in the order they are
 // printed; an empty vector means the address is unknown (printed in hex).
 class Symbolizer {
@@ -38,6 +48,9 @@ public:
   virtual std::vector<SymbolFrame> user(uint64_t addr, int64_t pid) = 0;
   virtual std::vector<SymbolFrame> kernel(uint64_t addr) = 0;
   virtual std::optional<BuildIdFrame> build_id(uint64_t addr, int64_t pid) {
+    return std::nullopt;
+  }
+  virtual std::optional<MappingInfo> mapping(uint64_t addr, int64_t pid) {
     return std::nullopt;
   }
 };

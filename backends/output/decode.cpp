@@ -182,6 +182,10 @@ Value decode(const runtime::ValueType &type, Bytes bytes,
   case Kind::KStack: {
     Value v = Value::of_string(stack_text(type, bytes, ctx));
     v.stack = true;
+    StackAddresses raw = stack_addresses(type, bytes, ctx);
+    v.addresses = std::move(raw.addresses);
+    v.kernel_stack = type.kind == Kind::KStack;
+    v.stack_pid = v.kernel_stack ? -1 : raw.pid;
     return v;
   }
   case Kind::USym:

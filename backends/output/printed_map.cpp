@@ -180,6 +180,35 @@ int compare_keys(const runtime::ValueType &key, Bytes a, Bytes b) {
   return c != 0 ? c : compare_bytes(a, b);
 }
 
+std::vector<const Value *> key_parts(const Value &key) {
+  std::vector<const Value *> parts;
+  if (key.kind == Value::Kind::Tuple || key.kind == Value::Kind::Record) {
+    for (const auto &e : key.elements)
+      parts.push_back(&e);
+  } else if (key.kind != Value::Kind::None) {
+    parts.push_back(&key);
+  }
+  return parts;
+}
+
+std::vector<std::string> key_part_names(const PrintedMap &map,
+                                        const Value &key) {
+  const size_t n = key_parts(key).size();
+  const bool several =
+      key.kind == Value::Kind::Tuple || key.kind == Value::Kind::Record;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < n; i++) {
+    if (i < map.labels.size())
+      names.push_back(map.labels[i]);
+    else if (key.kind == Value::Kind::Record && i < key.names.size() &&
+             !key.names[i].empty())
+      names.push_back(key.names[i]);
+    else
+      names.push_back(several ? "key" + std::to_string(i) : "key");
+  }
+  return names;
+}
+
 PrintedMap build_printed_map(const runtime::MapSpec &spec,
                              std::vector<MapEntry> entries,
                              const FormatContext &ctx, size_t top,

@@ -49,6 +49,16 @@ struct PrintedMap {
   std::vector<Entry> entries;
 };
 
+// The parts of a key: a tuple's or record's elements, else the key itself
+// (none for a scalar map's).
+std::vector<const Value *> key_parts(const Value &key);
+
+// The names of key_parts(key), for labels: the map's annotated labels, a
+// record's field names, key0..keyN for a tuple's parts, `key` for a key of
+// one part.
+std::vector<std::string> key_part_names(const PrintedMap &map,
+                                        const Value &key);
+
 // Orders the entries as bpftrace does and decodes them.
 //   count, sum, min, max, plain integers: ascending by value
 //   avg, stats: ascending by average

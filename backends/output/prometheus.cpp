@@ -5,10 +5,6 @@
 #include "backends/output/text_value.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <optional>
 
 namespace ubtrace::output {
@@ -48,37 +44,16 @@ std::string label_text(const Value &v) {
   return out;
 }
 
-// A key part's label name: the annotation's, a record field's (sanitised
-// as metric names are), or key0..N for a tuple's parts and `key` alone.
-std::string label_name(const PrintedMap &map, const Value &key, size_t i,
-                       size_t parts) {
-  if (i < map.labels.size())
-    return map.labels[i];
-  if (key.kind == Value::Kind::Record && i < key.names.size() &&
-      !key.names[i].empty())
-    return prometheus_name(key.names[i], "");
-  return parts == 1 && key.kind != Value::Kind::Tuple &&
-                 key.kind != Value::Kind::Record
-             ? "key"
-             : "key" + std::to_string(i);
-}
-
-// The labels of a key: {key="..."} or {key0="...",key1="..."} (or the
-// names above); extra labels (le) go after.
+// The labels of a key (printed_map.h's key_part_names, made valid label
+// names); extra labels (le) go after.
 std::string labels(const PrintedMap &map, const PrintedMap::Entry &e,
                    const std::string &extra = "") {
   std::vector<std::string> parts;
-  const bool multi = e.key.kind == Value::Kind::Tuple ||
-                     (e.key.kind == Value::Kind::Record &&
-                      e.key.names.size() == e.key.elements.size());
-  if (multi) {
-    for (size_t i = 0; i < e.key.elements.size(); i++)
-      parts.push_back(label_name(map, e.key, i, e.key.elements.size()) + "=\"" +
-                      prometheus_escape(label_text(e.key.elements[i])) + "\"");
-  } else if (e.key.kind != Value::Kind::None) {
-    parts.push_back(label_name(map, e.key, 0, 1) + "=\"" +
-                    prometheus_escape(label_text(e.key)) + "\"");
-  }
+  const auto values = key_parts(e.key);
+  const auto names = key_part_names(map, e.key);
+  for (size_t i = 0; i < values.size(); i++)
+    parts.push_back(prometheus_name(names[i], "") + "=\"" +
+                    prometheus_escape(label_text(*values[i])) + "\"");
   if (!extra.empty())
     parts.push_back(extra);
   if (parts.empty())
@@ -262,43 +237,19 @@ std::string prometheus_text(const std::vector<const PrintedMap *> &maps,
 }
 
 void PrometheusOutput::map(const PrintedMap &map) {
-  if (file_.empty()) {
-    out_ << prometheus_text({&map}, Exposition::Text);
+  if (to_file()) {
+    SnapshotOutput::map(map);
     return;
   }
-  last_[map.name] = map;
-  write_file();
+  out() << prometheus_text({&map}, Exposition::Text);
 }
 
 void PrometheusOutput::end() {
-  if (!file_.empty())
-    write_file();
-  out_.flush();
-}
-
-void PrometheusOutput::write_file() {
-  std::vector<const PrintedMap *> maps;
-  for (const auto &[name, map] : last_)
-    maps.push_back(&map);
-  std::string text = prometheus_text(maps, Exposition::Text);
-  // Written whole next to the file, then renamed over it: a collector
-  // reads the old exposition or the new one, never a part.
-  std::string tmp = file_ + ".tmp";
-  bool ok = false;
-  {
-    std::ofstream f(tmp, std::ios::trunc | std::ios::binary);
-    f << text;
-    f.flush();
-    ok = static_cast<bool>(f);
-  }
-  if (ok && std::rename(tmp.c_str(), file_.c_str()) == 0)
-    return;
-  int err = errno;
-  std::remove(tmp.c_str());
-  if (!write_failed_)
-    text_.runtime_error("cannot write " + file_ + ": " + std::strerror(err),
-                        {});
-  write_failed_ = true;
+  // Without a file each print was written as it came.
+  if (to_file())
+    SnapshotOutput::end();
+  else
+    out().flush();
 }
 
 } // namespace ubtrace::output

@@ -37,7 +37,7 @@
 #pragma once
 
 #include "backends/output/output.h"
-#include "backends/output/text_output.h"
+#include "backends/output/snapshot_output.h"
 
 #include <cstdint>
 #include <map>
@@ -61,26 +61,21 @@ std::string prometheus_name(const std::string &map_name,
 // A label value with \\, \" and \n escaped.
 std::string prometheus_escape(const std::string &text);
 
-class PrometheusOutput : public MapsOwnOutput {
+class PrometheusOutput : public SnapshotOutput {
 public:
   // `file` empty: each print's families go to `out`, and what is not a map
   // to `err`. Otherwise `file` holds every map's last printed state and
   // the rest goes to `out` as text output writes it.
   PrometheusOutput(std::string file, std::ostream &out, std::ostream &err)
-      : MapsOwnOutput(file.empty() ? err : out, err), file_(std::move(file)),
-        out_(out) {}
+      : SnapshotOutput(std::move(file), out, err) {}
 
   void map(const PrintedMap &map) override;
   void end() override;
 
-private:
-  // Rewrites file_ with every map's last state; reports a failure once.
-  void write_file();
-
-  std::string file_;
-  std::ostream &out_;
-  std::map<std::string, PrintedMap> last_; // by map name
-  bool write_failed_ = false;
+protected:
+  std::string render(const std::vector<const PrintedMap *> &maps) override {
+    return prometheus_text(maps, Exposition::Text);
+  }
 };
 
 } // namespace ubtrace::output

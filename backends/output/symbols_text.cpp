@@ -129,26 +129,38 @@ std::string ksym_text(uint64_t addr, const FormatContext &ctx) {
   return symbol_name(ctx.symbolizer->kernel(addr), addr);
 }
 
+StackAddresses stack_addresses(const runtime::ValueType &type, Bytes bytes,
+                               const FormatContext &ctx) {
+  const bool user = type.kind == runtime::ValueType::Kind::UStack;
+  const uint64_t limit = type.stack_limit;
+  const uint64_t nr = std::min(load_u64(bytes, 0), limit);
+  StackAddresses out;
+  // An optional u64 after the frames records the process of a user stack.
+  const size_t pid_offset = 8 + 8 * limit;
+  out.pid = ctx.default_pid;
+  if (user && type.size >= pid_offset + 8)
+    out.pid = load_i64(bytes, pid_offset);
+  for (uint64_t i = 0; i < nr; ++i) {
+    uint64_t addr = load_u64(bytes, 8 + 8 * i);
+    if (addr == UINT64_MAX) {
+      out.failed = true;
+      break;
+    }
+    out.addresses.push_back(addr);
+  }
+  return out;
+}
+
 std::string stack_text(const runtime::ValueType &type, Bytes bytes,
                        const FormatContext &ctx) {
   const bool user = type.kind == runtime::ValueType::Kind::UStack;
   const StackMode mode = stack_mode(type.stack_mode);
-  const uint64_t limit = type.stack_limit;
-  const uint64_t nr = std::min(load_u64(bytes, 0), limit);
-  // An optional u64 after the frames records the process of a user stack.
-  const size_t pid_offset = 8 + 8 * limit;
-  int64_t pid = ctx.default_pid;
-  if (user && type.size >= pid_offset + 8)
-    pid = load_i64(bytes, pid_offset);
+  const StackAddresses stack = stack_addresses(type, bytes, ctx);
+  const int64_t pid = stack.pid;
 
   const std::string indent(8, ' ');
   std::string out = "\n";
-  for (uint64_t i = 0; i < nr; ++i) {
-    uint64_t addr = load_u64(bytes, 8 + 8 * i);
-    if (addr == UINT64_MAX) {
-      out += indent + "<unwind failure>\n";
-      break;
-    }
+  for (uint64_t addr : stack.addresses) {
     switch (mode) {
     case StackMode::Raw:
       out += hex(addr) + "\n";
@@ -166,6 +178,8 @@ std::string stack_text(const runtime::ValueType &type, Bytes bytes,
       break;
     }
   }
+  if (stack.failed)
+    out += indent + "<unwind failure>\n";
   return out;
 }
 

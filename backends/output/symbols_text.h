@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ubtrace::output {
 
@@ -26,5 +27,15 @@ std::string ksym_text(uint64_t addr, const FormatContext &ctx);
 // then one line per frame in the type's stack mode.
 std::string stack_text(const runtime::ValueType &type, Bytes bytes,
                        const FormatContext &ctx);
+
+// A stack value's addresses, innermost first, up to an unwind failure, and
+// the process of a user stack (ctx.default_pid when it records none).
+struct StackAddresses {
+  std::vector<uint64_t> addresses;
+  int64_t pid = -1;
+  bool failed = false; // the unwinder stopped short: "<unwind failure>"
+};
+StackAddresses stack_addresses(const runtime::ValueType &type, Bytes bytes,
+                               const FormatContext &ctx);
 
 } // namespace ubtrace::output

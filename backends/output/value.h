@@ -36,6 +36,12 @@ struct Value {
   std::vector<std::string> names; // Record: one name per element
   // A String holding a stack's lines (indented by 8, or 4 inside map keys).
   bool stack = false;
+  // A stack's addresses, innermost first (an unwind failure ends them), and
+  // the process of a user stack (-1: unknown; kernel stacks keep -1 and
+  // kernel_stack): for formats that keep addresses (pprof.h).
+  std::vector<uint64_t> addresses;
+  int64_t stack_pid = -1;
+  bool kernel_stack = false;
 
   static Value none() { return Value{}; }
   static Value of_bool(bool b) {

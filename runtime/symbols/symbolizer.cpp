@@ -104,6 +104,9 @@ std::optional<FileLocation> Symbolizer::locate(pid_t pid, uint64_t addr) {
   FileLocation loc;
   loc.path = m->path;
   loc.file_offset = m->file_offset_of(addr);
+  loc.map_start = m->start;
+  loc.map_end = m->end;
+  loc.map_offset = m->offset;
   auto binary = cache_->get_mapped(space->open_path(*m), m->dev_major,
                                    m->dev_minor, m->inode);
   if (binary) {

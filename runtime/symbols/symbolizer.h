@@ -60,6 +60,8 @@ struct SymbolizerOptions {
 struct FileLocation {
   std::string path;
   uint64_t file_offset = 0;
+  // The mapping holding the address: [map_start, map_end) from map_offset.
+  uint64_t map_start = 0, map_end = 0, map_offset = 0;
   std::optional<uint64_t> vaddr; // when the ELF maps that offset
   std::vector<uint8_t> build_id;
 };
