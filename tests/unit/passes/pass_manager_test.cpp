@@ -13,8 +13,8 @@ TEST(PassManager, Order) {
     names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"config", "c-definitions",
                                              "macro-expansion", "named-params",
-                                             "attach-points",
-                                             "semantic"}));
+                                             "attach-points", "semantic",
+                                             "metric-annotations"}));
 }
 
 TEST(PassManager, StopsAtTheFirstPassWithErrors) {
