@@ -447,7 +447,7 @@ std::string Session::metrics_text(output::Exposition dialect) {
   std::vector<const output::PrintedMap *> ptrs;
   for (const auto &m : maps)
     ptrs.push_back(&m);
-  return output::prometheus_text(ptrs, dialect);
+  return output::prometheus_text(ptrs, dialect, &fmt_);
 }
 
 void Session::print_all_maps() {

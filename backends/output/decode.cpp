@@ -186,6 +186,7 @@ Value decode(const runtime::ValueType &type, Bytes bytes,
     v.addresses = std::move(raw.addresses);
     v.kernel_stack = type.kind == Kind::KStack;
     v.stack_pid = v.kernel_stack ? -1 : raw.pid;
+    v.stack_failed = raw.failed;
     return v;
   }
   case Kind::USym:

@@ -1,10 +1,12 @@
 #include "backends/output/folded_output.h"
 
+#include "backends/output/symbols_text.h"
 #include "backends/output/text_value.h"
 
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 
 namespace ubtrace::output {
 namespace {
@@ -57,15 +59,21 @@ std::string frame_name(std::string_view line) {
   return sanitized(line);
 }
 
-void append_frames(const Value &key, std::vector<std::string> &frames) {
+void append_frames(const Value &key, const FormatContext *ctx,
+                   std::vector<std::string> &frames) {
   switch (key.kind) {
   case Value::Kind::None:
     return;
   case Value::Kind::Tuple:
     for (const auto &e : key.elements)
-      append_frames(e, frames);
+      append_frames(e, ctx, frames);
     return;
   case Value::Kind::String:
+    if (key.stack && ctx && ctx->symbolizer) {
+      auto stack = stack_frames(key, *ctx);
+      frames.insert(frames.end(), stack.begin(), stack.end());
+      return;
+    }
     // Stacks are the only strings that print starting with a newline.
     if (!key.text.empty() && key.text.front() == '\n') {
       auto stack = stack_frames(key.text);
@@ -108,9 +116,39 @@ std::vector<std::string> stack_frames(std::string_view stack_text) {
   return frames;
 }
 
-std::vector<std::string> folded_frames(const Value &key) {
+std::vector<std::string> stack_frames(const Value &stack,
+                                      const FormatContext &ctx) {
+  std::vector<std::string> frames; // innermost first, reversed at the end
+  for (uint64_t addr : stack.addresses) {
+    std::vector<SymbolFrame> syms;
+    if (ctx.symbolizer)
+      syms = stack.kernel_stack ? ctx.symbolizer->kernel(addr)
+                                : ctx.symbolizer->user(addr, stack.stack_pid);
+    for (const auto &f : syms)
+      frames.push_back(sanitized(f.name));
+    if (!syms.empty())
+      continue;
+    std::optional<MappingInfo> m;
+    if (ctx.symbolizer && !stack.kernel_stack)
+      m = ctx.symbolizer->mapping(addr, stack.stack_pid);
+    if (m && !m->path.empty()) {
+      std::string_view path = m->path;
+      frames.push_back(
+          sanitized("[" + std::string(path.substr(path.rfind('/') + 1)) + "]"));
+    } else {
+      frames.push_back(pointer_text(addr));
+    }
+  }
+  if (stack.stack_failed || frames.empty())
+    frames.push_back("[unknown]");
+  std::reverse(frames.begin(), frames.end());
+  return frames;
+}
+
+std::vector<std::string> folded_frames(const Value &key,
+                                       const FormatContext *ctx) {
   std::vector<std::string> frames;
-  append_frames(key, frames);
+  append_frames(key, ctx, frames);
   return frames;
 }
 
@@ -122,7 +160,7 @@ bool is_foldable(const PrintedMap &map) {
       [](const PrintedMap::Entry &e) { return e.value.is_integer(); });
 }
 
-std::string folded_text(const PrintedMap &map) {
+std::string folded_text(const PrintedMap &map, const FormatContext *ctx) {
   std::map<std::string, uint64_t> lines;
   for (const auto &e : map.entries) {
     uint64_t count = 0;
@@ -135,7 +173,7 @@ std::string folded_text(const PrintedMap &map) {
     }
     if (count == 0)
       continue;
-    std::vector<std::string> frames = folded_frames(e.key);
+    std::vector<std::string> frames = folded_frames(e.key, ctx);
     if (frames.empty())
       frames.push_back(sanitized(map.name));
     std::string stack;
@@ -154,7 +192,7 @@ void FoldedOutput::map(const PrintedMap &map) {
     text_.map(map);
     return;
   }
-  out_ << folded_text(map);
+  out_ << folded_text(map, ctx_);
   out_.flush();
 }
 

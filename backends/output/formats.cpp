@@ -20,14 +20,15 @@ const std::vector<OutputFormat> &output_formats() {
        }},
       {"folded", "maps as folded stacks for flame graphs", false, false,
        [](const OutputSetup &s) -> std::unique_ptr<Output> {
-         return std::make_unique<FoldedOutput>(s.out, s.err);
+         return std::make_unique<FoldedOutput>(s.out, s.err, &s.ctx);
        }},
       {"prometheus",
        "maps as Prometheus metrics; with -o FILE, the file is rewritten "
        "at each print for node_exporter's textfile collector",
        true, false,
        [](const OutputSetup &s) -> std::unique_ptr<Output> {
-         return std::make_unique<PrometheusOutput>(s.whole_file, s.out, s.err);
+         return std::make_unique<PrometheusOutput>(s.whole_file, s.out, s.err,
+                                                   &s.ctx);
        }},
       {"pprof",
        "stack-keyed maps as a gzipped pprof profile (go tool pprof); "

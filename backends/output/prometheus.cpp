@@ -35,25 +35,31 @@ std::optional<std::string> number(const Value &v) {
 }
 
 // One key part as a label value: a stack as its frames outermost first.
-std::string label_text(const Value &v) {
+// How the exposition is written: the dialect, and what names stack frames.
+struct Style {
+  Exposition dialect;
+  const FormatContext *ctx;
+};
+
+std::string label_text(const Value &v, const Style &style) {
   if (!v.stack)
     return text_of(v);
   std::string out;
-  for (const auto &frame : stack_frames(v.text))
+  for (const auto &frame : folded_frames(v, style.ctx))
     out += (out.empty() ? "" : ";") + frame;
   return out;
 }
 
 // The labels of a key (printed_map.h's key_part_names, made valid label
 // names); extra labels (le) go after.
-std::string labels(const PrintedMap &map, const PrintedMap::Entry &e,
-                   const std::string &extra = "") {
+std::string labels(const Style &style, const PrintedMap &map,
+                   const PrintedMap::Entry &e, const std::string &extra = "") {
   std::vector<std::string> parts;
   const auto values = key_parts(e.key);
   const auto names = key_part_names(map, e.key);
   for (size_t i = 0; i < values.size(); i++)
     parts.push_back(prometheus_name(names[i], "") + "=\"" +
-                    prometheus_escape(label_text(*values[i])) + "\"");
+                    prometheus_escape(label_text(*values[i], style)) + "\"");
   if (!extra.empty())
     parts.push_back(extra);
   if (parts.empty())
@@ -91,7 +97,8 @@ const char *agg_name(AggKind agg) {
 }
 
 void family(std::string &out, const std::string &name, const char *type,
-            const PrintedMap &map, Exposition dialect) {
+            const PrintedMap &map, const Style &style) {
+  const Exposition dialect = style.dialect;
   // HELP text escapes \\ and newlines, and in OpenMetrics quotes too.
   std::string help = map.help.empty()
                          ? "ubtrace map " + map.name + ", " + agg_name(map.agg)
@@ -121,45 +128,45 @@ bool is_counter(const PrintedMap &map) {
 }
 
 void plain_family(std::string &out, const PrintedMap &map,
-                  const std::string &stem, Exposition dialect) {
+                  const std::string &stem, const Style &style) {
   const bool counter = is_counter(map);
   const std::string name = counter ? stem + "_total" : stem;
   std::string samples;
   for (const auto &e : map.entries)
     if (auto v = number(e.value))
-      samples += name + labels(map, e) + " " + *v + "\n";
+      samples += name + labels(style, map, e) + " " + *v + "\n";
   if (samples.empty())
     return;
   // OpenMetrics names a counter's family without the _total its samples
   // carry; the 0.0.4 text format names it as its samples.
-  family(out, counter && dialect == Exposition::OpenMetrics ? stem : name,
-         counter ? "counter" : "gauge", map, dialect);
+  family(out, counter && style.dialect == Exposition::OpenMetrics ? stem : name,
+         counter ? "counter" : "gauge", map, style);
   out += samples;
 }
 
 void stats_family(std::string &out, const PrintedMap &map,
-                  const std::string &stem, Exposition dialect) {
-  family(out, stem, "summary", map, dialect);
+                  const std::string &stem, const Style &style) {
+  family(out, stem, "summary", map, style);
   for (const auto &e : map.entries) {
-    out += stem + "_sum" + labels(map, e) + " " +
+    out += stem + "_sum" + labels(style, map, e) + " " +
            number(e.total).value_or("0") + "\n";
-    out +=
-        stem + "_count" + labels(map, e) + " " + std::to_string(e.count) + "\n";
+    out += stem + "_count" + labels(style, map, e) + " " +
+           std::to_string(e.count) + "\n";
   }
   // The average users read off avg() directly.
   const std::string avg = stem + "_average";
-  family(out, avg, "gauge", map, dialect);
+  family(out, avg, "gauge", map, style);
   for (const auto &e : map.entries) {
     Value a = e.value;
     if (a.kind == Value::Kind::Record && !a.elements.empty())
       a = a.elements.size() > 1 ? a.elements[1] : a.elements[0];
-    out += avg + labels(map, e) + " " + number(a).value_or("0") + "\n";
+    out += avg + labels(style, map, e) + " " + number(a).value_or("0") + "\n";
   }
 }
 
 void hist_family(std::string &out, const PrintedMap &map,
-                 const std::string &stem, Exposition dialect) {
-  family(out, stem, "histogram", map, dialect);
+                 const std::string &stem, const Style &style) {
+  family(out, stem, "histogram", map, style);
   for (const auto &e : map.entries) {
     if (!e.hist)
       continue;
@@ -169,13 +176,13 @@ void hist_family(std::string &out, const PrintedMap &map,
       cumulative += h.counts[i];
       if (i < h.labels.size())
         out += stem + "_bucket" +
-               labels(map, e, "le=\"" + bucket_max(h.labels[i]) + "\"") + " " +
-               std::to_string(cumulative) + "\n";
+               labels(style, map, e, "le=\"" + bucket_max(h.labels[i]) + "\"") +
+               " " + std::to_string(cumulative) + "\n";
     }
-    out += stem + "_bucket" + labels(map, e, "le=\"+Inf\"") + " " +
+    out += stem + "_bucket" + labels(style, map, e, "le=\"+Inf\"") + " " +
            std::to_string(cumulative) + "\n";
-    out += stem + "_count" + labels(map, e) + " " + std::to_string(cumulative) +
-           "\n";
+    out += stem + "_count" + labels(style, map, e) + " " +
+           std::to_string(cumulative) + "\n";
   }
 }
 
@@ -211,7 +218,9 @@ std::string prometheus_escape(const std::string &text) {
 }
 
 std::string prometheus_text(const std::vector<const PrintedMap *> &maps,
-                            Exposition dialect, const std::string &prefix) {
+                            Exposition dialect, const FormatContext *ctx,
+                            const std::string &prefix) {
+  const Style style{dialect, ctx};
   std::string out;
   for (const PrintedMap *map : maps) {
     if (map->entries.empty())
@@ -219,13 +228,13 @@ std::string prometheus_text(const std::vector<const PrintedMap *> &maps,
     const std::string stem = prometheus_name(map->name, prefix);
     switch (map->shape) {
     case PrintedMap::Shape::Plain:
-      plain_family(out, *map, stem, dialect);
+      plain_family(out, *map, stem, style);
       break;
     case PrintedMap::Shape::Stats:
-      stats_family(out, *map, stem, dialect);
+      stats_family(out, *map, stem, style);
       break;
     case PrintedMap::Shape::Hist:
-      hist_family(out, *map, stem, dialect);
+      hist_family(out, *map, stem, style);
       break;
     case PrintedMap::Shape::TSeries:
       break; // a series of past intervals is no current value
@@ -241,7 +250,7 @@ void PrometheusOutput::map(const PrintedMap &map) {
     SnapshotOutput::map(map);
     return;
   }
-  out() << prometheus_text({&map}, Exposition::Text);
+  out() << prometheus_text({&map}, Exposition::Text, ctx_);
 }
 
 void PrometheusOutput::end() {

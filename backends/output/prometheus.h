@@ -36,6 +36,7 @@
 // increase() read as a counter reset.
 #pragma once
 
+#include "backends/output/context.h"
 #include "backends/output/output.h"
 #include "backends/output/snapshot_output.h"
 
@@ -50,8 +51,11 @@ namespace ubtrace::output {
 enum class Exposition : uint8_t { Text, OpenMetrics };
 
 // The exposition of `maps`, families in the order given.
+// `ctx` (optional) names a stack key's frames from its addresses, as -f
+// folded does (folded_output.h).
 std::string prometheus_text(const std::vector<const PrintedMap *> &maps,
                             Exposition dialect = Exposition::Text,
+                            const FormatContext *ctx = nullptr,
                             const std::string &prefix = "ubtrace_");
 
 // A map's metric name stem: "@lat_us" -> "ubtrace_lat_us".
@@ -66,16 +70,20 @@ public:
   // `file` empty: each print's families go to `out`, and what is not a map
   // to `err`. Otherwise `file` holds every map's last printed state and
   // the rest goes to `out` as text output writes it.
-  PrometheusOutput(std::string file, std::ostream &out, std::ostream &err)
-      : SnapshotOutput(std::move(file), out, err) {}
+  PrometheusOutput(std::string file, std::ostream &out, std::ostream &err,
+                   const FormatContext *ctx = nullptr)
+      : SnapshotOutput(std::move(file), out, err), ctx_(ctx) {}
 
   void map(const PrintedMap &map) override;
   void end() override;
 
 protected:
   std::string render(const std::vector<const PrintedMap *> &maps) override {
-    return prometheus_text(maps, Exposition::Text);
+    return prometheus_text(maps, Exposition::Text, ctx_);
   }
+
+private:
+  const FormatContext *ctx_;
 };
 
 } // namespace ubtrace::output

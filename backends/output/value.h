@@ -42,6 +42,7 @@ struct Value {
   std::vector<uint64_t> addresses;
   int64_t stack_pid = -1;
   bool kernel_stack = false;
+  bool stack_failed = false; // the unwinder stopped short
 
   static Value none() { return Value{}; }
   static Value of_bool(bool b) {

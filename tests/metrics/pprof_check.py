@@ -13,7 +13,10 @@ a pprof profile, and Debian's `go tool pprof` reads the file:
     functions, files and lines; work's location names hot_cold.c;
   * -tagfocus: the label a `// ubtrace:metric` comment names filters
     samples;
-  * sum(arg0) is its own sample type.
+  * sum(arg0) is its own sample type;
+  * a program no one here wrote (Debian's sqlite3, stripped: frames in
+    it have no symbols) traced with a one-liner: -traces again equals
+    -f folded, unsymbolised frames named by their file in both.
 
 Exit status 77 (skip) without go.
 
@@ -157,6 +160,29 @@ def main():
         rows = top_rows(pprof(go, profile, "-top", "-sample_index=by_comm",
                               "-tagfocus=process=nobody"))
         check("-tagfocus on another value keeps none", rows.get("work"), None)
+        sqlite3 = shutil.which("sqlite3")
+        if sqlite3:
+            one_liner = "uprobe:libc:malloc { @[ustack] = count(); }"
+            cmd = (f"{sqlite3} :memory: \"create table t(a); insert into t "
+                   "values (1),(2); select sum(a) from t;\"")
+            run([args.ubtrace, "-q", "-f", "pprof", "-o", profile, "-e",
+                 one_liner, "-c", cmd])
+            run([args.ubtrace, "-q", "-f", "folded", "-o", folded_out, "-e",
+                 one_liner, "-c", cmd])
+            folded = collections.Counter()
+            with open(folded_out) as f:
+                for line in f:
+                    stack, _, n = line.rstrip("\n").rpartition(" ")
+                    folded[stack] += int(n)
+            traced = traces_as_folded(pprof(go, profile, "-traces"))
+            check(f"sqlite3: {len(traced)} stacks of pprof -traces equal "
+                  "-f folded", traced == folded and len(traced) > 10, True)
+            if traced != folded:
+                for k in sorted(set(traced) | set(folded)):
+                    if traced[k] != folded[k]:
+                        print(f"  {traced[k]} {folded[k]} {k}")
+        else:
+            print("sqlite3 not installed: its comparison skipped")
         return 0 if ok else 1
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,5 +1,6 @@
 // pprof profiles (pprof.h): the profile.proto built from stack-keyed maps,
 // read back with protobuf, and gzip that zlib inflates again.
+#include "backends/output/folded_output.h"
 #include "backends/output/pprof.h"
 #include "tests/unit/output/map_builder.h"
 
@@ -151,6 +152,22 @@ TEST(Pprof, MapsShareSamplesAndOtherKeyPartsAreLabels) {
   ASSERT_EQ(labelled.label_size(), 1);
   EXPECT_EQ(s(labelled.label(0).key()), "fd");
   EXPECT_EQ(labelled.label(0).num(), 9);
+}
+
+TEST(Pprof, FoldedNamesFramesAsPprofDoes) {
+  // -f folded, given the symbolizer, names an unsymbolised address by its
+  // file as pprof shows it ("[app]"), and one in no file by its address.
+  Symbols syms;
+  FormatContext ctx;
+  ctx.symbolizer = &syms;
+  MapBuilder calls(map_spec("@calls", AggKind::Count, ustack_type(4),
+                            int_type(8, false)));
+  calls.add(stack_key({0x1010, 0x3000, 0x2000, 0x9000}, 4, 77),
+            Packer().u64(5).bytes());
+  PrintedMap m = calls.build(0, 0, ctx);
+  EXPECT_EQ(folded_text(m, &ctx), "0x9000;main;[app];outer;inner 5\n");
+  // Without it, from the text: the address as text prints it.
+  EXPECT_EQ(folded_text(m), "0x9000;main;0x3000;outer;inner 5\n");
 }
 
 TEST(Pprof, OnlyIntegerMapsKeyedByStacks) {
