@@ -66,11 +66,14 @@ void Semantic::check_format(Call &c) {
       return;
     }
     char conv = fmt[i];
-    // %r, %rx, %rh print buffers.
+    // %r, %rx, %rh print buffers; %gr kernel GFP flags (an integer).
     if (conv == 'r' && i + 1 < fmt.size() &&
         (fmt[i + 1] == 'x' || fmt[i + 1] == 'h'))
       i++;
-    if (!std::strchr("diuxXocspr", conv)) {
+    if (conv == 'g' && i + 1 < fmt.size() && fmt[i + 1] == 'r') {
+      i++;
+      conv = 'G'; // stands for %gr below
+    } else if (!std::strchr("diuxXocspr", conv)) {
       err(c.loc) << c.name << ": invalid format specifier '"
                  << fmt.substr(start, i - start + 1) << "'"
                  << (std::strchr("eEfFgGaA", conv)
@@ -112,6 +115,7 @@ void Semantic::check_format(Call &c) {
     case 'o':
     case 'c':
     case 'p':
+    case 'G':
       if (!t.is_intlike() && t.kind != TypeKind::Pointer)
         err(c.loc) << c.name << ": " << convs[i].text
                    << " specifier expects a value of type integer ("

@@ -296,6 +296,88 @@ ParsedFormat ParsedFormat::parse(std::string_view s) {
   return f;
 }
 
+std::string gfp_flags_text(uint64_t flags) {
+  // The bits of linux/gfp_types.h (Linux 6.10 and later: bit 9 unused).
+  constexpr uint64_t DMA = 1u << 0, HIGHMEM = 1u << 1, DMA32 = 1u << 2,
+                     MOVABLE = 1u << 3, RECLAIMABLE = 1u << 4, HIGH = 1u << 5,
+                     IO = 1u << 6, FS = 1u << 7, ZERO = 1u << 8,
+                     DIRECT_RECLAIM = 1u << 10, KSWAPD_RECLAIM = 1u << 11,
+                     WRITE = 1u << 12, NOWARN = 1u << 13,
+                     RETRY_MAYFAIL = 1u << 14, NOFAIL = 1u << 15,
+                     NORETRY = 1u << 16, MEMALLOC = 1u << 17, COMP = 1u << 18,
+                     NOMEMALLOC = 1u << 19, HARDWALL = 1u << 20,
+                     THISNODE = 1u << 21, ACCOUNT = 1u << 22,
+                     ZEROTAGS = 1u << 23, SKIP_ZERO = 1u << 24,
+                     SKIP_KASAN = 1u << 25, NO_OBJ_EXT = 1u << 26;
+  constexpr uint64_t RECLAIM = DIRECT_RECLAIM | KSWAPD_RECLAIM;
+  constexpr uint64_t KERNEL = RECLAIM | IO | FS;
+  constexpr uint64_t NOIO = RECLAIM;
+  constexpr uint64_t NOFS = RECLAIM | IO;
+  constexpr uint64_t USER = KERNEL | HARDWALL;
+  constexpr uint64_t HIGHUSER = USER | HIGHMEM;
+  constexpr uint64_t HIGHUSER_MOVABLE = HIGHUSER | MOVABLE | SKIP_KASAN;
+  constexpr uint64_t TRANSHUGE_LIGHT =
+      (HIGHUSER_MOVABLE | COMP | NOMEMALLOC | NOWARN) & ~RECLAIM;
+  // The kernel's trace output order: compound names first, so that they
+  // take their bits before the single flags do.
+  static constexpr std::pair<uint64_t, std::string_view> names[] = {
+      {TRANSHUGE_LIGHT | DIRECT_RECLAIM, "GFP_TRANSHUGE"},
+      {TRANSHUGE_LIGHT, "GFP_TRANSHUGE_LIGHT"},
+      {HIGHUSER_MOVABLE, "GFP_HIGHUSER_MOVABLE"},
+      {HIGHUSER, "GFP_HIGHUSER"},
+      {USER, "GFP_USER"},
+      {KERNEL | ACCOUNT, "GFP_KERNEL_ACCOUNT"},
+      {KERNEL, "GFP_KERNEL"},
+      {NOFS, "GFP_NOFS"},
+      {HIGH | KSWAPD_RECLAIM, "GFP_ATOMIC"},
+      {NOIO, "GFP_NOIO"},
+      {KSWAPD_RECLAIM | NOWARN, "GFP_NOWAIT"},
+      {DMA, "GFP_DMA"},
+      {HIGHMEM, "__GFP_HIGHMEM"},
+      {DMA32, "GFP_DMA32"},
+      {HIGH, "__GFP_HIGH"},
+      {IO, "__GFP_IO"},
+      {FS, "__GFP_FS"},
+      {ZERO, "__GFP_ZERO"},
+      {DIRECT_RECLAIM, "__GFP_DIRECT_RECLAIM"},
+      {KSWAPD_RECLAIM, "__GFP_KSWAPD_RECLAIM"},
+      {WRITE, "__GFP_WRITE"},
+      {NOWARN, "__GFP_NOWARN"},
+      {RETRY_MAYFAIL, "__GFP_RETRY_MAYFAIL"},
+      {NOFAIL, "__GFP_NOFAIL"},
+      {NORETRY, "__GFP_NORETRY"},
+      {MEMALLOC, "__GFP_MEMALLOC"},
+      {COMP, "__GFP_COMP"},
+      {NOMEMALLOC, "__GFP_NOMEMALLOC"},
+      {HARDWALL, "__GFP_HARDWALL"},
+      {THISNODE, "__GFP_THISNODE"},
+      {RECLAIMABLE, "__GFP_RECLAIMABLE"},
+      {MOVABLE, "__GFP_MOVABLE"},
+      {ACCOUNT, "__GFP_ACCOUNT"},
+      {ZEROTAGS, "__GFP_ZEROTAGS"},
+      {SKIP_ZERO, "__GFP_SKIP_ZERO"},
+      {SKIP_KASAN, "__GFP_SKIP_KASAN"},
+      {NO_OBJ_EXT, "__GFP_NO_OBJ_EXT"},
+  };
+  if (flags == 0)
+    return "0";
+  std::string out;
+  uint64_t left = flags;
+  for (const auto &[mask, name] : names) {
+    if ((left & mask) != mask)
+      continue;
+    out += (out.empty() ? "" : "|") + std::string(name);
+    left &= ~mask;
+  }
+  if (left) {
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "0x%llx",
+                  static_cast<unsigned long long>(left));
+    out += (out.empty() ? "" : "|") + std::string(hex);
+  }
+  return out;
+}
+
 std::string format_conversion(const Conversion &c, const Value &v) {
   TextSink sink;
   sink.width = c.width > 0 ? static_cast<size_t>(c.width) : 0;
@@ -343,6 +425,13 @@ std::string format_conversion(const Conversion &c, const Value &v) {
                      (v.kind == Value::Kind::Symbolic && v.signed_number);
     return float_text(c, *bits, is_signed);
   }
+  case K::GfpFlags: {
+    auto bits = number_bits(v);
+    if (!bits)
+      return invalid(v);
+    sink.write(gfp_flags_text(*bits));
+    return std::move(sink.out);
+  }
   case K::Buffer:
   case K::BufferHex:
   case K::BufferRaw:
@@ -353,7 +442,6 @@ std::string format_conversion(const Conversion &c, const Value &v) {
     }
     [[fallthrough]];
   case K::String:
-  case K::GfpFlags:
     sink.showpos = c.plus;
     write_text(sink, v);
     return std::move(sink.out);

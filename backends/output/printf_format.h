@@ -45,7 +45,7 @@ struct Conversion {
     BufferRaw, // rh: "NN NN"
     Pointer,   // p
     Float,     // f F e E g G a A
-    GfpFlags,  // gr: kernel GFP flags; printed as %s here
+    GfpFlags,  // gr: kernel GFP flags by name (gfp_flags_text)
   };
   // Length modifiers as bpftrace tells them apart: any other run of
   // h l L j z t counts as none (except L for floats).
@@ -88,5 +88,10 @@ private:
 
 // One conversion applied to one value.
 std::string format_conversion(const Conversion &c, const Value &v);
+
+// %gr: kernel GFP allocation flags as the kernel's trace output names them
+// ("GFP_KERNEL|__GFP_ZERO"): compound names first, bits left over in hex;
+// the bit layout of Linux 6.10 and later (linux/gfp_types.h).
+std::string gfp_flags_text(uint64_t flags);
 
 } // namespace ubtrace::output
