@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 namespace ubtrace::output {
 
@@ -57,9 +58,14 @@ std::string labels(const Style &style, const PrintedMap &map,
   std::vector<std::string> parts;
   const auto values = key_parts(e.key);
   const auto names = key_part_names(map, e.key);
-  for (size_t i = 0; i < values.size(); i++)
-    parts.push_back(prometheus_name(names[i], "") + "=\"" +
+  for (size_t i = 0; i < values.size(); i++) {
+    std::string name = prometheus_name(names[i], "");
+    // A record field may be named as a label the exposition uses itself.
+    if (name == "le" || name == "quantile" || name.starts_with("__"))
+      name = "key_" + name;
+    parts.push_back(name + "=\"" +
                     prometheus_escape(label_text(*values[i], style)) + "\"");
+  }
   if (!extra.empty())
     parts.push_back(extra);
   if (parts.empty())
@@ -130,7 +136,11 @@ bool is_counter(const PrintedMap &map) {
 void plain_family(std::string &out, const PrintedMap &map,
                   const std::string &stem, const Style &style) {
   const bool counter = is_counter(map);
-  const std::string name = counter ? stem + "_total" : stem;
+  // @requests_total = count() is ubtrace_requests_total, not ..._total_total.
+  std::string base = stem;
+  if (counter && base.ends_with("_total") && base.size() > 6)
+    base.resize(base.size() - 6);
+  const std::string name = counter ? base + "_total" : stem;
   std::string samples;
   for (const auto &e : map.entries)
     if (auto v = number(e.value))
@@ -139,7 +149,7 @@ void plain_family(std::string &out, const PrintedMap &map,
     return;
   // OpenMetrics names a counter's family without the _total its samples
   // carry; the 0.0.4 text format names it as its samples.
-  family(out, counter && style.dialect == Exposition::OpenMetrics ? stem : name,
+  family(out, counter && style.dialect == Exposition::OpenMetrics ? base : name,
          counter ? "counter" : "gauge", map, style);
   out += samples;
 }
@@ -222,10 +232,15 @@ std::string prometheus_text(const std::vector<const PrintedMap *> &maps,
                             const std::string &prefix) {
   const Style style{dialect, ctx};
   std::string out;
+  std::set<std::string> stems;
   for (const PrintedMap *map : maps) {
     if (map->entries.empty())
       continue;
-    const std::string stem = prometheus_name(map->name, prefix);
+    // @ and @map sanitise alike: a second family of one name would make
+    // the whole exposition invalid, so the later one is numbered.
+    std::string stem = prometheus_name(map->name, prefix);
+    for (int n = 2; !stems.insert(stem).second; n++)
+      stem = prometheus_name(map->name, prefix) + "_" + std::to_string(n);
     switch (map->shape) {
     case PrintedMap::Shape::Plain:
       plain_family(out, *map, stem, style);
