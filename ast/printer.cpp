@@ -138,6 +138,8 @@ std::string AttachPoint::name() const {
     return n;
   case ProbeKind::Interval:
     return n + ":" + unit + ":" + std::to_string(freq);
+  case ProbeKind::Self:
+    return n + ":" + target + ":" + func;
   case ProbeKind::Uprobe:
   case ProbeKind::Uretprobe:
   case ProbeKind::Usdt:

@@ -33,6 +33,8 @@ const char *probe_kind_name(runtime::ProbeKind kind) {
     return "kernel";
   case runtime::ProbeKind::GpuKernelExit:
     return "kernelret";
+  case runtime::ProbeKind::SelfSignal:
+    return "self";
   }
   return "";
 }

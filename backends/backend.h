@@ -1,7 +1,8 @@
 // A backend runs the probes of one kind of target. The selector,
 // backend_for(), gives every probe kind to exactly one backend:
 //
-//   CLI         begin, end, interval     run in the CLI itself (cli/)
+//   CLI         begin, end, interval,    run in the CLI itself (cli/)
+//               self
 //   user-space  uprobe, uretprobe, usdt  the agent in the traced process
 //                                        (userspace/)
 //   GPU         kernel, kernelret        PTX in the traced process's CUDA
@@ -52,7 +53,8 @@ inline constexpr runtime::ProbeKind kProbeKinds[] = {
     runtime::ProbeKind::Begin,          runtime::ProbeKind::End,
     runtime::ProbeKind::Interval,       runtime::ProbeKind::Uprobe,
     runtime::ProbeKind::Uretprobe,      runtime::ProbeKind::Usdt,
-    runtime::ProbeKind::GpuKernelEntry, runtime::ProbeKind::GpuKernelExit};
+    runtime::ProbeKind::GpuKernelEntry, runtime::ProbeKind::GpuKernelExit,
+    runtime::ProbeKind::SelfSignal};
 
 // The selector: the backend that runs probes of `kind`. The one place the
 // choice is made; a new kind fails to compile here (-Wswitch) until it has
@@ -62,6 +64,7 @@ constexpr BackendKind backend_for(runtime::ProbeKind kind) {
   case runtime::ProbeKind::Begin:
   case runtime::ProbeKind::End:
   case runtime::ProbeKind::Interval:
+  case runtime::ProbeKind::SelfSignal:
     return BackendKind::Cli;
   case runtime::ProbeKind::Uprobe:
   case runtime::ProbeKind::Uretprobe:

@@ -39,6 +39,7 @@
 namespace ubtrace::backends {
 
 std::atomic<bool> g_stop_requested{false};
+std::atomic<uint64_t> g_sigusr1_count{0};
 
 namespace {
 

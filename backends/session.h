@@ -41,6 +41,9 @@ struct SessionOptions {
 
 // Set from signal handlers: SIGINT and SIGTERM end the trace gracefully.
 extern std::atomic<bool> g_stop_requested;
+// Counted by the CLI's SIGUSR1 handler: self:signal:SIGUSR1 probes run
+// once for the signals that arrived since they last ran.
+extern std::atomic<uint64_t> g_sigusr1_count;
 
 // Runs the trace described by `bundle` to its end (exit(), a signal, or the
 // traced command exiting). Returns the process exit code.

@@ -391,6 +391,8 @@ runtime::ProbeKind IRGen::runtime_kind(ProbeKind k) {
     return runtime::ProbeKind::End;
   case ProbeKind::Interval:
     return runtime::ProbeKind::Interval;
+  case ProbeKind::Self:
+    return runtime::ProbeKind::SelfSignal;
   case ProbeKind::Uprobe:
     return runtime::ProbeKind::Uprobe;
   case ProbeKind::Uretprobe:

@@ -191,6 +191,7 @@ enum class ProbeKind : uint8_t {
   Usdt,
   GpuKernelEntry, // kernel:BIN:NAME
   GpuKernelExit,  // kernelret:BIN:NAME
+  SelfSignal,     // self:signal:SIGUSR1, when ubtrace receives the signal
 };
 
 struct ProbeSpec {

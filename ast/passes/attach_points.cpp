@@ -114,6 +114,20 @@ private:
       return;
     case ProbeKind::Interval:
       return parse_interval(ap, parts, bad);
+    case ProbeKind::Self:
+      // self:signal:SIGUSR1, the one trigger and signal bpftrace has.
+      if (parts.size() != 3) {
+        bad("expected self:signal:SIGUSR1");
+        return;
+      }
+      ap.target = parts[1];
+      ap.func = parts[2];
+      if (ap.target != "signal")
+        ctx_.diags().error(ap.loc)
+            << ap.target << " is not a supported trigger";
+      else if (ap.func != "SIGUSR1")
+        ctx_.diags().error(ap.loc) << ap.func << " is not a supported signal";
+      return;
     case ProbeKind::Uprobe:
     case ProbeKind::Uretprobe:
       return parse_uprobe(ap, parts, bad);

@@ -1,6 +1,7 @@
 // The CLI backend (see cli_backend.h).
 #include "backends/cli/cli_backend.h"
 
+#include "backends/session.h"
 #include "runtime/abi.h"
 
 #include <algorithm>
@@ -16,10 +17,14 @@ Result<size_t> CliBackend::attach() {
       begins_.push_back(i);
     else if (p.kind == runtime::ProbeKind::End)
       ends_.push_back(i);
+    else if (p.kind == runtime::ProbeKind::SelfSignal)
+      signals_.push_back(i);
     else
       intervals_.push_back({i, std::max<uint64_t>(p.interval_ns, 1000), 0});
   }
-  return begins_.size() + ends_.size() + intervals_.size();
+  // Signals that came before the trace began do not count.
+  sigusr1_seen_ = g_sigusr1_count.load();
+  return begins_.size() + ends_.size() + intervals_.size() + signals_.size();
 }
 
 void CliBackend::run(size_t index) {
@@ -46,6 +51,18 @@ Result<void> CliBackend::start() {
 }
 
 uint64_t CliBackend::fire_due(uint64_t now) {
+  // self:signal:SIGUSR1: once for every round some arrived in, in script
+  // order, as bpftrace runs them.
+  if (uint64_t n = g_sigusr1_count.load(); n != sigusr1_seen_) {
+    sigusr1_seen_ = n;
+    for (size_t i : signals_) {
+      host_.sync_maps(); // it may print GPU maps
+      run(i);
+      host_.drain_events();
+      if (host_.exiting())
+        return kNever;
+    }
+  }
   if (!timers_started_) {
     timers_started_ = true;
     for (auto &iv : intervals_)

@@ -1,8 +1,10 @@
 // The CLI backend (backend.h): the probes ubtrace runs in its own process,
 // on the host's interpreter, at points of the trace's life rather than in
 // a traced process: begin (when the trace starts), end (when it ends) and
-// interval (on a timer, while it runs). A trace of nothing else ends after
-// its begin probes, as in bpftrace.
+// interval (on a timer, while it runs), self:signal:SIGUSR1 (when ubtrace
+// receives the signal; checked each round of the session's loop, so within
+// ~100 ms). A trace of nothing else ends after its begin probes, as in
+// bpftrace.
 #pragma once
 
 #include "backends/backend.h"
@@ -25,7 +27,9 @@ public:
   Result<void> start() override;
   // The interval probes that are due; the first call starts their timers.
   uint64_t fire_due(uint64_t now_ns) override;
-  bool fires_later() const override { return !intervals_.empty(); }
+  bool fires_later() const override {
+    return !intervals_.empty() || !signals_.empty();
+  }
   // The end probes, each one's events printed before the next runs.
   void detach() override;
 
@@ -40,7 +44,8 @@ private:
   const runtime::Bundle &bundle_;
   const ProgramSet &programs_;
   BackendHost &host_;
-  std::vector<size_t> begins_, ends_;
+  std::vector<size_t> begins_, ends_, signals_;
+  uint64_t sigusr1_seen_ = 0;
   std::vector<Interval> intervals_;
   bool timers_started_ = false;
 };

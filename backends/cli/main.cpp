@@ -298,6 +298,13 @@ int run(const cli::Options &opts, backends::Reporter &report) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // SIGUSR1 runs the self:signal:SIGUSR1 probes, and is ignored without
+  // them, as in bpftrace (it no longer ends or prints the trace). Caught
+  // from the start: a signal while the script compiles must not kill
+  // ubtrace (the CLI backend ignores those from before the attach).
+  struct sigaction usr1{};
+  usr1.sa_handler = [](int) { backends::g_sigusr1_count.fetch_add(1); };
+  sigaction(SIGUSR1, &usr1, nullptr);
   backends::Reporter report(std::cerr);
   std::string error;
   bool usage = true;

@@ -46,6 +46,7 @@ bool is_gpu_probe(const runtime::ProbeSpec &probe) {
   case runtime::ProbeKind::Uprobe:
   case runtime::ProbeKind::Uretprobe:
   case runtime::ProbeKind::Usdt:
+  case runtime::ProbeKind::SelfSignal:
     return false;
   }
   return false;

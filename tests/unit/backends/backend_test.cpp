@@ -29,7 +29,7 @@ TEST(Selector, EveryProbeKindHasABackendAndAName) {
 }
 
 TEST(Selector, KindsAsInfoListsThem) {
-  EXPECT_EQ(probe_kinds_of(BackendKind::Cli), "begin, end, interval");
+  EXPECT_EQ(probe_kinds_of(BackendKind::Cli), "begin, end, interval, self");
   EXPECT_EQ(probe_kinds_of(BackendKind::Userspace), "uprobe, uretprobe, usdt");
   EXPECT_EQ(probe_kinds_of(BackendKind::Gpu), "kernel, kernelret");
   EXPECT_EQ(backend_for(runtime::ProbeKind::Uretprobe), BackendKind::Userspace);
@@ -49,7 +49,8 @@ TEST(Selector, AgreesWithTheProbeKindTable) {
       {"uretprobe", "uretprobe:/bin/true:main"},
       {"usdt", "usdt:/bin/true:prov:name"},
       {"kernel", "kernel::k"},
-      {"kernelret", "kernelret::k"}};
+      {"kernelret", "kernelret::k"},
+      {"self", "self:signal:SIGUSR1"}};
   size_t n = 0;
   const ast::ProbeKindInfo *rows = ast::probe_kind_table(n);
   size_t checked = 0;

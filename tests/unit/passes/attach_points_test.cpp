@@ -286,6 +286,27 @@ TEST(AttachPointPass, IntervalWithUnit) {
             "interval unit=hz freq=99 name=interval:hz:99\n");
 }
 
+TEST(AttachPointPass, SelfSignal) {
+  EXPECT_EQ(probe("self:signal:SIGUSR1"),
+            "self target=signal func=SIGUSR1 name=self:signal:SIGUSR1\n");
+  EXPECT_EQ(probe("self:signal:SIGUSR2"),
+            R"(stdin:1:1-20: ERROR: SIGUSR2 is not a supported signal
+self:signal:SIGUSR2 { }
+~~~~~~~~~~~~~~~~~~~
+)");
+  EXPECT_EQ(probe("self:timer:SIGUSR1"),
+            R"(stdin:1:1-19: ERROR: timer is not a supported trigger
+self:timer:SIGUSR1 { }
+~~~~~~~~~~~~~~~~~~
+)");
+  EXPECT_EQ(
+      probe("self:signal"),
+      R"(stdin:1:1-12: ERROR: Invalid self probe 'self:signal': expected self:signal:SIGUSR1
+self:signal { }
+~~~~~~~~~~~
+)");
+}
+
 TEST(AttachPointPass, IntervalAsADurationIsKeptInMicroseconds) {
   EXPECT_EQ(probe("interval:1s"),
             "interval unit=us freq=1000000 name=interval:us:1000000\n");
@@ -377,7 +398,7 @@ HINT: Did you mean 'uprobe'?
             R"(stdin:1:1-8: ERROR: Invalid probe type: xyzzy
 xyzzy:a { }
 ~~~~~~~
-HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel and kernelret probes
+HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret and self probes
 )");
   // A name in capitals gets the capitalised spelling.
   EXPECT_EQ(probe("BEGN"),
@@ -401,7 +422,7 @@ TEST_P(UnsupportedProbe, IsRejectedWithTheSupportedList) {
             "stdin:1:1-" + std::to_string(std::string(ap).size() + 1) +
                 ": ERROR: " + provider +
                 " probes are not supported by ubtrace: it runs begin, end, "
-                "interval, uprobe, uretprobe, usdt, kernel and kernelret "
+                "interval, uprobe, uretprobe, usdt, kernel, kernelret and self "
                 "probes\n" +
                 src + "\n" + underline + "\n");
 }
@@ -434,17 +455,16 @@ INSTANTIATE_TEST_SUITE_P(
         std::make_pair("kretfunc:tcp_reset", "kretfunc"),
         std::make_pair("iter:task", "iter"),
         std::make_pair("it:task_file", "iter"),
-        std::make_pair("self:signal:SIGUSR1", "self"),
         std::make_pair("bench:count", "bench"),
         std::make_pair("test:okay", "test")));
 
 TEST(AttachPointPass, EveryAttachPointOfAProbeIsChecked) {
   EXPECT_EQ(
       diagnostics("BEGIN, kprobe:f, t:a:b { }"),
-      R"(stdin:1:8-16: ERROR: kprobe probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel and kernelret probes
+      R"(stdin:1:8-16: ERROR: kprobe probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret and self probes
 BEGIN, kprobe:f, t:a:b { }
        ~~~~~~~~
-stdin:1:18-23: ERROR: tracepoint probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel and kernelret probes
+stdin:1:18-23: ERROR: tracepoint probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret and self probes
 BEGIN, kprobe:f, t:a:b { }
                  ~~~~~
 )");
