@@ -140,6 +140,8 @@ std::string AttachPoint::name() const {
     return n + ":" + unit + ":" + std::to_string(freq);
   case ProbeKind::Self:
     return n + ":" + target + ":" + func;
+  case ProbeKind::Bench:
+    return n + ":" + target;
   case ProbeKind::Uprobe:
   case ProbeKind::Uretprobe:
   case ProbeKind::Usdt:

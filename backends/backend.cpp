@@ -35,6 +35,8 @@ const char *probe_kind_name(runtime::ProbeKind kind) {
     return "kernelret";
   case runtime::ProbeKind::SelfSignal:
     return "self";
+  case runtime::ProbeKind::Bench:
+    return "bench";
   }
   return "";
 }

@@ -2,7 +2,7 @@
 // backend_for(), gives every probe kind to exactly one backend:
 //
 //   CLI         begin, end, interval,    run in the CLI itself (cli/)
-//               self
+//               self, bench
 //   user-space  uprobe, uretprobe, usdt  the agent in the traced process
 //                                        (userspace/)
 //   GPU         kernel, kernelret        PTX in the traced process's CUDA
@@ -54,7 +54,7 @@ inline constexpr runtime::ProbeKind kProbeKinds[] = {
     runtime::ProbeKind::Interval,       runtime::ProbeKind::Uprobe,
     runtime::ProbeKind::Uretprobe,      runtime::ProbeKind::Usdt,
     runtime::ProbeKind::GpuKernelEntry, runtime::ProbeKind::GpuKernelExit,
-    runtime::ProbeKind::SelfSignal};
+    runtime::ProbeKind::SelfSignal,     runtime::ProbeKind::Bench};
 
 // The selector: the backend that runs probes of `kind`. The one place the
 // choice is made; a new kind fails to compile here (-Wswitch) until it has
@@ -65,6 +65,7 @@ constexpr BackendKind backend_for(runtime::ProbeKind kind) {
   case runtime::ProbeKind::End:
   case runtime::ProbeKind::Interval:
   case runtime::ProbeKind::SelfSignal:
+  case runtime::ProbeKind::Bench:
     return BackendKind::Cli;
   case runtime::ProbeKind::Uprobe:
   case runtime::ProbeKind::Uretprobe:
@@ -99,6 +100,14 @@ public:
   // A problem of the running trace, printed as the output format prints
   // runtime errors (output::Output::runtime_error).
   virtual void runtime_error(const std::string &text) = 0;
+  // Drops the events the probes wrote so far, unprinted (--bench).
+  virtual void discard_events() = 0;
+  // ubtrace's exit status, unless exit() sets one.
+  virtual void set_exit_code(int code) = 0;
+  // --bench: one bench probe's result, printed as the format prints it.
+  virtual void benchmark_result(const std::vector<std::string> &names,
+                                size_t index, uint64_t average_ns,
+                                uint64_t iters) = 0;
 
 protected:
   ~BackendHost() = default;

@@ -72,6 +72,15 @@ public:
   void runtime_error(const std::string &text) override {
     out_->runtime_error(text, {});
   }
+  void discard_events() override {
+    consumer_->drain([](std::span<const uint8_t>) { return true; });
+  }
+  void set_exit_code(int code) override { exit_code_ = code; }
+  void benchmark_result(const std::vector<std::string> &names, size_t index,
+                        uint64_t average_ns, uint64_t iters) override {
+    out_->benchmark_result(names, index, average_ns, iters);
+    opts_.out->flush();
+  }
 
 private:
   const runtime::Bundle &bundle_;
@@ -545,7 +554,8 @@ Result<void> Session::attach(size_t &attached) {
     backends_.push_back(std::move(b));
     return {};
   };
-  if (auto ok = add(std::make_unique<CliBackend>(bundle_, *programs_, *this));
+  if (auto ok = add(std::make_unique<CliBackend>(bundle_, *programs_, *this,
+                                                 opts_.bench));
       !ok)
     return ok;
   if (opts_.command.empty() && opts_.pid == 0)

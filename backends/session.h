@@ -34,6 +34,7 @@ struct SessionOptions {
   bool quiet = false;          // no "Attached N probes"
   int verbose = 0;             // -v: how each probe was attached
   bool unsafe = false;
+  bool bench = false;       // --bench: the CLI runs bench: probes, timed
   bool no_warnings = false; // --no-warnings: warnf() prints nothing
   std::string command;      // -c
   int pid = 0;              // -p

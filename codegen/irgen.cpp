@@ -393,6 +393,8 @@ runtime::ProbeKind IRGen::runtime_kind(ProbeKind k) {
     return runtime::ProbeKind::Interval;
   case ProbeKind::Self:
     return runtime::ProbeKind::SelfSignal;
+  case ProbeKind::Bench:
+    return runtime::ProbeKind::Bench;
   case ProbeKind::Uprobe:
     return runtime::ProbeKind::Uprobe;
   case ProbeKind::Uretprobe:
@@ -430,6 +432,11 @@ void IRGen::gen_probe(Probe &p, size_t index) {
   at_return_ = !p.attach_points.empty();
   for (auto *ap : p.attach_points)
     at_return_ &= *ap->kind == ProbeKind::Uretprobe;
+  // A bench probe's `return N` is its program's result (non-zero skips
+  // the benchmark); other probes return nothing.
+  returns_value_ = !p.attach_points.empty();
+  for (auto *ap : p.attach_points)
+    returns_value_ &= *ap->kind == ProbeKind::Bench;
   reads_entry_args_ = false;
   std::string name = "p" + std::to_string(index);
   std::string section = (gpu_ ? "ubtrace_gpu/" : "uprobe/") + name;

@@ -244,6 +244,7 @@ public:
   // Every attach point is a uretprobe: `args` reads the registers the hook
   // kept at the function's entry (abi::kCtxEntryArgs); set once it does.
   bool at_return_ = false;
+  bool returns_value_ = false; // `return N` sets r0 (bench probes)
   bool reads_entry_args_ = false;
   std::set<std::string>
       probe_targets_; // binaries of the user-space attach points

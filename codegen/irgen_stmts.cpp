@@ -82,8 +82,16 @@ void IRGen::gen_stmt(Stmt *s) {
     auto *j = static_cast<Jump *>(s);
     switch (j->jump) {
     case JumpKind::Return:
-      if (j->value)
-        gen(j->value); // evaluated for its effects; a probe returns nothing
+      if (j->value) {
+        // Evaluated for its effects; a probe returns nothing but a bench
+        // probe's result (outside loop bodies, which run as callbacks).
+        Val v = gen(j->value);
+        if (returns_value_ && !returned_flag_ && j->value->type.is_intlike()) {
+          llvm::Value *r = v.mem ? load_int(v.v, j->value->type) : v.v;
+          b_.CreateRet(b_.CreateZExtOrTrunc(r, i64t()));
+          return;
+        }
+      }
       gen_return();
       return;
     case JumpKind::Break:

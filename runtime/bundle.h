@@ -192,6 +192,7 @@ enum class ProbeKind : uint8_t {
   GpuKernelEntry, // kernel:BIN:NAME
   GpuKernelExit,  // kernelret:BIN:NAME
   SelfSignal,     // self:signal:SIGUSR1, when ubtrace receives the signal
+  Bench,          // bench:NAME, timed by --bench
 };
 
 struct ProbeSpec {

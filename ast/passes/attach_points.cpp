@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstring>
 #include <map>
+#include <set>
 
 namespace ubtrace::ast {
 
@@ -48,6 +49,7 @@ public:
 
 private:
   ASTContext &ctx_;
+  std::set<std::string> bench_names_;
 
   bool expand_positional(AttachPoint &ap, std::string &raw) {
     std::string out;
@@ -114,6 +116,19 @@ private:
       return;
     case ProbeKind::Interval:
       return parse_interval(ap, parts, bad);
+    case ProbeKind::Bench: {
+      // bench:NAME, run by --bench; a name once per script.
+      if (parts.size() != 2 || parts[1].empty()) {
+        ctx_.diags().error(ap.loc) << "bench probes must have a name";
+        return;
+      }
+      ap.target = parts[1];
+      if (!bench_names_.insert(ap.target).second)
+        ctx_.diags().error(ap.loc)
+            << "\"" << ap.target
+            << "\" was used as the name for more than one BENCH probe";
+      return;
+    }
     case ProbeKind::Self:
       // self:signal:SIGUSR1, the one trigger and signal bpftrace has.
       if (parts.size() != 3) {

@@ -19,25 +19,89 @@ Result<size_t> CliBackend::attach() {
       ends_.push_back(i);
     else if (p.kind == runtime::ProbeKind::SelfSignal)
       signals_.push_back(i);
-    else
+    else if (p.kind == runtime::ProbeKind::Bench) {
+      if (bench_) // without --bench, bench probes are not attached
+        benches_.push_back(i);
+    } else
       intervals_.push_back({i, std::max<uint64_t>(p.interval_ns, 1000), 0});
   }
   // Signals that came before the trace began do not count.
   sigusr1_seen_ = g_sigusr1_count.load();
-  return begins_.size() + ends_.size() + intervals_.size() + signals_.size();
+  return begins_.size() + ends_.size() + intervals_.size() + signals_.size() +
+         benches_.size();
 }
 
-void CliBackend::run(size_t index) {
+std::optional<uint64_t> CliBackend::run(size_t index) {
   const auto &spec = bundle_.probes[index];
   const vm::BoundProgram *prog = programs_.bound(spec.section);
   if (!prog)
-    return;
+    return std::nullopt;
   abi::HostProbeCtx ctx{};
   ctx.probe_id = index;
   vm::RunResult r = vm::run(*prog, &ctx);
-  if (r.status != vm::RunStatus::Ok)
+  if (r.status != vm::RunStatus::Ok) {
     host_.runtime_error(std::string(vm::describe(r.status)) + " in " +
                         spec.name + " at PC " + std::to_string(r.stop_pc));
+    return std::nullopt;
+  }
+  return r.r0;
+}
+
+uint64_t CliBackend::now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+// Each bench probe runs in batches, the batch ten to a thousand times
+// larger while it takes under 100 us and doubled up to 1 ms, as bpftrace
+// sizes its runs; the time of the last batch over its runs is the result.
+// What the probe prints is dropped. A probe that returns non-zero skips
+// its benchmark; one that stops with an error fails the run.
+void CliBackend::run_benches() {
+  std::vector<std::string> names;
+  for (size_t i : benches_)
+    names.push_back(bundle_.probes[i].target);
+  for (size_t k = 0; k < benches_.size(); k++) {
+    const size_t probe = benches_[k];
+    uint64_t iters = 1;
+    while (true) {
+      const uint64_t start = now_ns();
+      bool skipped = false, failed = false;
+      for (uint64_t n = 0; n < iters; n++) {
+        auto r0 = run(probe);
+        if (!r0 || host_.exiting()) {
+          failed = true;
+          break;
+        }
+        if (*r0 != 0) {
+          skipped = true;
+          break;
+        }
+      }
+      const uint64_t total = now_ns() - start;
+      host_.discard_events();
+      if (failed) {
+        host_.runtime_error("Benchmark '" + names[k] + "' failed.");
+        host_.set_exit_code(1);
+        return;
+      }
+      if (skipped)
+        break;
+      if (total < 1000)
+        iters *= 1000;
+      else if (total < 10000)
+        iters *= 100;
+      else if (total < 100000)
+        iters *= 10;
+      else if (total < 1000000)
+        iters *= 2;
+      else {
+        host_.benchmark_result(names, k, total / iters, iters);
+        break;
+      }
+    }
+  }
 }
 
 Result<void> CliBackend::start() {
@@ -45,8 +109,10 @@ Result<void> CliBackend::start() {
     run(i);
     host_.drain_events();
     if (host_.exiting())
-      break;
+      return {};
   }
+  if (!benches_.empty())
+    run_benches();
   return {};
 }
 

@@ -10,15 +10,18 @@
 #include "backends/backend.h"
 #include "backends/program_set.h"
 
+#include <optional>
 #include <vector>
 
 namespace ubtrace::backends {
 
 class CliBackend final : public Backend {
 public:
+  // `bench` (--bench): start() times the bench: probes after the begin
+  // probes; without it they are not attached.
   CliBackend(const runtime::Bundle &bundle, const ProgramSet &programs,
-             BackendHost &host)
-      : bundle_(bundle), programs_(programs), host_(host) {}
+             BackendHost &host, bool bench = false)
+      : bundle_(bundle), programs_(programs), host_(host), bench_(bench) {}
 
   BackendKind kind() const override { return BackendKind::Cli; }
   Result<size_t> attach() override;
@@ -34,7 +37,10 @@ public:
   void detach() override;
 
 private:
-  void run(size_t probe);
+  // Runs the program of `probe` once; its r0 when it ran to the end.
+  std::optional<uint64_t> run(size_t probe);
+  void run_benches();
+  static uint64_t now_ns();
 
   struct Interval {
     size_t probe;
@@ -44,7 +50,8 @@ private:
   const runtime::Bundle &bundle_;
   const ProgramSet &programs_;
   BackendHost &host_;
-  std::vector<size_t> begins_, ends_, signals_;
+  bool bench_;
+  std::vector<size_t> begins_, ends_, signals_, benches_;
   uint64_t sigusr1_seen_ = 0;
   std::vector<Interval> intervals_;
   bool timers_started_ = false;

@@ -285,6 +285,7 @@ int run(const cli::Options &opts, backends::Reporter &report) {
   so.metrics_listen = opts.metrics_listen;
   so.verbose = opts.verbose;
   so.unsafe = opts.unsafe;
+  so.bench = opts.bench;
   so.no_warnings = opts.no_warnings;
   so.command = opts.command;
   so.pid = opts.pid;

@@ -76,6 +76,8 @@ OPTIONS:
     --dry-run           check and compile the program, run nothing
     --emit-elf FILE     write the BPF object to FILE
     --unsafe            allow system(), signal() and other unsafe functions
+    --bench             run the bench: probes and print their times (also
+                        --mode bench; --mode run is the default)
     --no-warnings       do not print warnings
     -k, --warnings      warn where a read of the process or a map element fails
     --info              print the build, the backends available here and
@@ -293,6 +295,27 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
       o.dry_run = true;
     } else if (a == "--unsafe") {
       o.unsafe = true;
+    } else if (a == "--bench") {
+      o.bench = true;
+    } else if (a == "--mode" || a.starts_with("--mode=")) {
+      std::string mode;
+      if (a == "--mode") {
+        const char *v = need(i, "--mode");
+        if (!v)
+          return std::nullopt;
+        mode = v;
+      } else {
+        mode = a.substr(7);
+      }
+      if (mode == "bench") {
+        o.bench = true;
+      } else if (mode != "run") {
+        usage = false;
+        error = "--mode " + mode +
+                " is not supported: ubtrace runs the "
+                "modes run and bench";
+        return std::nullopt;
+      }
     } else if (a == "--no-warnings") {
       o.no_warnings = true;
     } else if (a == "--info") {

@@ -23,6 +23,7 @@ struct Options {
   std::string emit_elf;                  // --emit-elf FILE
   bool quiet = false;                    // -q
   bool unsafe = false;                   // --unsafe
+  bool bench = false;                    // --bench, --mode bench
   bool no_warnings = false;
   bool helper_errors = false; // -k, --warnings
   int verbose = 0;

@@ -47,6 +47,7 @@ bool is_gpu_probe(const runtime::ProbeSpec &probe) {
   case runtime::ProbeKind::Uretprobe:
   case runtime::ProbeKind::Usdt:
   case runtime::ProbeKind::SelfSignal:
+  case runtime::ProbeKind::Bench:
     return false;
   }
   return false;

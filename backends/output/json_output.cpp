@@ -143,6 +143,15 @@ void JsonOutput::process_exit(const ProcessExit &exit) {
           ", \"msg\": " + json_string(exit.message) + "}");
 }
 
+void JsonOutput::benchmark_result(const std::vector<std::string> &names,
+                                  size_t index, uint64_t average_ns,
+                                  uint64_t iters) {
+  out_ << "{\"type\": \"benchmark_result\", \"data\": {"
+       << json_string(names[index])
+       << ": {\"average\": " << json_uint(average_ns)
+       << ", \"iters\": " << json_uint(iters) << "}}}\n";
+}
+
 void JsonOutput::attached_probes(uint64_t probes) {
   out_ << "{\"type\": \"attached_probes\", \"count\": " << probes
        << ", \"data\": {\"probes\": " << probes << "}}\n";

@@ -24,6 +24,8 @@ public:
   void lost_hits(const LostHits &lost) override;
   void process_exit(const ProcessExit &exit) override;
   void attached_probes(uint64_t probes) override;
+  void benchmark_result(const std::vector<std::string> &names, size_t index,
+                        uint64_t average_ns, uint64_t iters) override;
   void helper_error(std::string_view message, std::string_view helper,
                     int retcode,
                     std::span<const SourceLocation> chain) override;

@@ -69,6 +69,11 @@ public:
   virtual void lost_hits(const LostHits &lost) = 0;
   virtual void process_exit(const ProcessExit &exit) = 0;
   virtual void attached_probes(uint64_t probes) = 0;
+  // --bench: the result of bench probe `names[index]` (names: every bench
+  // probe, in order): nanoseconds per run, averaged over `iters` runs.
+  virtual void benchmark_result(const std::vector<std::string> &names,
+                                size_t index, uint64_t average_ns,
+                                uint64_t iters) = 0;
   // A helper call failed at run time. `message` is what text output says
   // (e.g. "Map full; can't update element..."), `helper` the helper's name;
   // JSON reports strerror(-retcode) instead, as bpftrace does.

@@ -117,6 +117,28 @@ void TextOutput::process_exit(const ProcessExit &exit) {
   err_ << exit.message << '\n';
 }
 
+void TextOutput::benchmark_result(const std::vector<std::string> &names,
+                                  size_t index, uint64_t average_ns,
+                                  uint64_t iters) {
+  // bpftrace's table: the name column as wide as the longest name (40 at
+  // least) plus one, the time column 15.
+  size_t width = 40;
+  for (const auto &n : names)
+    width = std::max(width, n.size());
+  auto pad = [](std::string s, size_t w) {
+    if (s.size() < w)
+      s.resize(w, ' ');
+    return s;
+  };
+  if (index == 0) {
+    out_ << pad("Benchmark", width + 1) << pad("Time(ns)", 15)
+         << "Iterations\n";
+    out_ << std::string(width + 1 + 15 + 10, '-') << "\n";
+  }
+  out_ << pad(names[index], width + 1) << pad(std::to_string(average_ns), 15)
+       << iters << "\n";
+}
+
 void TextOutput::attached_probes(uint64_t probes) {
   err_ << "Attached " << probes << (probes == 1 ? " probe\n" : " probes\n");
 }

@@ -24,6 +24,8 @@ public:
   void lost_hits(const LostHits &lost) override;
   void process_exit(const ProcessExit &exit) override;
   void attached_probes(uint64_t probes) override;
+  void benchmark_result(const std::vector<std::string> &names, size_t index,
+                        uint64_t average_ns, uint64_t iters) override;
   void helper_error(std::string_view message, std::string_view helper,
                     int retcode,
                     std::span<const SourceLocation> chain) override;
@@ -61,6 +63,10 @@ public:
   void lost_hits(const LostHits &lost) override { text_.lost_hits(lost); }
   void process_exit(const ProcessExit &exit) override {
     text_.process_exit(exit);
+  }
+  void benchmark_result(const std::vector<std::string> &names, size_t index,
+                        uint64_t average_ns, uint64_t iters) override {
+    text_.benchmark_result(names, index, average_ns, iters);
   }
   void attached_probes(uint64_t probes) override {
     text_.attached_probes(probes);

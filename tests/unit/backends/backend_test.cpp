@@ -29,7 +29,8 @@ TEST(Selector, EveryProbeKindHasABackendAndAName) {
 }
 
 TEST(Selector, KindsAsInfoListsThem) {
-  EXPECT_EQ(probe_kinds_of(BackendKind::Cli), "begin, end, interval, self");
+  EXPECT_EQ(probe_kinds_of(BackendKind::Cli),
+            "begin, end, interval, self, bench");
   EXPECT_EQ(probe_kinds_of(BackendKind::Userspace), "uprobe, uretprobe, usdt");
   EXPECT_EQ(probe_kinds_of(BackendKind::Gpu), "kernel, kernelret");
   EXPECT_EQ(backend_for(runtime::ProbeKind::Uretprobe), BackendKind::Userspace);
@@ -50,7 +51,8 @@ TEST(Selector, AgreesWithTheProbeKindTable) {
       {"usdt", "usdt:/bin/true:prov:name"},
       {"kernel", "kernel::k"},
       {"kernelret", "kernelret::k"},
-      {"self", "self:signal:SIGUSR1"}};
+      {"self", "self:signal:SIGUSR1"},
+      {"bench", "bench:a"}};
   size_t n = 0;
   const ast::ProbeKindInfo *rows = ast::probe_kind_table(n);
   size_t checked = 0;
@@ -97,6 +99,10 @@ struct FakeHost final : BackendHost {
   void runtime_error(const std::string &text) override {
     errors.push_back(text);
   }
+  void discard_events() override {}
+  void set_exit_code(int) override {}
+  void benchmark_result(const std::vector<std::string> &, size_t, uint64_t,
+                        uint64_t) override {}
 };
 
 struct Loaded {

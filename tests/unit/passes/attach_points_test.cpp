@@ -307,6 +307,21 @@ self:signal { }
 )");
 }
 
+TEST(AttachPointPass, BenchNamesAreRequiredAndUnique) {
+  EXPECT_EQ(probe("bench:lhist"), "bench target=lhist name=bench:lhist\n");
+  EXPECT_EQ(probe("bench:"),
+            R"(stdin:1:1-7: ERROR: bench probes must have a name
+bench: { }
+~~~~~~
+)");
+  EXPECT_EQ(
+      parts("bench:a { } bench:a { }"),
+      R"(stdin:1:13-20: ERROR: "a" was used as the name for more than one BENCH probe
+bench:a { } bench:a { }
+            ~~~~~~~
+)");
+}
+
 TEST(AttachPointPass, IntervalAsADurationIsKeptInMicroseconds) {
   EXPECT_EQ(probe("interval:1s"),
             "interval unit=us freq=1000000 name=interval:us:1000000\n");
@@ -398,7 +413,7 @@ HINT: Did you mean 'uprobe'?
             R"(stdin:1:1-8: ERROR: Invalid probe type: xyzzy
 xyzzy:a { }
 ~~~~~~~
-HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret and self probes
+HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self and bench probes
 )");
   // A name in capitals gets the capitalised spelling.
   EXPECT_EQ(probe("BEGN"),
@@ -422,7 +437,8 @@ TEST_P(UnsupportedProbe, IsRejectedWithTheSupportedList) {
             "stdin:1:1-" + std::to_string(std::string(ap).size() + 1) +
                 ": ERROR: " + provider +
                 " probes are not supported by ubtrace: it runs begin, end, "
-                "interval, uprobe, uretprobe, usdt, kernel, kernelret and self "
+                "interval, uprobe, uretprobe, usdt, kernel, kernelret, self "
+                "and bench "
                 "probes\n" +
                 src + "\n" + underline + "\n");
 }
@@ -455,16 +471,15 @@ INSTANTIATE_TEST_SUITE_P(
         std::make_pair("kretfunc:tcp_reset", "kretfunc"),
         std::make_pair("iter:task", "iter"),
         std::make_pair("it:task_file", "iter"),
-        std::make_pair("bench:count", "bench"),
         std::make_pair("test:okay", "test")));
 
 TEST(AttachPointPass, EveryAttachPointOfAProbeIsChecked) {
   EXPECT_EQ(
       diagnostics("BEGIN, kprobe:f, t:a:b { }"),
-      R"(stdin:1:8-16: ERROR: kprobe probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret and self probes
+      R"(stdin:1:8-16: ERROR: kprobe probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self and bench probes
 BEGIN, kprobe:f, t:a:b { }
        ~~~~~~~~
-stdin:1:18-23: ERROR: tracepoint probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret and self probes
+stdin:1:18-23: ERROR: tracepoint probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self and bench probes
 BEGIN, kprobe:f, t:a:b { }
                  ~~~~~
 )");
