@@ -5,6 +5,7 @@
 #include "runtime/abi.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace ubtrace::backends {
 
@@ -47,12 +48,6 @@ std::optional<uint64_t> CliBackend::run(size_t index) {
   return r.r0;
 }
 
-uint64_t CliBackend::now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
-
 // Each bench probe runs in batches, the batch ten to a thousand times
 // larger while it takes under 100 us and doubled up to 1 ms, as bpftrace
 // sizes its runs; the time of the last batch over its runs is the result.
@@ -66,7 +61,7 @@ void CliBackend::run_benches() {
     const size_t probe = benches_[k];
     uint64_t iters = 1;
     while (true) {
-      const uint64_t start = now_ns();
+      const auto start = std::chrono::steady_clock::now();
       bool skipped = false, failed = false;
       for (uint64_t n = 0; n < iters; n++) {
         auto r0 = run(probe);
@@ -79,7 +74,10 @@ void CliBackend::run_benches() {
           break;
         }
       }
-      const uint64_t total = now_ns() - start;
+      const uint64_t total = static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(
+              std::chrono::steady_clock::now() - start)
+              .count());
       host_.discard_events();
       if (failed) {
         host_.runtime_error("Benchmark '" + names[k] + "' failed.");

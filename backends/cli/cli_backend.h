@@ -40,7 +40,6 @@ private:
   // Runs the program of `probe` once; its r0 when it ran to the end.
   std::optional<uint64_t> run(size_t probe);
   void run_benches();
-  static uint64_t now_ns();
 
   struct Interval {
     size_t probe;

@@ -180,9 +180,9 @@ Value decode(const runtime::ValueType &type, Bytes bytes,
     return fields_value(type, bytes, ctx, div);
   case Kind::UStack:
   case Kind::KStack: {
-    Value v = Value::of_string(stack_text(type, bytes, ctx));
-    v.stack = true;
     StackAddresses raw = stack_addresses(type, bytes, ctx);
+    Value v = Value::of_string(stack_text(type, raw, ctx));
+    v.stack = true;
     v.addresses = std::move(raw.addresses);
     v.kernel_stack = type.kind == Kind::KStack;
     v.stack_pid = v.kernel_stack ? -1 : raw.pid;

@@ -1,9 +1,9 @@
 #include "backends/output/pprof.h"
 
+#include "backends/output/symbols_text.h"
 #include "backends/output/text_value.h"
 
 #include <algorithm>
-#include <ctime>
 #include <limits>
 #include <map>
 #include <profile.pb.h>
@@ -29,12 +29,6 @@ int64_t sample_value(const Value &v) {
     return static_cast<int64_t>(
         std::min<uint64_t>(v.uint, std::numeric_limits<int64_t>::max()));
   return 0;
-}
-
-int64_t now_ns(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
 // Builds one Profile: interns strings, functions, mappings and locations
@@ -107,13 +101,7 @@ private:
       pm->set_memory_limit(m.limit);
       pm->set_file_offset(m.file_offset);
       pm->set_filename(str(m.path));
-      static const char digits[] = "0123456789abcdef";
-      std::string id;
-      for (uint8_t b : m.build_id) {
-        id += digits[b >> 4];
-        id += digits[b & 15];
-      }
-      pm->set_build_id(str(id));
+      pm->set_build_id(str(build_id_text(m.build_id)));
       mappings_.emplace(key, pm->id());
     }
     // What was found for the addresses in it: pprof then does not try
@@ -240,13 +228,18 @@ std::string gzip(const std::string &data) {
 PprofOutput::PprofOutput(std::string file, std::ostream &out, std::ostream &err,
                          const FormatContext &ctx)
     : SnapshotOutput(std::move(file), out, err), ctx_(ctx),
-      start_ns_(now_ns(CLOCK_REALTIME)),
-      start_mono_ns_(now_ns(CLOCK_MONOTONIC)) {}
+      start_(std::chrono::system_clock::now()),
+      start_mono_(std::chrono::steady_clock::now()) {}
 
 std::string PprofOutput::render(const std::vector<const PrintedMap *> &maps) {
   ProfileTimes times;
-  times.time_nanos = start_ns_;
-  times.duration_nanos = now_ns(CLOCK_MONOTONIC) - start_mono_ns_;
+  using std::chrono::duration_cast;
+  using std::chrono::nanoseconds;
+  times.time_nanos =
+      duration_cast<nanoseconds>(start_.time_since_epoch()).count();
+  times.duration_nanos =
+      duration_cast<nanoseconds>(std::chrono::steady_clock::now() - start_mono_)
+          .count();
   return gzip(pprof_profile(maps, ctx_.symbolizer, times));
 }
 

@@ -25,6 +25,7 @@
 #include "backends/output/context.h"
 #include "backends/output/snapshot_output.h"
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -61,8 +62,8 @@ protected:
 
 private:
   const FormatContext &ctx_;
-  int64_t start_ns_;      // CLOCK_REALTIME at the start
-  int64_t start_mono_ns_; // CLOCK_MONOTONIC at the start
+  std::chrono::system_clock::time_point start_; // the trace's start
+  std::chrono::steady_clock::time_point start_mono_;
 };
 
 } // namespace ubtrace::output

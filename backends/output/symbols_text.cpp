@@ -86,12 +86,7 @@ std::string build_id_line(uint64_t addr, int64_t pid,
     frame = ctx.symbolizer->build_id(addr, pid);
   if (!frame)
     return hex(addr) + "\n";
-  std::string s;
-  char byte[4];
-  for (uint8_t b : frame->build_id) {
-    std::snprintf(byte, sizeof(byte), "%02x", b);
-    s += byte;
-  }
+  std::string s = build_id_text(frame->build_id);
   char offset[24];
   std::snprintf(offset, sizeof(offset), " 0x%02llx",
                 static_cast<unsigned long long>(frame->offset));
@@ -99,6 +94,16 @@ std::string build_id_line(uint64_t addr, int64_t pid,
 }
 
 } // namespace
+
+std::string build_id_text(const std::vector<uint8_t> &build_id) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string s;
+  for (uint8_t b : build_id) {
+    s += digits[b >> 4];
+    s += digits[b & 15];
+  }
+  return s;
+}
 
 std::string pointer_text(uint64_t addr) {
   if (addr == 0)
@@ -151,11 +156,10 @@ StackAddresses stack_addresses(const runtime::ValueType &type, Bytes bytes,
   return out;
 }
 
-std::string stack_text(const runtime::ValueType &type, Bytes bytes,
-                       const FormatContext &ctx) {
+std::string stack_text(const runtime::ValueType &type,
+                       const StackAddresses &stack, const FormatContext &ctx) {
   const bool user = type.kind == runtime::ValueType::Kind::UStack;
   const StackMode mode = stack_mode(type.stack_mode);
-  const StackAddresses stack = stack_addresses(type, bytes, ctx);
   const int64_t pid = stack.pid;
 
   const std::string indent(8, ' ');

@@ -84,6 +84,16 @@ def traces_as_folded(text):
     return out
 
 
+def read_folded(path):
+    """A -f folded file: stack -> count."""
+    out = collections.Counter()
+    with open(path) as f:
+        for line in f:
+            stack, _, n = line.rstrip("\n").rpartition(" ")
+            out[stack] += int(n)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ubtrace", required=True)
@@ -129,11 +139,7 @@ def main():
         run([args.ubtrace, "-q", "-f", "folded", "-o", folded_out, "-e",
              "uprobe:$1:work { @calls[ustack] = count(); }",
              "-c", f"{prog} 1000", prog])
-        folded = collections.Counter()
-        with open(folded_out) as f:
-            for line in f:
-                stack, _, n = line.rstrip("\n").rpartition(" ")
-                folded[stack] += int(n)
+        folded = read_folded(folded_out)
         traced = traces_as_folded(
             pprof(go, profile, "-traces", "-sample_index=calls"))
         check("pprof -traces equals -f folded", traced == folded,
@@ -169,11 +175,7 @@ def main():
                  one_liner, "-c", cmd])
             run([args.ubtrace, "-q", "-f", "folded", "-o", folded_out, "-e",
                  one_liner, "-c", cmd])
-            folded = collections.Counter()
-            with open(folded_out) as f:
-                for line in f:
-                    stack, _, n = line.rstrip("\n").rpartition(" ")
-                    folded[stack] += int(n)
+            folded = read_folded(folded_out)
             traced = traces_as_folded(pprof(go, profile, "-traces"))
             check(f"sqlite3: {len(traced)} stacks of pprof -traces equal "
                   "-f folded", traced == folded and len(traced) > 10, True)
