@@ -137,6 +137,7 @@ std::string AttachPoint::name() const {
   case ProbeKind::End:
     return n;
   case ProbeKind::Interval:
+  case ProbeKind::Profile:
     return n + ":" + unit + ":" + std::to_string(freq);
   case ProbeKind::Self:
     return n + ":" + target + ":" + func;

@@ -18,9 +18,10 @@ enum ProbeSet : unsigned {
   PS_GPU_RET = 1u << 4,   // kernelret:
   PS_KERNEL = 1u << 5,    // kernel-side bpftrace probes (kprobe, ...): parsed,
                           // never run by ubtrace
+  PS_PROFILE = 1u << 6,   // profile: a sample of a thread of the process
   PS_USER = PS_UPROBE | PS_URETPROBE,
   PS_GPU_ANY = PS_GPU | PS_GPU_RET,
-  PS_HOST = PS_CLI | PS_USER | PS_KERNEL,
+  PS_HOST = PS_CLI | PS_USER | PS_PROFILE | PS_KERNEL,
   PS_ALL = PS_HOST | PS_GPU_ANY,
 };
 

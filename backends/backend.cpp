@@ -37,6 +37,8 @@ const char *probe_kind_name(runtime::ProbeKind kind) {
     return "self";
   case runtime::ProbeKind::Bench:
     return "bench";
+  case runtime::ProbeKind::Profile:
+    return "profile";
   }
   return "";
 }

@@ -54,7 +54,8 @@ inline constexpr runtime::ProbeKind kProbeKinds[] = {
     runtime::ProbeKind::Interval,       runtime::ProbeKind::Uprobe,
     runtime::ProbeKind::Uretprobe,      runtime::ProbeKind::Usdt,
     runtime::ProbeKind::GpuKernelEntry, runtime::ProbeKind::GpuKernelExit,
-    runtime::ProbeKind::SelfSignal,     runtime::ProbeKind::Bench};
+    runtime::ProbeKind::SelfSignal,     runtime::ProbeKind::Bench,
+    runtime::ProbeKind::Profile};
 
 // The selector: the backend that runs probes of `kind`. The one place the
 // choice is made; a new kind fails to compile here (-Wswitch) until it has
@@ -70,6 +71,7 @@ constexpr BackendKind backend_for(runtime::ProbeKind kind) {
   case runtime::ProbeKind::Uprobe:
   case runtime::ProbeKind::Uretprobe:
   case runtime::ProbeKind::Usdt:
+  case runtime::ProbeKind::Profile:
     return BackendKind::Userspace;
   case runtime::ProbeKind::GpuKernelEntry:
   case runtime::ProbeKind::GpuKernelExit:

@@ -42,6 +42,15 @@ constexpr Meaning kMeanings[] = {
      "stopped early: past the interpreter's instruction budget"},
     {c::kMissingHelper, "missing_helper", "probe run",
      "stopped early: it called a helper the agent lacks"},
+    {c::kProfileOverruns, "profile_overrun", "profile sample",
+     "missed: more than 64 fell due before the thread took the signal (a "
+     "thread that blocked it, or a rate far above the kernel's tick)"},
+    {c::kProfileUntimed, "profile_untimed", "thread",
+     "never sampled: no profiling timer could be made for it (a seccomp "
+     "sandbox, or the process's timer limit)"},
+    {c::kProfileLate, "profile_late", "thread",
+     "sampled late: it was not started by pthread_create, and was found up "
+     "to 100 ms after its start"},
     {kRingDeadWriters, "dead_writer", "event",
      "lost: the writer died before submitting"},
     {kRingStalledWriters, "stalled_writer", "event",

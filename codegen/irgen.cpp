@@ -401,6 +401,8 @@ runtime::ProbeKind IRGen::runtime_kind(ProbeKind k) {
     return runtime::ProbeKind::Uretprobe;
   case ProbeKind::Usdt:
     return runtime::ProbeKind::Usdt;
+  case ProbeKind::Profile:
+    return runtime::ProbeKind::Profile;
   case ProbeKind::GpuKernel:
     return runtime::ProbeKind::GpuKernelEntry;
   case ProbeKind::GpuKernelRet:

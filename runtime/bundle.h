@@ -193,6 +193,7 @@ enum class ProbeKind : uint8_t {
   GpuKernelExit,  // kernelret:BIN:NAME
   SelfSignal,     // self:signal:SIGUSR1, when ubtrace receives the signal
   Bench,          // bench:NAME, timed by --bench
+  Profile,        // profile:UNIT:N, every thread sampled on its CPU time
 };
 
 struct ProbeSpec {
@@ -205,9 +206,9 @@ struct ProbeSpec {
   std::string lang;     // "cpp": match demangled C++ names
   uint64_t offset = 0;  // FUNC+OFFSET
   bool has_offset = false;
-  uint64_t address = 0; // BIN:ADDRESS (0: none)
-  uint64_t interval_ns = 0;
-  SourceSite where; // the attach point in the script
+  uint64_t address = 0;     // BIN:ADDRESS (0: none)
+  uint64_t interval_ns = 0; // interval and profile: the period
+  SourceSite where;         // the attach point in the script
   // A uretprobe whose program reads `args`: its hook keeps the entry's
   // argument registers (abi::kCtxEntryArgs).
   bool entry_args = false;

@@ -115,6 +115,7 @@ private:
         bad(std::string(info.name) + " takes no arguments");
       return;
     case ProbeKind::Interval:
+    case ProbeKind::Profile:
       return parse_interval(ap, parts, bad);
     case ProbeKind::Bench: {
       // bench:NAME, run by --bench; a name once per script.

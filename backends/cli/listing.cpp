@@ -125,14 +125,17 @@ int list_probes(const std::string &pattern, int pid, backends::Reporter &report,
                  "-l 'usdt:./app:*', or a process: -l -p PID");
     return 1;
   }
-  // Interval probes have no list of their own, only their units.
-  if (pattern.rfind("interval:", 0) == 0 || pattern.rfind("i:", 0) == 0) {
-    runtime::symbols::Wildcard rest(pattern.substr(pattern.find(':') + 1));
-    for (const char *unit : {"hz", "ms", "s", "us"})
-      if (rest.matches(std::string(unit) + ":") || rest.matches(unit))
-        std::cout << "interval:" << unit << ":\n";
-    return 0;
-  }
+  // Interval and profile probes have no list of their own, only their
+  // units.
+  for (const char *type : {"interval", "profile"})
+    if (pattern.rfind(std::string(type) + ":", 0) == 0 ||
+        pattern.rfind(std::string(1, type[0]) + ":", 0) == 0) {
+      runtime::symbols::Wildcard rest(pattern.substr(pattern.find(':') + 1));
+      for (const char *unit : {"hz", "ms", "s", "us"})
+        if (rest.matches(std::string(unit) + ":") || rest.matches(unit))
+          std::cout << type << ":" << unit << ":\n";
+      return 0;
+    }
   if (pattern.rfind("kprobe", 0) == 0 || pattern.rfind("tracepoint", 0) == 0 ||
       pattern.rfind("kfunc", 0) == 0 || pattern.rfind("fentry", 0) == 0) {
     report.error("ubtrace lists uprobe, uretprobe and usdt probes; kernel "

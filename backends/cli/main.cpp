@@ -146,7 +146,8 @@ int list_program(const cli::Options &opts, backends::Reporter &report) {
         std::cout << ap->provider() << "\n";
         continue;
       case ast::ProbeKind::Interval:
-        std::cout << "interval:" << ap->unit << ":\n";
+      case ast::ProbeKind::Profile:
+        std::cout << ap->provider() << ":" << ap->unit << ":\n";
         continue;
       default:
         break;

@@ -48,6 +48,7 @@ bool is_gpu_probe(const runtime::ProbeSpec &probe) {
   case runtime::ProbeKind::Usdt:
   case runtime::ProbeKind::SelfSignal:
   case runtime::ProbeKind::Bench:
+  case runtime::ProbeKind::Profile:
     return false;
   }
   return false;

@@ -1,5 +1,6 @@
 #include "backends/userspace/target.h"
 
+#include "backends/backend.h"
 #include "backends/reporter.h"
 #include "backends/userspace/ifunc_placement.h"
 #include "runtime/agent/named_values.h"
@@ -158,6 +159,7 @@ struct UserspaceTarget::Impl {
   Result<bool> hook(size_t spec_index,
                     const runtime::symbols::ResolvedProbe &probe, bool many,
                     const runtime::symbols::AddressSpace &space);
+  Result<void> sample(size_t spec_index);
 
   Result<void> hello() {
     auto m = agent::recv_message(sock, 10000);
@@ -471,15 +473,46 @@ Result<bool> UserspaceTarget::Impl::hook(
   return true;
 }
 
+// A profile probe: the agent samples every thread of the process.
+Result<void> UserspaceTarget::Impl::sample(size_t spec_index) {
+  const auto &spec = bundle->probes[spec_index];
+  auto program = program_for(spec);
+  if (!program)
+    return std::move(program).take_error();
+  agent::ProfileMsg p{};
+  p.period_ns = spec.interval_ns;
+  p.probe_id = spec_index;
+  p.program = *program;
+  if (auto it = native_entries.find(spec.section); it != native_entries.end())
+    p.native_entry = it->second;
+  auto r = call(agent::Message::of(agent::MsgType::Profile, p));
+  if (!r)
+    return make_error(at_place(spec.where, "cannot sample process " +
+                                               std::to_string(pid) + " for " +
+                                               spec.name + ": " + r.error()));
+  uint32_t threads = static_cast<uint32_t>(*r);
+  uint32_t blocked = static_cast<uint32_t>(*r >> 32);
+  if (blocked && warn)
+    warn(spec.name + ": " + std::to_string(blocked) + " of the " +
+         std::to_string(threads) + " threads of process " +
+         std::to_string(pid) +
+         " block the profiling signal: they are not sampled until they "
+         "unblock it");
+  if (verbose)
+    verbose("sampling " + std::to_string(threads) + " threads of process " +
+            std::to_string(pid) + " for " + spec.name +
+            (p.native_entry ? ", native code" : ", interpreted"));
+  hooked++;
+  return {};
+}
+
 Result<void> UserspaceTarget::Impl::load_native(const runtime::Bundle &bundle,
                                                 uint64_t cli_region_base,
                                                 uint64_t agent_region_base) {
   // The sections of user-space probes, each compiled once.
   std::vector<std::string> sections;
   for (const auto &p : bundle.probes)
-    if ((p.kind == runtime::ProbeKind::Uprobe ||
-         p.kind == runtime::ProbeKind::Uretprobe ||
-         p.kind == runtime::ProbeKind::Usdt) &&
+    if (backend_for(p.kind) == BackendKind::Userspace &&
         std::find(sections.begin(), sections.end(), p.section) ==
             sections.end())
       sections.push_back(p.section);
@@ -681,6 +714,10 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
           unplaced_ifunc_warning(spec.name, im.pid, im.unplaced_ifuncs));
     im.unplaced_ifuncs.clear();
   }
+  for (size_t pi = 0; pi < bundle.probes.size(); pi++)
+    if (bundle.probes[pi].kind == runtime::ProbeKind::Profile)
+      if (auto r = im.sample(pi); !r)
+        return std::move(r).take_error();
   for (const auto &p : im.pending)
     im.warn_not_its_program(p);
   if (!im.pending.empty())

@@ -39,9 +39,14 @@ Result<void> UserspaceBackend::check(const runtime::Bundle &bundle,
         !judged)
       return make_error(judged.error());
   }
-  return make_error(
-      "user-space probes need a process to trace: use -c 'CMD' or -p PID "
-      "(ubtrace traces inside processes, not system-wide)");
+  bool hooks = std::any_of(
+      bundle.probes.begin(), bundle.probes.end(), [](const auto &p) {
+        return backend_for(p.kind) == BackendKind::Userspace &&
+               p.kind != runtime::ProbeKind::Profile;
+      });
+  return make_error(std::string(hooks ? "user-space" : "profile") +
+                    " probes need a process to trace: use -c 'CMD' or -p PID "
+                    "(ubtrace traces inside processes, not system-wide)");
 }
 
 Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(

@@ -11,6 +11,7 @@
 #include "runtime/agent/code_check.h"
 #include "runtime/agent/got_interpose.h"
 #include "runtime/agent/named_values.h"
+#include "runtime/agent/profile.h"
 #include "runtime/agent/program_wire.h"
 #include "runtime/agent/protocol.h"
 #include "runtime/agent/raw_notice.h"
@@ -243,6 +244,10 @@ private:
   void refresh_unwind();
   size_t unwind_over_budget_ = 0;
   Result<void> add_hook(const HookMsg &h);
+  // profile probes: one entry (no hook, the same site list) per period.
+  std::vector<std::unique_ptr<HookEntry>> profile_entries_;
+  bool profiled_ = false; // this session sampled: detach waits for samples
+  Result<uint64_t> add_profile(const ProfileMsg &p);
 };
 
 Agent *g_agent = nullptr;
@@ -432,6 +437,8 @@ void Agent::detach_all() {
   release_tickets(g_loads);
   release_tickets(g_unloads);
   watching_ = watching_unloads_ = false;
+  // No new sample starts a probe; those running end before the programs go.
+  profile::stop();
   // Hooks whose library is gone are forgotten, not unpatched: their code
   // is unmapped, or another's.
   (void)revalidate();
@@ -441,8 +448,10 @@ void Agent::detach_all() {
     (void)runtime::hook::uninstall_hook(h->id);
   hooks_.clear();
   // Dispatches of forgotten hooks are over too before the programs go.
-  if (forgot_any_)
+  if (forgot_any_ || profiled_)
     runtime::hook::wait_for_running_dispatches();
+  profile_entries_.clear();
+  profiled_ = false;
   // The program's USDT sites go back to skipping their argument set-up.
   for (const Semaphore &s : semaphores_)
     __atomic_sub_fetch(s.address, 1, __ATOMIC_SEQ_CST);
@@ -624,6 +633,38 @@ Result<void> Agent::add_hook(const HookMsg &h) {
   return {};
 }
 
+Result<uint64_t> Agent::add_profile(const ProfileMsg &p) {
+  if (p.program >= nprograms_)
+    return make_error("no program " + std::to_string(p.program));
+  HookEntry *entry = nullptr;
+  for (auto &e : profile_entries_)
+    if (e->address == p.period_ns)
+      entry = e.get();
+  if (!entry) {
+    profile_entries_.push_back(std::make_unique<HookEntry>());
+    entry = profile_entries_.back().get();
+    entry->address = p.period_ns; // the period, for the lookup above
+  }
+  auto site = std::make_unique<Site>();
+  site->native = reinterpret_cast<NativeEntry>(p.native_entry);
+  site->program = programs_[p.program].get();
+  site->probe_id = p.probe_id;
+  site->func_ip = 0;
+  site->usdt_nargs = 0;
+  site->entry_args = false;
+  Site *tail = entry->sites.load(std::memory_order_relaxed);
+  while (tail && tail->next.load(std::memory_order_relaxed))
+    tail = tail->next.load(std::memory_order_relaxed);
+  (tail ? tail->next : entry->sites)
+      .store(site.get(), std::memory_order_release);
+  entry->owned.push_back(std::move(site));
+  profiled_ = true;
+  auto armed = profile::add_period(p.period_ns, &on_hit, entry);
+  if (!armed)
+    return std::move(armed).take_error();
+  return uint64_t(armed->threads) | uint64_t(armed->blocked) << 32;
+}
+
 bool Agent::unloadable(uint64_t address) const {
   const struct link_map *map = object_of(address);
   if (!map)
@@ -748,6 +789,19 @@ void Agent::handle(const Message &m) {
     reply(0, !mode ? 0 : *mode == runtime::hook::PatchMode::Jump ? 1 : 2);
     return;
   }
+  case MsgType::Profile: {
+    ProfileMsg p{};
+    if (!m.read(p)) {
+      reply(-EINVAL, 0, "bad Profile message");
+      return;
+    }
+    auto r = add_profile(p);
+    if (!r)
+      reply(-EINVAL, 0, r.error());
+    else
+      reply(0, *r);
+    return;
+  }
   case MsgType::Semaphore: {
     SemaphoreMsg s{};
     if (!m.read(s)) {
@@ -863,8 +917,15 @@ void Agent::serve() {
   // of a session nobody can reach. The receive checks the descriptor is
   // still ours around each system call.
   constexpr int kOwnershipCheckMs = 1000;
+  // While profiling, threads no pthread_create wrapper saw are looked for
+  // this often (profile.h).
+  constexpr int kProfileRescanMs = 100;
   for (;;) {
-    auto m = recv_message(sock_, kOwnershipCheckMs);
+    bool sampling = profile::active();
+    auto m =
+        recv_message(sock_, sampling ? kProfileRescanMs : kOwnershipCheckMs);
+    if (sampling)
+      profile::rescan(kProfileRescanMs);
     if (!m && m.error() == kChannelTimedOut)
       continue;
     if (!m)
@@ -1028,16 +1089,30 @@ ubtrace_agent_inject(const char *argument) {
 }
 
 // Called by libubtrace_preload.so's sigaction() and signal() for SIGTRAP,
-// SIGILL, SIGSEGV and SIGBUS: once the hooks' trap handlers and the
-// fault-safe reads' handlers are in, the program's handler is chained behind
-// them instead of replacing them (runtime/helpers/signal_chain.h).
-// 1: done here; 0: the caller asks the kernel.
+// SIGILL, SIGSEGV, SIGBUS and the profiling signal: once the hooks' trap
+// handlers and the fault-safe reads' handlers are in, the program's handler is
+// chained behind them instead of replacing them
+// (runtime/helpers/signal_chain.h). 1: done here; 0: the caller asks the
+// kernel.
 extern "C" __attribute__((visibility("default"))) int
 ubtrace_filter_sigaction(int sig, const struct sigaction *act,
                          struct sigaction *old) {
   if (sig == SIGSEGV || sig == SIGBUS)
     return ubtrace::runtime::helpers::filter_fault_sigaction(sig, act, old);
+  if (ubtrace::agent::profile::filter_sigaction(sig, act, old))
+    return 1;
   return ubtrace::runtime::hook::filter_trap_sigaction(sig, act, old) ? 1 : 0;
+}
+
+// The preload's masks and pthread_create: the profiling signal (0: none), and
+// a new thread of the program's, before its start routine
+// (runtime/agent/profile.h).
+extern "C" __attribute__((visibility("default"))) int ubtrace_profile_signal() {
+  return ubtrace::agent::profile::signal_number();
+}
+extern "C" __attribute__((visibility("default"))) void
+ubtrace_thread_started() {
+  ubtrace::agent::profile::thread_started();
 }
 
 // The preload interposes sigaction() (LD_PRELOAD, -c): no need to ask the

@@ -32,4 +32,12 @@ inline constexpr const char *kNoticeTimeouts = "library_wait_timeouts";
 inline constexpr const char *kInsnBudget = "interpreter_insn_budget";
 inline constexpr const char *kMissingHelper = "interpreter_missing_helper";
 
+// profile probes (profile.h): timer expirations one signal brought beyond
+// the 64 it runs the probe for; threads
+// no timer could be made for (never sampled); threads found by the rescan,
+// not at their creation (unsampled until then).
+inline constexpr const char *kProfileOverruns = "profile_overruns";
+inline constexpr const char *kProfileUntimed = "profile_untimed_threads";
+inline constexpr const char *kProfileLate = "profile_late_threads";
+
 } // namespace ubtrace::agent::counter

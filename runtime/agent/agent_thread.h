@@ -5,6 +5,7 @@
 // on them: their libc calls are ubtrace's, not the program's.
 #pragma once
 
+#include "runtime/agent/profile.h"
 #include "runtime/hook/hook.h"
 
 #include <csignal>
@@ -21,6 +22,7 @@ inline void *agent_thread_main(void *p) {
   AgentThreadStart start = *static_cast<AgentThreadStart *>(p);
   delete static_cast<AgentThreadStart *>(p);
   runtime::hook::exclude_current_thread();
+  profile::agent_thread_started();
   return start.fn(start.arg);
 }
 

@@ -30,6 +30,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,6 +41,8 @@ extern int ubtrace_filter_sigaction(int sig, const struct sigaction *act,
                                     struct sigaction *old);
 extern void ubtrace_signals_interposed(void);
 extern void ubtrace_sandboxed(void);
+extern int ubtrace_profile_signal(void);
+extern void ubtrace_thread_started(void);
 struct ubt_interposer {
   const char *name;
   void *fn;
@@ -71,9 +74,11 @@ static ubt_syscall_fn ubt_real_syscall;
   if (!real)                                                                   \
   real = ubt_real_##name = (type)dlsym(RTLD_NEXT, #name)
 
-/* Signals whose handler ours is chained in front of. */
+/* Signals whose handler ours is chained in front of: the profiling signal
+ * too, while profile probes sample (runtime/agent/profile.h). */
 static int ubt_filtered(int sig) {
-  return sig == SIGTRAP || sig == SIGILL || sig == SIGSEGV || sig == SIGBUS;
+  return sig == SIGTRAP || sig == SIGILL || sig == SIGSEGV || sig == SIGBUS ||
+         (sig > 0 && sig == ubtrace_profile_signal());
 }
 
 /* Signals kept out of masks. */
@@ -86,6 +91,10 @@ static const sigset_t *ubt_strip(const sigset_t *set, sigset_t *copy) {
   *copy = *set;
   for (size_t i = 0; i < sizeof ubt_synchronous / sizeof *ubt_synchronous; i++)
     sigdelset(copy, ubt_synchronous[i]);
+  /* A thread that blocks the profiling signal would go unsampled. */
+  int profiling = ubtrace_profile_signal();
+  if (profiling > 0)
+    sigdelset(copy, profiling);
   return copy;
 }
 
@@ -156,7 +165,8 @@ __attribute__((visibility("default"))) int sigsetmask(int mask) {
 }
 
 __attribute__((visibility("default"))) int sighold(int sig) {
-  if (sig == SIGTRAP || sig == SIGILL)
+  if (sig == SIGTRAP || sig == SIGILL ||
+      (sig > 0 && sig == ubtrace_profile_signal()))
     return 0;
   UBT_REAL(ubt_int_fn, sighold);
   return real ? real(sig) : -1;
@@ -194,6 +204,8 @@ __attribute__((visibility("default"))) long syscall(long number, ...) {
     for (size_t i = 0; i < sizeof ubt_synchronous / sizeof *ubt_synchronous;
          i++)
       sigdelset(&copy, ubt_synchronous[i]);
+    if (ubtrace_profile_signal() > 0)
+      sigdelset(&copy, ubtrace_profile_signal());
     a[1] = (long)&copy;
   }
   UBT_REAL(ubt_syscall_fn, syscall);
@@ -217,6 +229,9 @@ UBT_OWN(sighold);
 UBT_OWN(prctl);
 UBT_OWN(syscall);
 #pragma GCC diagnostic pop
+/* preload_threads.c's. */
+extern int ubt_own_pthread_create(pthread_t *, const pthread_attr_t *,
+                                  void *(*)(void *), void *);
 
 /* After the agent's initialisers (it is this library's dependency), and
  * before preload.c's constructor starts the agent (a lower priority runs
@@ -253,6 +268,7 @@ __attribute__((constructor(101))) static void ubt_signals_init(void) {
       {"sighold", (void *)ubt_own_sighold},
       {"prctl", (void *)ubt_own_prctl},
       {"syscall", (void *)ubt_own_syscall},
+      {"pthread_create", (void *)ubt_own_pthread_create},
   };
   ubtrace_offer_interposers(table, sizeof table / sizeof *table);
 }

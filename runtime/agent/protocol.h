@@ -95,6 +95,9 @@ enum class MsgType : uint32_t {
   Procfs = 25,      // the CLI's /proc (its fd travels with the message): the
                     // agent reads its own mappings through it, also once
                     // the process has chroot()ed where there is no /proc
+  Profile = 26,     // ProfileMsg: sample every thread (profile.h); the
+                    // reply's value: threads armed, and in its high 32
+                    // bits those of them blocking the signal now
 
   // ---- GPU channel (runtime/agent/gpu) ----
   // A second socket, one end of a socketpair the CLI's GPU backend makes
@@ -190,6 +193,16 @@ struct HookMsg {
   uint64_t native_entry; // the program's JIT'd entry in this process; 0:
                          // run the program in the interpreter
   UsdtArgWire usdt_args[12];
+};
+
+// A profile probe: its program runs on every thread every period_ns of
+// that thread's CPU time (runtime/agent/profile.h).
+struct ProfileMsg {
+  uint64_t period_ns;
+  uint64_t probe_id; // ctx.probe_id
+  uint32_t program;  // id from the Program reply
+  uint32_t pad;
+  uint64_t native_entry; // the program's JIT'd entry; 0: interpret
 };
 
 // Native code the CLI linked for this process (runtime/jit remote images):

@@ -3,6 +3,7 @@
 #include "runtime/agent/session_counters.h"
 
 #include "runtime/agent/agent_counters.h"
+#include "runtime/agent/profile.h"
 #include "runtime/agent/protocol.h"
 #include "runtime/agent/raw_notice.h"
 #include "runtime/agent/raw_syscall.h"
@@ -21,9 +22,10 @@ namespace c = counter;
 
 // The order of kNames is the order of values().
 constexpr const char *kNames[] = {
-    c::kNestedSkips,    c::kShadowOverflows, c::kRefusedClaims,
-    c::kVectorSkips,    c::kUnwoundEntries,  c::kAbandonedRuns,
-    c::kNoticeTimeouts, c::kInsnBudget,      c::kMissingHelper};
+    c::kNestedSkips,     c::kShadowOverflows, c::kRefusedClaims,
+    c::kVectorSkips,     c::kUnwoundEntries,  c::kAbandonedRuns,
+    c::kNoticeTimeouts,  c::kInsnBudget,      c::kMissingHelper,
+    c::kProfileOverruns, c::kProfileUntimed,  c::kProfileLate};
 constexpr size_t kCount = sizeof kNames / sizeof kNames[0];
 
 struct Values {
@@ -32,13 +34,15 @@ struct Values {
 
 Values values() {
   runtime::hook::ThreadCounters t = runtime::hook::thread_counters();
+  profile::Counters p = profile::counters();
   return {{t.nested_skips, t.shadow_overflows, t.refused_claims, t.vector_skips,
            t.unwound_entries, t.abandoned + t.abandoned_waits,
            notice_wait_timeouts(),
            g_run_errors[size_t(vm::RunStatus::InsnBudgetExceeded)].load(
                std::memory_order_relaxed),
            g_run_errors[size_t(vm::RunStatus::MissingHelper)].load(
-               std::memory_order_relaxed)}};
+               std::memory_order_relaxed),
+           p.overruns, p.untimed, p.late}};
 }
 
 Values g_baseline; // written before arm_exit_report arms the channel

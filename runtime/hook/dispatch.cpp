@@ -310,4 +310,24 @@ extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,
   return return_address;
 }
 
+extern "C" bool ubt_hook_dispatch_signal(PtRegs *regs, Handler fn, void *user) {
+  if (t_thread_excluded) [[unlikely]]
+    return false;
+  ThreadState *ts = t_thread_state;
+  if (!ts) [[unlikely]] {
+    ts = claim_thread_state(); // the kernel saved the vector state
+    if (!ts)
+      return false;
+  }
+  if ((ts->seq & 1) && !left_by_longjmp(ts, regs)) {
+    bump(ts->nested_skips);
+    return false;
+  }
+  enter(ts, regs);
+  fn(regs, user);
+  leave(ts);
+  release_if_transient(ts);
+  return true;
+}
+
 } // namespace ubtrace::runtime::hook

@@ -42,9 +42,10 @@ void MemoryMap::use_procfs(int dirfd) {
   g_procfs.store(dirfd, std::memory_order_release);
 }
 
-Result<MemoryMap> MemoryMap::read_self() {
+int MemoryMap::open_self(const char *relative, int flags) {
+  std::string path = std::string("self/") + relative;
   int procfs = g_procfs.load(std::memory_order_acquire);
-  int fd = procfs >= 0 ? openat(procfs, "self/maps", O_RDONLY | O_CLOEXEC) : -1;
+  int fd = procfs >= 0 ? openat(procfs, path.c_str(), flags | O_CLOEXEC) : -1;
   // The program may have closed that descriptor and reused its number: only
   // a procfs file is ours.
   struct statfs fs{};
@@ -53,7 +54,12 @@ Result<MemoryMap> MemoryMap::read_self() {
     fd = -1;
   }
   if (fd < 0)
-    fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    fd = open(("/proc/" + path).c_str(), flags | O_CLOEXEC);
+  return fd;
+}
+
+Result<MemoryMap> MemoryMap::read_self() {
+  int fd = open_self("maps", O_RDONLY);
   if (fd < 0)
     return make_error(std::string("cannot open /proc/self/maps: ") +
                       strerror(errno));

@@ -35,6 +35,10 @@ public:
   // process confines itself, or the tracer's sent over. Kept, not owned
   // (-1: back to the process's /proc).
   static void use_procfs(int dirfd);
+  // Opens `self/<relative>` (e.g. "self/task") through that procfs, or
+  // /proc/self's where there is none or it is not procfs any more; -1 and
+  // errno when neither opens.
+  static int open_self(const char *relative, int flags);
   // Parses the text of a maps file (exposed for tests).
   static Result<MemoryMap> parse(const char *text, size_t size);
 

@@ -52,5 +52,11 @@ extern "C" uint64_t ubt_hook_dispatch_entry(PtRegs *regs, SiteBindings *site,
 // Returns the real return address.
 extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,
                                              uint64_t vectors_saved);
+// A handler run from a signal that interrupted the thread anywhere (a
+// profiling timer's): under the same guard as a hook's, so a signal that
+// lands while a probe runs on the thread is a nested skip. The kernel has
+// saved the vector state. False when it did not run (nested, an excluded
+// thread, no hook state left).
+extern "C" bool ubt_hook_dispatch_signal(PtRegs *regs, Handler fn, void *user);
 
 } // namespace ubtrace::runtime::hook

@@ -32,30 +32,6 @@ void count(std::atomic<uint64_t> &c) {
   c.fetch_add(1, std::memory_order_relaxed);
 }
 
-void to_regs(const greg_t *g, PtRegs &r) {
-  r.r15 = g[REG_R15];
-  r.r14 = g[REG_R14];
-  r.r13 = g[REG_R13];
-  r.r12 = g[REG_R12];
-  r.rbp = g[REG_RBP];
-  r.rbx = g[REG_RBX];
-  r.r11 = g[REG_R11];
-  r.r10 = g[REG_R10];
-  r.r9 = g[REG_R9];
-  r.r8 = g[REG_R8];
-  r.rax = g[REG_RAX];
-  r.rcx = g[REG_RCX];
-  r.rdx = g[REG_RDX];
-  r.rsi = g[REG_RSI];
-  r.rdi = g[REG_RDI];
-  r.orig_rax = ~uint64_t{0};
-  r.eflags = g[REG_EFL];
-  r.rsp = g[REG_RSP];
-  uint64_t csgsfs = g[REG_CSGSFS];
-  r.cs = csgsfs & 0xFFFF;
-  r.ss = (csgsfs >> 48) & 0xFFFF;
-}
-
 void from_regs(const PtRegs &r, greg_t *g) {
   g[REG_R15] = r.r15;
   g[REG_R14] = r.r14;
@@ -82,9 +58,7 @@ void run_trap_site(const TrapEntry &e, greg_t *g) {
     uint8_t tail[kRegsTailRoom]; // the handler's scratch (pt_regs.h)
   } frame;
   PtRegs &regs = frame.regs;
-  to_regs(g, regs);
-  if (!(regs.ss)) // older kernels leave ss out of the signal frame
-    regs.ss = 0x2B;
+  regs_from_signal_context(g, regs);
   regs.rip = site->plan.address;
   uint64_t stub = ubt_hook_dispatch_entry(&regs, &site->bindings,
                                           1); // kernel saved vectors
@@ -161,6 +135,34 @@ void on_sigill(int sig, siginfo_t *info, void *context) {
 }
 
 } // namespace
+
+void regs_from_signal_context(const void *gregs, PtRegs &r) {
+  const greg_t *g = static_cast<const greg_t *>(gregs);
+  r.r15 = g[REG_R15];
+  r.r14 = g[REG_R14];
+  r.r13 = g[REG_R13];
+  r.r12 = g[REG_R12];
+  r.rbp = g[REG_RBP];
+  r.rbx = g[REG_RBX];
+  r.r11 = g[REG_R11];
+  r.r10 = g[REG_R10];
+  r.r9 = g[REG_R9];
+  r.r8 = g[REG_R8];
+  r.rax = g[REG_RAX];
+  r.rcx = g[REG_RCX];
+  r.rdx = g[REG_RDX];
+  r.rsi = g[REG_RSI];
+  r.rdi = g[REG_RDI];
+  r.orig_rax = ~uint64_t{0};
+  r.eflags = g[REG_EFL];
+  r.rsp = g[REG_RSP];
+  uint64_t csgsfs = g[REG_CSGSFS];
+  r.cs = csgsfs & 0xFFFF;
+  r.ss = (csgsfs >> 48) & 0xFFFF;
+  if (!r.ss) // older kernels leave ss out of the signal frame
+    r.ss = 0x2B;
+  r.rip = g[REG_RIP];
+}
 
 TrapCounters trap_counters() {
   TrapCounters c;

@@ -19,6 +19,7 @@
 // synchronous signal): what install does about it is in trap_safety.h.
 #pragma once
 
+#include "runtime/hook/pt_regs.h"
 #include "runtime/result.h"
 
 #include <signal.h>
@@ -38,6 +39,12 @@ Result<void> install_trap_handlers();
 // interposes sigaction() and signal().
 bool filter_trap_sigaction(int sig, const struct sigaction *act,
                            struct sigaction *old);
+
+// The general registers of a signal's context (ucontext_t's
+// uc_mcontext.gregs) as pt_regs: orig_rax -1, rip and the rest as the
+// signal interrupted them (ss the user selector where the kernel left it
+// out of the frame).
+void regs_from_signal_context(const void *gregs, PtRegs &r);
 
 // How often each kind of trap was taken (since the process started).
 struct TrapCounters {

@@ -12,7 +12,7 @@ directives, one per line:
                             {{FAULTPROGS}} the fault suite's hostile targets,
                             {{SOURCE}} the source tree's root
   ARGS <words>              positional parameters after the program
-  FLAGS <words>             extra ubtrace flags before -e
+  FLAGS <words>             extra ubtrace flags before -e ({{...}} as RUN's)
   EXPECT <text>             a line of the output equals <text>
   EXPECT_REGEX <regex>      a line of the output matches <regex> (fullmatch)
   EXPECT_NONE <text>        no line equals <text>
@@ -185,7 +185,8 @@ def run_one(t, ctx):
     env = dict(os.environ)
     env.update({k: substitute(v, ctx) for k, v in t.env.items()})
     if t.prog is not None:
-        cmd = [ctx["ubtrace"]] + t.flags + ["-e", t.prog] + t.args
+        cmd = ([ctx["ubtrace"]] + [substitute(f, ctx) for f in t.flags] +
+               ["-e", t.prog] + t.args)
         shell = False
     elif t.run is not None:
         cmd = substitute(t.run, ctx)

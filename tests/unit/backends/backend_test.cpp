@@ -31,7 +31,8 @@ TEST(Selector, EveryProbeKindHasABackendAndAName) {
 TEST(Selector, KindsAsInfoListsThem) {
   EXPECT_EQ(probe_kinds_of(BackendKind::Cli),
             "begin, end, interval, self, bench");
-  EXPECT_EQ(probe_kinds_of(BackendKind::Userspace), "uprobe, uretprobe, usdt");
+  EXPECT_EQ(probe_kinds_of(BackendKind::Userspace),
+            "uprobe, uretprobe, usdt, profile");
   EXPECT_EQ(probe_kinds_of(BackendKind::Gpu), "kernel, kernelret");
   EXPECT_EQ(backend_for(runtime::ProbeKind::Uretprobe), BackendKind::Userspace);
   EXPECT_EQ(backend_for(runtime::ProbeKind::GpuKernelExit), BackendKind::Gpu);
@@ -52,7 +53,8 @@ TEST(Selector, AgreesWithTheProbeKindTable) {
       {"kernel", "kernel::k"},
       {"kernelret", "kernelret::k"},
       {"self", "self:signal:SIGUSR1"},
-      {"bench", "bench:a"}};
+      {"bench", "bench:a"},
+      {"profile", "profile:hz:99"}};
   size_t n = 0;
   const ast::ProbeKindInfo *rows = ast::probe_kind_table(n);
   size_t checked = 0;

@@ -413,7 +413,7 @@ HINT: Did you mean 'uprobe'?
             R"(stdin:1:1-8: ERROR: Invalid probe type: xyzzy
 xyzzy:a { }
 ~~~~~~~
-HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self and bench probes
+HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench and profile probes
 )");
   // A name in capitals gets the capitalised spelling.
   EXPECT_EQ(probe("BEGN"),
@@ -437,9 +437,8 @@ TEST_P(UnsupportedProbe, IsRejectedWithTheSupportedList) {
             "stdin:1:1-" + std::to_string(std::string(ap).size() + 1) +
                 ": ERROR: " + provider +
                 " probes are not supported by ubtrace: it runs begin, end, "
-                "interval, uprobe, uretprobe, usdt, kernel, kernelret, self "
-                "and bench "
-                "probes\n" +
+                "interval, uprobe, uretprobe, usdt, kernel, kernelret, self, "
+                "bench and profile probes\n" +
                 src + "\n" + underline + "\n");
 }
 
@@ -458,8 +457,6 @@ INSTANTIATE_TEST_SUITE_P(
         std::make_pair("s:faults:1", "software"),
         std::make_pair("hardware:cache-misses:1000000", "hardware"),
         std::make_pair("h:cycles:1e6", "hardware"),
-        std::make_pair("profile:hz:99", "profile"),
-        std::make_pair("p:ms:10", "profile"),
         std::make_pair("watchpoint:0x10000000:8:rw", "watchpoint"),
         std::make_pair("w:0x1000:4:w", "watchpoint"),
         std::make_pair("asyncwatchpoint:0x1000:4:w", "asyncwatchpoint"),
@@ -476,10 +473,10 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(AttachPointPass, EveryAttachPointOfAProbeIsChecked) {
   EXPECT_EQ(
       diagnostics("BEGIN, kprobe:f, t:a:b { }"),
-      R"(stdin:1:8-16: ERROR: kprobe probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self and bench probes
+      R"(stdin:1:8-16: ERROR: kprobe probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench and profile probes
 BEGIN, kprobe:f, t:a:b { }
        ~~~~~~~~
-stdin:1:18-23: ERROR: tracepoint probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self and bench probes
+stdin:1:18-23: ERROR: tracepoint probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench and profile probes
 BEGIN, kprobe:f, t:a:b { }
                  ~~~~~
 )");
@@ -497,6 +494,8 @@ TEST(AttachPointPass, ProbeSets) {
   EXPECT_EQ(set("ur"), ast::PS_URETPROBE);
   EXPECT_EQ(set("kernel"), ast::PS_GPU);
   EXPECT_EQ(set("kernelret"), ast::PS_GPU_RET);
+  EXPECT_EQ(set("profile"), ast::PS_PROFILE);
+  EXPECT_EQ(set("p"), ast::PS_PROFILE);
   EXPECT_EQ(set("kprobe"), ast::PS_KERNEL);
   EXPECT_FALSE(ast::find_probe_kind("kprob").has_value());
 }

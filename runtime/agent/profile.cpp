@@ -1,0 +1,489 @@
+// Built with -fno-builtin: the loops below run on program threads (the
+// pthread_create wrapper, the fork child) and must not become libc calls.
+#include "runtime/agent/profile.h"
+
+#include "runtime/agent/raw_syscall.h"
+#include "runtime/helpers/signal_chain.h"
+#include "runtime/hook/memory_map.h"
+#include "runtime/hook/site_bindings.h"
+#include "runtime/hook/trap_handler.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <string>
+#include <sys/syscall.h>
+#include <sys/ucontext.h>
+#include <time.h>
+#include <unistd.h>
+#include <vector>
+
+namespace ubtrace::agent::profile {
+namespace {
+
+// si_value of our timers' signals: the cookie and the period's index.
+constexpr int kCookie = 0x75620000;
+constexpr int kCookieMask = ~0xFF;
+// Expirations of one signal the probe runs for (see on_signal).
+constexpr uint64_t kMaxReplays = 64;
+
+struct Period {
+  uint64_t period_ns = 0;
+  runtime::hook::Handler fn = nullptr;
+  void *user = nullptr;
+};
+Period g_periods[kMaxPeriods];
+std::atomic<uint32_t> g_nperiods{0};
+std::atomic<bool> g_active{false};
+std::atomic<int> g_signal{0};
+
+void on_signal(int sig, siginfo_t *info, void *context);
+runtime::helpers::ChainedSignal g_chain{0, on_signal};
+
+std::atomic<uint64_t> g_overruns{0}, g_untimed{0}, g_late{0};
+
+// The thread table: open addressing on the tid. tid 0: empty, -1: a
+// thread that exited (a tombstone, reused by inserts).
+constexpr uint32_t kCapacity = 32768; // twice the hook runtime's threads
+struct Entry {
+  int32_t tid;
+  int32_t timers[kMaxPeriods]; // -1: none
+};
+Entry *g_table = nullptr; // allocated by the first add_period
+uint32_t g_tombstones = 0;
+std::atomic<bool> g_lock{false};
+
+// The agent's own threads: never armed.
+constexpr int kAgentThreads = 16;
+std::atomic<int32_t> g_agent_tids[kAgentThreads];
+
+void lock() {
+  while (g_lock.exchange(true, std::memory_order_acquire))
+    raw_syscall(SYS_sched_yield);
+}
+void unlock() {
+  g_lock.store(false, std::memory_order_release);
+}
+
+int32_t current_tid() {
+  return static_cast<int32_t>(raw_syscall(SYS_gettid));
+}
+
+bool is_agent_thread(int32_t tid) {
+  for (auto &t : g_agent_tids)
+    if (t.load(std::memory_order_relaxed) == tid)
+      return true;
+  return false;
+}
+
+void clear_entry(Entry &e, int32_t tid) {
+  e.tid = tid;
+  for (int32_t &t : e.timers)
+    t = -1;
+}
+
+Entry *find(int32_t tid) {
+  for (uint32_t i = 0, h = uint32_t(tid) * 2654435761u; i < kCapacity; i++) {
+    Entry &e = g_table[(h + i) % kCapacity];
+    if (e.tid == tid)
+      return &e;
+    if (e.tid == 0)
+      return nullptr;
+  }
+  return nullptr;
+}
+
+Entry *insert(int32_t tid) {
+  Entry *free_slot = nullptr;
+  for (uint32_t i = 0, h = uint32_t(tid) * 2654435761u; i < kCapacity; i++) {
+    Entry &e = g_table[(h + i) % kCapacity];
+    if (e.tid == tid)
+      return &e;
+    if (e.tid == -1 && !free_slot)
+      free_slot = &e;
+    if (e.tid == 0) {
+      if (!free_slot)
+        free_slot = &e;
+      break;
+    }
+  }
+  if (!free_slot)
+    return nullptr;
+  if (free_slot->tid == -1)
+    g_tombstones--;
+  clear_entry(*free_slot, tid);
+  return free_slot;
+}
+
+void delete_timers(Entry &e) {
+  for (int32_t &t : e.timers)
+    if (t >= 0) {
+      raw_syscall(SYS_timer_delete, t);
+      t = -1;
+    }
+}
+
+void erase(Entry &e) {
+  delete_timers(e);
+  e.tid = -1;
+  g_tombstones++;
+}
+
+// The CPU-time clock of thread `tid` (the kernel's MAKE_THREAD_CPUCLOCK of
+// CPUCLOCK_SCHED): ~tid << 3 | per-thread (4) | sched (2).
+clockid_t thread_clock(int32_t tid) {
+  return static_cast<clockid_t>((~static_cast<uint32_t>(tid) << 3) | 6);
+}
+
+// A timer on `tid`'s CPU clock signalling that thread every period; -1 on
+// failure.
+int32_t make_timer(int32_t tid, uint32_t index) {
+  struct sigevent sev;
+  for (size_t i = 0; i < sizeof sev; i++)
+    reinterpret_cast<volatile char *>(&sev)[i] = 0;
+  sev.sigev_notify = SIGEV_THREAD_ID;
+  sev.sigev_signo = g_signal.load(std::memory_order_relaxed);
+  sev.sigev_value.sival_int = kCookie | static_cast<int>(index);
+  sev._sigev_un._tid = tid;
+  int timer = -1;
+  if (raw_syscall(SYS_timer_create, thread_clock(tid),
+                  reinterpret_cast<long>(&sev),
+                  reinterpret_cast<long>(&timer)) != 0)
+    return -1;
+  uint64_t ns = g_periods[index].period_ns;
+  struct itimerspec its;
+  its.it_interval.tv_sec = static_cast<time_t>(ns / 1000000000ull);
+  its.it_interval.tv_nsec = static_cast<long>(ns % 1000000000ull);
+  its.it_value = its.it_interval;
+  if (raw_syscall(SYS_timer_settime, timer, 0, reinterpret_cast<long>(&its),
+                  0) != 0) {
+    raw_syscall(SYS_timer_delete, timer);
+    return -1;
+  }
+  return timer;
+}
+
+// Gives thread `e.tid` a timer for every period it lacks one for. False
+// when it has none at all.
+bool arm(Entry &e) {
+  uint32_t n = g_nperiods.load(std::memory_order_acquire);
+  bool any = false;
+  for (uint32_t i = 0; i < n; i++) {
+    if (e.timers[i] < 0)
+      e.timers[i] = make_timer(e.tid, i);
+    any |= e.timers[i] >= 0;
+  }
+  return any;
+}
+
+// The dispatched handler: the period's probes, unless sampling stopped. The
+// check comes after the guard's seq went odd, so stop()'s wait for running
+// dispatches sees this one or it sees sampling off.
+void run_period(runtime::hook::PtRegs *regs, void *user) {
+  if (!g_active.load(std::memory_order_acquire))
+    return;
+  const Period *p = static_cast<const Period *>(user);
+  p->fn(regs, p->user);
+}
+
+void on_signal(int, siginfo_t *info, void *context) {
+  if (info->si_code != SI_TIMER ||
+      (info->si_value.sival_int & kCookieMask) != kCookie) {
+    runtime::helpers::pass_on(g_chain, info, context, /*fault=*/false);
+    return;
+  }
+  // Ours, maybe from a timer deleted while its signal was on the way.
+  uint32_t index = static_cast<uint32_t>(info->si_value.sival_int & 0xFF);
+  if (!g_active.load(std::memory_order_acquire) ||
+      index >= g_nperiods.load(std::memory_order_acquire))
+    return;
+  int saved_errno = errno;
+  // The kernel checks CPU-time timers at its tick: a period shorter than
+  // the tick falls due several times by the time it looks, and the signal
+  // says how many more (si_overrun). Each is a sample of where the thread
+  // is: the probe runs once per expiration, up to kMaxReplays; the rest
+  // are counted.
+  uint64_t runs = 1 + static_cast<uint64_t>(std::max(info->si_overrun, 0));
+  if (runs > kMaxReplays) {
+    g_overruns.fetch_add(runs - kMaxReplays, std::memory_order_relaxed);
+    runs = kMaxReplays;
+  }
+  ucontext_t *uc = static_cast<ucontext_t *>(context);
+  for (uint64_t i = 0; i < runs; i++) {
+    struct {
+      runtime::hook::PtRegs regs;
+      uint8_t tail[runtime::hook::kRegsTailRoom]; // the probe's context
+    } frame;
+    // Afresh each time: a probe may write to its context.
+    runtime::hook::regs_from_signal_context(uc->uc_mcontext.gregs, frame.regs);
+    runtime::hook::ubt_hook_dispatch_signal(&frame.regs, run_period,
+                                            &g_periods[index]);
+  }
+  errno = saved_errno;
+}
+
+// The highest real-time signal nobody handles now.
+int choose_signal() {
+  struct {
+    void *handler;
+    unsigned long flags;
+    void *restorer;
+    uint64_t mask;
+  } current{};
+  for (int sig = SIGRTMAX; sig >= SIGRTMIN + 4; --sig)
+    if (raw_syscall(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&current),
+                    8) == 0 &&
+        current.handler == SIG_DFL)
+      return sig;
+  return 0;
+}
+
+// The threads of the process now.
+std::vector<int32_t> list_threads() {
+  std::vector<int32_t> tids;
+  int fd = runtime::hook::MemoryMap::open_self("task", O_RDONLY | O_DIRECTORY);
+  if (fd < 0)
+    return tids;
+  DIR *dir = fdopendir(fd);
+  if (!dir) {
+    close(fd);
+    return tids;
+  }
+  while (struct dirent *d = readdir(dir))
+    if (d->d_name[0] >= '1' && d->d_name[0] <= '9')
+      tids.push_back(static_cast<int32_t>(std::strtol(d->d_name, nullptr, 10)));
+  closedir(dir);
+  std::sort(tids.begin(), tids.end());
+  return tids;
+}
+
+// Whether thread `tid` blocks `sig` now (its status file's SigBlk).
+bool blocks(int32_t tid, int sig) {
+  std::string rel = "task/" + std::to_string(tid) + "/status";
+  int fd = runtime::hook::MemoryMap::open_self(rel.c_str(), O_RDONLY);
+  if (fd < 0)
+    return false;
+  char buf[4096];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0)
+    return false;
+  buf[n] = 0;
+  const char *at = std::strstr(buf, "SigBlk:");
+  if (!at)
+    return false;
+  uint64_t mask = std::strtoull(at + 7, nullptr, 16);
+  return (mask >> (sig - 1)) & 1;
+}
+
+// Arms every listed thread not armed yet, drops the entries of threads
+// gone. Under the lock. Returns the threads armed anew.
+uint32_t sync_threads(const std::vector<int32_t> &tids, bool count_late) {
+  uint32_t armed = 0;
+  for (uint32_t i = 0; i < kCapacity; i++) {
+    Entry &e = g_table[i];
+    if (e.tid > 0 && !std::binary_search(tids.begin(), tids.end(), e.tid))
+      erase(e);
+  }
+  for (int32_t tid : tids) {
+    if (is_agent_thread(tid) || find(tid))
+      continue;
+    Entry *e = insert(tid);
+    if (!e || !arm(*e)) {
+      g_untimed.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    armed++;
+    if (count_late)
+      g_late.fetch_add(1, std::memory_order_relaxed);
+  }
+  return armed;
+}
+
+// Too many tombstones make lookups long: the table is rebuilt. Under the
+// lock, on the agent thread.
+void compact() {
+  if (g_tombstones < kCapacity / 4)
+    return;
+  std::vector<Entry> live;
+  for (uint32_t i = 0; i < kCapacity; i++)
+    if (g_table[i].tid > 0)
+      live.push_back(g_table[i]);
+  std::memset(g_table, 0, sizeof(Entry) * kCapacity);
+  g_tombstones = 0;
+  for (const Entry &e : live)
+    if (Entry *slot = insert(e.tid))
+      *slot = e;
+}
+
+void fork_prepare() {
+  lock();
+}
+void fork_parent() {
+  unlock();
+}
+// The child has no timer (fork() does not copy them) and one thread.
+void fork_child() {
+  for (uint32_t i = 0; i < kCapacity; i++)
+    g_table[i].tid = 0;
+  g_tombstones = 0;
+  if (g_active.load(std::memory_order_acquire)) {
+    if (Entry *e = insert(current_tid()); !e || !arm(*e))
+      g_untimed.fetch_add(1, std::memory_order_relaxed);
+  }
+  unlock();
+}
+
+} // namespace
+
+Result<Armed> add_period(uint64_t period_ns, runtime::hook::Handler fn,
+                         void *user) {
+  if (period_ns == 0)
+    return make_error("a sampling period of 0");
+  if (!g_table) {
+    g_table = new (std::nothrow) Entry[kCapacity]();
+    if (!g_table)
+      return make_error("no memory for the thread table");
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+  }
+  if (g_signal.load() == 0) {
+    int sig = choose_signal();
+    if (sig == 0)
+      return make_error("every real-time signal has a handler: none is "
+                        "left for the profiling timers");
+    g_chain.sig = sig;
+    g_signal.store(sig);
+  }
+  if (auto r = runtime::helpers::install_first(g_chain); !r)
+    return make_error("cannot handle signal " + std::to_string(g_signal) +
+                      ": " + r.error());
+  lock();
+  uint32_t n = g_nperiods.load(std::memory_order_relaxed);
+  uint32_t index = n;
+  for (uint32_t i = 0; i < n; i++)
+    if (g_periods[i].period_ns == period_ns && g_periods[i].fn == fn &&
+        g_periods[i].user == user)
+      index = i;
+  if (index == n) {
+    if (n == kMaxPeriods) {
+      unlock();
+      return make_error("more than " + std::to_string(kMaxPeriods) +
+                        " different profile periods");
+    }
+    g_periods[n] = {period_ns, fn, user};
+    g_nperiods.store(n + 1, std::memory_order_release);
+  }
+  g_active.store(true, std::memory_order_release);
+  // Threads armed before get the new period's timer; the others theirs.
+  for (uint32_t i = 0; i < kCapacity; i++)
+    if (g_table[i].tid > 0)
+      (void)arm(g_table[i]);
+  std::vector<int32_t> tids = list_threads();
+  (void)sync_threads(tids, /*count_late=*/false);
+  unlock();
+  Armed out;
+  int sig = g_signal.load();
+  for (int32_t tid : tids)
+    if (!is_agent_thread(tid)) {
+      out.threads++;
+      out.blocked += blocks(tid, sig);
+    }
+  return out;
+}
+
+void stop() {
+  if (!g_table)
+    return;
+  g_active.store(false, std::memory_order_release);
+  lock();
+  for (uint32_t i = 0; i < kCapacity; i++) {
+    if (g_table[i].tid > 0)
+      delete_timers(g_table[i]);
+    g_table[i].tid = 0;
+  }
+  g_tombstones = 0;
+  g_nperiods.store(0, std::memory_order_release);
+  unlock();
+}
+
+void rescan(int every_ms) {
+  if (!g_active.load(std::memory_order_acquire))
+    return;
+  static uint64_t last_ns = 0;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t now = uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+  if (now - last_ns < uint64_t(every_ms) * 1000000ull)
+    return;
+  last_ns = now;
+  std::vector<int32_t> tids = list_threads();
+  if (tids.empty())
+    return; // no /proc: only the wrapper arms threads
+  lock();
+  (void)sync_threads(tids, /*count_late=*/true);
+  compact();
+  unlock();
+}
+
+bool active() {
+  return g_active.load(std::memory_order_acquire);
+}
+
+int signal_number() {
+  return g_active.load(std::memory_order_acquire) ? g_signal.load() : 0;
+}
+
+bool filter_sigaction(int sig, const struct sigaction *act,
+                      struct sigaction *old) {
+  return sig != 0 && sig == g_signal.load() &&
+         runtime::helpers::filter_sigaction(g_chain, act, old);
+}
+
+void thread_started() {
+  if (!g_active.load(std::memory_order_acquire) || !g_table)
+    return;
+  int32_t tid = current_tid();
+  lock();
+  // An entry with this tid is a thread that exited (its tid reused) before
+  // a rescan saw it go: its timers died with it.
+  if (Entry *old = find(tid))
+    erase(*old);
+  Entry *e = insert(tid);
+  if (!e || !arm(*e))
+    g_untimed.fetch_add(1, std::memory_order_relaxed);
+  unlock();
+}
+
+void agent_thread_started() {
+  int32_t tid = current_tid();
+  for (auto &t : g_agent_tids) {
+    int32_t expected = t.load(std::memory_order_relaxed);
+    // A slot of an agent thread that ended may be reused: an exited
+    // thread's tid cannot be a live program thread's for long, and a
+    // program thread wrongly left out only goes unsampled.
+    if (expected == 0 || expected == tid ||
+        raw_syscall(SYS_tgkill, raw_syscall(SYS_getpid), expected, 0) != 0) {
+      t.store(tid, std::memory_order_relaxed);
+      break;
+    }
+  }
+  if (!g_table)
+    return;
+  lock();
+  if (Entry *e = find(tid))
+    erase(*e);
+  unlock();
+}
+
+Counters counters() {
+  return {g_overruns.load(std::memory_order_relaxed),
+          g_untimed.load(std::memory_order_relaxed),
+          g_late.load(std::memory_order_relaxed)};
+}
+
+} // namespace ubtrace::agent::profile

@@ -1,0 +1,113 @@
+// CPU-bound threads for profile probes: argv[1] worker threads each burn
+// argv[2] ms of their own CPU time in spin_worker(), then main burns as
+// much in spin_main(). Flags after them:
+//   block     main blocks every signal first (the workers inherit the mask),
+//             as signalfd and sigwait servers do
+//   delay=MS  sleep that long before any of it (time to attach with -p)
+//   own       the program profiles itself too: its own CPU-time timer on
+//             the highest real-time signal with its own handler; prints
+//             how many of its signals it got
+//   fork      a forked child burns as much in spin_child() first
+// Prints "done" at the end.
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static long burn_ms;
+volatile unsigned long sink;
+static volatile sig_atomic_t own_signals;
+
+static long thread_cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+// Arithmetic between clock reads, so that samples land in user code.
+#define BURN                                                                   \
+  for (long start = thread_cpu_ms(); thread_cpu_ms() - start < burn_ms;)       \
+    for (int i = 0; i < 200000; i++)                                           \
+      sink = sink * 31 + (unsigned long)i;
+
+__attribute__((noinline)) void spin_worker(void) { BURN }
+__attribute__((noinline)) void spin_main(void) { BURN }
+__attribute__((noinline)) void spin_child(void) { BURN }
+
+static void *worker(void *arg) {
+  (void)arg;
+  spin_worker();
+  return NULL;
+}
+
+static void on_own(int sig, siginfo_t *info, void *ctx) {
+  (void)sig;
+  (void)ctx;
+  if (info->si_code == SI_TIMER && info->si_value.sival_int == 7)
+    own_signals++;
+}
+
+int main(int argc, char **argv) {
+  int nthreads = argc > 1 ? atoi(argv[1]) : 2;
+  burn_ms = argc > 2 ? atol(argv[2]) : 200;
+  int block = 0, own = 0, do_fork = 0;
+  long delay = 0;
+  for (int i = 3; i < argc; i++) {
+    if (!strcmp(argv[i], "block"))
+      block = 1;
+    else if (!strncmp(argv[i], "delay=", 6))
+      delay = atol(argv[i] + 6);
+    else if (!strcmp(argv[i], "own"))
+      own = 1;
+    else if (!strcmp(argv[i], "fork"))
+      do_fork = 1;
+  }
+  if (delay)
+    usleep((useconds_t)delay * 1000);
+  if (own) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_own;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigaction(SIGRTMAX, &sa, NULL);
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_SIGNAL;
+    sev.sigev_signo = SIGRTMAX;
+    sev.sigev_value.sival_int = 7;
+    timer_t t;
+    timer_create(CLOCK_PROCESS_CPUTIME_ID, &sev, &t);
+    struct itimerspec its = {{0, 10000000}, {0, 10000000}};
+    timer_settime(t, 0, &its, NULL);
+  }
+  if (block) {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+  }
+  if (do_fork) {
+    pid_t child = fork();
+    if (child == 0) {
+      spin_child();
+      _exit(0);
+    }
+    waitpid(child, NULL, 0);
+  }
+  pthread_t t[64];
+  if (nthreads > 64)
+    nthreads = 64;
+  for (int i = 0; i < nthreads; i++)
+    pthread_create(&t[i], NULL, worker, NULL);
+  for (int i = 0; i < nthreads; i++)
+    pthread_join(t[i], NULL);
+  spin_main();
+  if (own)
+    printf("own signals: %d\n", (int)own_signals);
+  printf("done\n");
+  return 0;
+}
