@@ -46,11 +46,14 @@ constexpr Meaning kMeanings[] = {
      "missed: more than 64 fell due before the thread took the signal (a "
      "thread that blocked it, or a rate far above the kernel's tick)"},
     {c::kProfileUntimed, "profile_untimed", "thread",
-     "never sampled: no profiling timer could be made for it (a seccomp "
-     "sandbox, or the process's timer limit)"},
+     "never sampled: no profiling timer was made for them (a seccomp "
+     "sandbox, or they ended before the agent could arm them)"},
     {c::kProfileLate, "profile_late", "thread",
-     "sampled late: it was not started by pthread_create, and was found up "
-     "to 100 ms after its start"},
+     "sampled late: found by the 100 ms rescan, not as they started (a raw "
+     "clone(), or a thread started under a seccomp filter)"},
+    {c::kProfileBlocked, "profile_blocked", "thread",
+     "never sampled: they blocked the profiling signal when found (a mask "
+     "set before the trace, or by a raw system call)"},
     {kRingDeadWriters, "dead_writer", "event",
      "lost: the writer died before submitting"},
     {kRingStalledWriters, "stalled_writer", "event",

@@ -494,10 +494,10 @@ Result<void> UserspaceTarget::Impl::sample(size_t spec_index) {
   uint32_t blocked = static_cast<uint32_t>(*r >> 32);
   if (blocked && warn)
     warn(spec.name + ": " + std::to_string(blocked) + " of the " +
-         std::to_string(threads) + " threads of process " +
+         std::to_string(threads + blocked) + " threads of process " +
          std::to_string(pid) +
-         " block the profiling signal: they are not sampled until they "
-         "unblock it");
+         " block every signal (or the profiling one): they are not "
+         "sampled");
   if (verbose)
     verbose("sampling " + std::to_string(threads) + " threads of process " +
             std::to_string(pid) + " for " + spec.name +

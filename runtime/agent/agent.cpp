@@ -918,12 +918,12 @@ void Agent::serve() {
   // still ours around each system call.
   constexpr int kOwnershipCheckMs = 1000;
   // While profiling, threads no pthread_create wrapper saw are looked for
-  // this often (profile.h).
+  // every 100 ms, those started under a seccomp filter every 20 (profile.h).
+  constexpr int kProfileWakeMs = 20;
   constexpr int kProfileRescanMs = 100;
   for (;;) {
     bool sampling = profile::active();
-    auto m =
-        recv_message(sock_, sampling ? kProfileRescanMs : kOwnershipCheckMs);
+    auto m = recv_message(sock_, sampling ? kProfileWakeMs : kOwnershipCheckMs);
     if (sampling)
       profile::rescan(kProfileRescanMs);
     if (!m && m.error() == kChannelTimedOut)
@@ -1131,7 +1131,10 @@ ubtrace_offer_interposers(const ubtrace::agent::Interposer *table,
 }
 
 // The program is about to install a seccomp filter (the preload saw
-// prctl(PR_SET_SECCOMP) or syscall(SYS_seccomp)).
-extern "C" __attribute__((visibility("default"))) void ubtrace_sandboxed() {
+// prctl(PR_SET_SECCOMP) or syscall(SYS_seccomp)); all_threads: with
+// SECCOMP_FILTER_FLAG_TSYNC, on every thread of the process.
+extern "C" __attribute__((visibility("default"))) void
+ubtrace_sandboxed(int all_threads) {
   ubtrace::runtime::helpers::set_sandboxed();
+  ubtrace::agent::profile::sandboxed(all_threads != 0);
 }

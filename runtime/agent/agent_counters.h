@@ -39,5 +39,8 @@ inline constexpr const char *kMissingHelper = "interpreter_missing_helper";
 inline constexpr const char *kProfileOverruns = "profile_overruns";
 inline constexpr const char *kProfileUntimed = "profile_untimed_threads";
 inline constexpr const char *kProfileLate = "profile_late_threads";
+// Threads that blocked the profiling signal when found: never armed (a
+// pending signal could reach the program's sigwait or signalfd).
+inline constexpr const char *kProfileBlocked = "profile_blocked_threads";
 
 } // namespace ubtrace::agent::counter

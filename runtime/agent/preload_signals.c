@@ -24,6 +24,10 @@
  * With -p (dlopened, nothing interposed) the agent points the program's
  * GOT entries for these at them instead (runtime/agent/got_interpose.h).
  *
+ * Profiling. While profile probes sample (runtime/agent/profile.h), their
+ * signal is kept out of masks too, so that threads that block every signal
+ * are sampled, and out of the sets sigwait() & co. and signalfd() wait on.
+ *
  * Sandboxes. prctl(PR_SET_SECCOMP) and syscall(SYS_seccomp) tell the agent
  * first that hit-time system calls may be forbidden from now on
  * (runtime/helpers/safe_copy.h). */
@@ -40,7 +44,7 @@
 extern int ubtrace_filter_sigaction(int sig, const struct sigaction *act,
                                     struct sigaction *old);
 extern void ubtrace_signals_interposed(void);
-extern void ubtrace_sandboxed(void);
+extern void ubtrace_sandboxed(int all_threads);
 extern int ubtrace_profile_signal(void);
 extern void ubtrace_thread_started(void);
 struct ubt_interposer {
@@ -58,6 +62,11 @@ typedef int (*ubt_int_fn)(int);
 typedef int (*ubt_prctl_fn)(int, unsigned long, unsigned long, unsigned long,
                             unsigned long);
 typedef long (*ubt_syscall_fn)(long, long, long, long, long, long, long);
+typedef int (*ubt_sigwait_fn)(const sigset_t *, int *);
+typedef int (*ubt_sigwaitinfo_fn)(const sigset_t *, siginfo_t *);
+typedef int (*ubt_sigtimedwait_fn)(const sigset_t *, siginfo_t *,
+                                   const struct timespec *);
+typedef int (*ubt_signalfd_fn)(int, const sigset_t *, int);
 
 /* The next definitions, looked up by the constructor (dlsym is not
  * async-signal-safe, and masks are set in signal handlers), or on first use
@@ -68,6 +77,10 @@ static ubt_mask_fn ubt_real_sigprocmask, ubt_real_pthread_sigmask;
 static ubt_int_fn ubt_real_sigblock, ubt_real_sigsetmask, ubt_real_sighold;
 static ubt_prctl_fn ubt_real_prctl;
 static ubt_syscall_fn ubt_real_syscall;
+static ubt_sigwait_fn ubt_real_sigwait;
+static ubt_sigwaitinfo_fn ubt_real_sigwaitinfo;
+static ubt_sigtimedwait_fn ubt_real_sigtimedwait;
+static ubt_signalfd_fn ubt_real_signalfd;
 
 #define UBT_REAL(type, name)                                                   \
   type real = ubt_real_##name;                                                 \
@@ -84,6 +97,15 @@ static int ubt_filtered(int sig) {
 /* Signals kept out of masks. */
 static const int ubt_synchronous[] = {SIGTRAP, SIGILL};
 
+/* Whether set blocks every real-time signal (sigfillset and the like): a
+ * set that names some of them means the program uses those. */
+static int ubt_blanket(const sigset_t *set) {
+  for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+    if (!sigismember(set, sig))
+      return 0;
+  return 1;
+}
+
 /* set without the synchronous signals, in *copy; returns the set to pass. */
 static const sigset_t *ubt_strip(const sigset_t *set, sigset_t *copy) {
   if (!set)
@@ -91,9 +113,10 @@ static const sigset_t *ubt_strip(const sigset_t *set, sigset_t *copy) {
   *copy = *set;
   for (size_t i = 0; i < sizeof ubt_synchronous / sizeof *ubt_synchronous; i++)
     sigdelset(copy, ubt_synchronous[i]);
-  /* A thread that blocks the profiling signal would go unsampled. */
+  /* A thread that blocks every signal would go unsampled; one that blocks
+   * some, the profiling one among them, keeps its mask (it waits for it). */
   int profiling = ubtrace_profile_signal();
-  if (profiling > 0)
+  if (profiling > 0 && ubt_blanket(set))
     sigdelset(copy, profiling);
   return copy;
 }
@@ -154,6 +177,49 @@ pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
   return ubt_set_mask(real, how, set, old);
 }
 
+/* The sets a thread waits on (sigwait, sigwaitinfo, sigtimedwait,
+ * signalfd) without the profiling signal when they hold every signal: a
+ * profiling timer's signal pending on the thread is then never taken for
+ * one of the program's. A set that names some signals is the program's
+ * choice (it may wait for that very one) and stays. */
+static const sigset_t *ubt_strip_wait(const sigset_t *set, sigset_t *copy) {
+  int profiling = ubtrace_profile_signal();
+  if (!set || profiling <= 0 || !ubt_blanket(set))
+    return set;
+  *copy = *set;
+  sigdelset(copy, profiling);
+  return copy;
+}
+
+__attribute__((visibility("default"))) int sigwait(const sigset_t *set,
+                                                   int *sig) {
+  sigset_t copy;
+  UBT_REAL(ubt_sigwait_fn, sigwait);
+  return real ? real(ubt_strip_wait(set, &copy), sig) : -1;
+}
+
+__attribute__((visibility("default"))) int sigwaitinfo(const sigset_t *set,
+                                                       siginfo_t *info) {
+  sigset_t copy;
+  UBT_REAL(ubt_sigwaitinfo_fn, sigwaitinfo);
+  return real ? real(ubt_strip_wait(set, &copy), info) : -1;
+}
+
+__attribute__((visibility("default"))) int
+sigtimedwait(const sigset_t *set, siginfo_t *info,
+             const struct timespec *timeout) {
+  sigset_t copy;
+  UBT_REAL(ubt_sigtimedwait_fn, sigtimedwait);
+  return real ? real(ubt_strip_wait(set, &copy), info, timeout) : -1;
+}
+
+__attribute__((visibility("default"))) int signalfd(int fd, const sigset_t *set,
+                                                    int flags) {
+  sigset_t copy;
+  UBT_REAL(ubt_signalfd_fn, signalfd);
+  return real ? real(fd, ubt_strip_wait(set, &copy), flags) : -1;
+}
+
 __attribute__((visibility("default"))) int sigblock(int mask) {
   UBT_REAL(ubt_int_fn, sigblock);
   return real ? real(ubt_mask_bits(mask)) : -1;
@@ -181,7 +247,7 @@ __attribute__((visibility("default"))) int prctl(int option, ...) {
   unsigned long d = va_arg(ap, unsigned long);
   va_end(ap);
   if (option == PR_SET_SECCOMP)
-    ubtrace_sandboxed();
+    ubtrace_sandboxed(0);
   UBT_REAL(ubt_prctl_fn, prctl);
   return real ? real(option, a, b, c, d) : -1;
 }
@@ -195,7 +261,9 @@ __attribute__((visibility("default"))) long syscall(long number, ...) {
   va_end(ap);
   sigset_t copy;
   if (number == SYS_seccomp || (number == SYS_prctl && a[0] == PR_SET_SECCOMP))
-    ubtrace_sandboxed();
+    ubtrace_sandboxed(number == SYS_seccomp &&
+                      a[0] == SECCOMP_SET_MODE_FILTER &&
+                      (a[1] & SECCOMP_FILTER_FLAG_TSYNC));
   else if (number == SYS_rt_sigprocmask && a[0] != SIG_UNBLOCK && a[1] &&
            (unsigned long)a[3] <= sizeof copy) {
     /* The kernel reads a[3] bytes of the set: strip them in a copy. */
@@ -204,7 +272,7 @@ __attribute__((visibility("default"))) long syscall(long number, ...) {
     for (size_t i = 0; i < sizeof ubt_synchronous / sizeof *ubt_synchronous;
          i++)
       sigdelset(&copy, ubt_synchronous[i]);
-    if (ubtrace_profile_signal() > 0)
+    if (ubtrace_profile_signal() > 0 && ubt_blanket(&copy))
       sigdelset(&copy, ubtrace_profile_signal());
     a[1] = (long)&copy;
   }
@@ -228,6 +296,10 @@ UBT_OWN(sigsetmask);
 UBT_OWN(sighold);
 UBT_OWN(prctl);
 UBT_OWN(syscall);
+UBT_OWN(sigwait);
+UBT_OWN(sigwaitinfo);
+UBT_OWN(sigtimedwait);
+UBT_OWN(signalfd);
 #pragma GCC diagnostic pop
 /* preload_threads.c's. */
 extern int ubt_own_pthread_create(pthread_t *, const pthread_attr_t *,
@@ -247,6 +319,10 @@ __attribute__((constructor(101))) static void ubt_signals_init(void) {
   ubt_real_sighold = (ubt_int_fn)dlsym(RTLD_NEXT, "sighold");
   ubt_real_prctl = (ubt_prctl_fn)dlsym(RTLD_NEXT, "prctl");
   ubt_real_syscall = (ubt_syscall_fn)dlsym(RTLD_NEXT, "syscall");
+  ubt_real_sigwait = (ubt_sigwait_fn)dlsym(RTLD_NEXT, "sigwait");
+  ubt_real_sigwaitinfo = (ubt_sigwaitinfo_fn)dlsym(RTLD_NEXT, "sigwaitinfo");
+  ubt_real_sigtimedwait = (ubt_sigtimedwait_fn)dlsym(RTLD_NEXT, "sigtimedwait");
+  ubt_real_signalfd = (ubt_signalfd_fn)dlsym(RTLD_NEXT, "signalfd");
   /* The program's calls reach these only when LD_PRELOAD put this library
    * first; dlopened (-p), they are never called. */
   Dl_info global, self;
@@ -268,6 +344,10 @@ __attribute__((constructor(101))) static void ubt_signals_init(void) {
       {"sighold", (void *)ubt_own_sighold},
       {"prctl", (void *)ubt_own_prctl},
       {"syscall", (void *)ubt_own_syscall},
+      {"sigwait", (void *)ubt_own_sigwait},
+      {"sigwaitinfo", (void *)ubt_own_sigwaitinfo},
+      {"sigtimedwait", (void *)ubt_own_sigtimedwait},
+      {"signalfd", (void *)ubt_own_signalfd},
       {"pthread_create", (void *)ubt_own_pthread_create},
   };
   ubtrace_offer_interposers(table, sizeof table / sizeof *table);

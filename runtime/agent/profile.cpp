@@ -3,6 +3,7 @@
 #include "runtime/agent/profile.h"
 
 #include "runtime/agent/raw_syscall.h"
+#include "runtime/helpers/safe_copy.h"
 #include "runtime/helpers/signal_chain.h"
 #include "runtime/hook/memory_map.h"
 #include "runtime/hook/site_bindings.h"
@@ -45,13 +46,25 @@ std::atomic<int> g_signal{0};
 void on_signal(int sig, siginfo_t *info, void *context);
 runtime::helpers::ChainedSignal g_chain{0, on_signal};
 
-std::atomic<uint64_t> g_overruns{0}, g_untimed{0}, g_late{0};
+std::atomic<uint64_t> g_overruns{0}, g_untimed{0}, g_late{0}, g_blocked{0};
+// Threads noted Pending (started under a filter), not yet armed.
+std::atomic<uint32_t> g_pending{0};
+// A seccomp filter covers every thread, the agent's too (sandboxed()).
+std::atomic<bool> g_all_filtered{false};
 
 // The thread table: open addressing on the tid. tid 0: empty, -1: a
 // thread that exited (a tombstone, reused by inserts).
 constexpr uint32_t kCapacity = 32768; // twice the hook runtime's threads
+enum class ThreadArm : int32_t {
+  Yes,     // has its timers (or some)
+  Pending, // started under a seccomp filter: the rescan arms it
+  Failed,  // no timer could be made (counted once)
+  Blocked, // blocked the signal when found: never armed (counted once)
+};
 struct Entry {
   int32_t tid;
+  ThreadArm state;
+  bool late;                   // armed by a rescan, counted late
   int32_t timers[kMaxPeriods]; // -1: none
 };
 Entry *g_table = nullptr; // allocated by the first add_period
@@ -62,9 +75,15 @@ std::atomic<bool> g_lock{false};
 constexpr int kAgentThreads = 16;
 std::atomic<int32_t> g_agent_tids[kAgentThreads];
 
+// Spins without a system call once the program is sandboxed (a filter may
+// forbid sched_yield on the thread): holders keep it for microseconds.
 void lock() {
-  while (g_lock.exchange(true, std::memory_order_acquire))
-    raw_syscall(SYS_sched_yield);
+  while (g_lock.exchange(true, std::memory_order_acquire)) {
+    if (runtime::helpers::sandboxed())
+      __builtin_ia32_pause();
+    else
+      raw_syscall(SYS_sched_yield);
+  }
 }
 void unlock() {
   g_lock.store(false, std::memory_order_release);
@@ -83,6 +102,8 @@ bool is_agent_thread(int32_t tid) {
 
 void clear_entry(Entry &e, int32_t tid) {
   e.tid = tid;
+  e.state = ThreadArm::Yes;
+  e.late = false;
   for (int32_t &t : e.timers)
     t = -1;
 }
@@ -128,7 +149,25 @@ void delete_timers(Entry &e) {
     }
 }
 
+// Whether e's first timer is armed: a live thread's periodic timer always
+// is, a timer whose thread is gone reads as disarmed.
+bool timer_live(const Entry &e) {
+  for (int32_t t : e.timers)
+    if (t >= 0) {
+      struct itimerspec its{};
+      if (raw_syscall(SYS_timer_gettime, t, reinterpret_cast<long>(&its)) != 0)
+        return false;
+      return its.it_value.tv_sec != 0 || its.it_value.tv_nsec != 0;
+    }
+  return false;
+}
+
 void erase(Entry &e) {
+  // A thread that ended before a rescan could arm it was never sampled.
+  if (e.state == ThreadArm::Pending) {
+    g_untimed.fetch_add(1, std::memory_order_relaxed);
+    g_pending.fetch_sub(1, std::memory_order_relaxed);
+  }
   delete_timers(e);
   e.tid = -1;
   g_tombstones++;
@@ -159,7 +198,14 @@ int32_t make_timer(int32_t tid, uint32_t index) {
   struct itimerspec its;
   its.it_interval.tv_sec = static_cast<time_t>(ns / 1000000000ull);
   its.it_interval.tv_nsec = static_cast<long>(ns % 1000000000ull);
-  its.it_value = its.it_interval;
+  // The first expiry at a random point of the first period: a thread that
+  // uses less CPU than one period is then sampled with the probability its
+  // CPU time makes (not never), and threads do not fall due in step.
+  uint64_t mix = (__builtin_ia32_rdtsc() ^ uint64_t(uint32_t(tid)) << 32) *
+                 0x9E3779B97F4A7C15ull;
+  uint64_t first = 1 + (mix >> 11) % ns;
+  its.it_value.tv_sec = static_cast<time_t>(first / 1000000000ull);
+  its.it_value.tv_nsec = static_cast<long>(first % 1000000000ull);
   if (raw_syscall(SYS_timer_settime, timer, 0, reinterpret_cast<long>(&its),
                   0) != 0) {
     raw_syscall(SYS_timer_delete, timer);
@@ -227,7 +273,40 @@ void on_signal(int, siginfo_t *info, void *context) {
   errno = saved_errno;
 }
 
-// The highest real-time signal nobody handles now.
+// Signals the process catches or ignores, or some thread blocks among
+// others it does not (status files' SigCgt, SigIgn, SigBlk), as a mask of
+// the first 64.
+uint64_t signals_in_use(const std::vector<int32_t> &tids) {
+  uint64_t used = 0;
+  for (int32_t tid : tids) {
+    std::string rel = "task/" + std::to_string(tid) + "/status";
+    int fd = runtime::hook::MemoryMap::open_self(rel.c_str(), O_RDONLY);
+    if (fd < 0)
+      continue;
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+      continue;
+    buf[n] = 0;
+    for (const char *field : {"SigIgn:", "SigCgt:"})
+      if (const char *at = std::strstr(buf, field))
+        used |= std::strtoull(at + 7, nullptr, 16);
+    // A thread that blocks every real-time signal (sigfillset) says
+    // nothing of one; one that blocks some does (sigwait on them).
+    if (const char *at = std::strstr(buf, "SigBlk:")) {
+      uint64_t blocked = std::strtoull(at + 7, nullptr, 16);
+      uint64_t rt = ~uint64_t{0} << (SIGRTMIN - 1);
+      if ((blocked & rt) != rt)
+        used |= blocked;
+    }
+  }
+  return used;
+}
+
+// The highest real-time signal nobody handles, ignores or blocks now.
+std::vector<int32_t> list_threads();
+
 int choose_signal() {
   struct {
     void *handler;
@@ -235,8 +314,12 @@ int choose_signal() {
     void *restorer;
     uint64_t mask;
   } current{};
+  std::vector<int32_t> tids = list_threads();
+  std::erase_if(tids, is_agent_thread); // they block every signal
+  uint64_t used = signals_in_use(tids);
   for (int sig = SIGRTMAX; sig >= SIGRTMIN + 4; --sig)
-    if (raw_syscall(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&current),
+    if (!((used >> (sig - 1)) & 1) &&
+        raw_syscall(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&current),
                     8) == 0 &&
         current.handler == SIG_DFL)
       return sig;
@@ -291,16 +374,37 @@ uint32_t sync_threads(const std::vector<int32_t> &tids, bool count_late) {
       erase(e);
   }
   for (int32_t tid : tids) {
-    if (is_agent_thread(tid) || find(tid))
+    if (is_agent_thread(tid))
       continue;
-    Entry *e = insert(tid);
-    if (!e || !arm(*e)) {
-      g_untimed.fetch_add(1, std::memory_order_relaxed);
+    Entry *e = find(tid);
+    if (e && e->state != ThreadArm::Pending)
+      continue;
+    if (!e)
+      e = insert(tid);
+    if (e && e->state == ThreadArm::Pending)
+      g_pending.fetch_sub(1, std::memory_order_relaxed);
+    // A thread that blocks the signal would hold it pending, where its
+    // sigwait() or signalfd could take it for the program's own: left
+    // alone, counted.
+    if (e && blocks(tid, g_signal.load(std::memory_order_relaxed))) {
+      e->state = ThreadArm::Blocked;
+      g_blocked.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
-    armed++;
-    if (count_late)
+    if (!e || !arm(*e)) {
+      g_untimed.fetch_add(1, std::memory_order_relaxed);
+      if (e)
+        e->state = ThreadArm::Failed;
+      continue;
+    }
+    // Pending ones are late even at the first listing: they started under
+    // a filter, after their start routine was due to arm them.
+    if (count_late || e->state == ThreadArm::Pending) {
       g_late.fetch_add(1, std::memory_order_relaxed);
+      e->late = true;
+    }
+    e->state = ThreadArm::Yes;
+    armed++;
   }
   return armed;
 }
@@ -332,8 +436,10 @@ void fork_child() {
   for (uint32_t i = 0; i < kCapacity; i++)
     g_table[i].tid = 0;
   g_tombstones = 0;
+  // Under a filter (inherited) a timer call may kill the child.
   if (g_active.load(std::memory_order_acquire)) {
-    if (Entry *e = insert(current_tid()); !e || !arm(*e))
+    Entry *e = runtime::helpers::sandboxed() ? nullptr : insert(current_tid());
+    if (!e || !arm(*e))
       g_untimed.fetch_add(1, std::memory_order_relaxed);
   }
   unlock();
@@ -345,6 +451,11 @@ Result<Armed> add_period(uint64_t period_ns, runtime::hook::Handler fn,
                          void *user) {
   if (period_ns == 0)
     return make_error("a sampling period of 0");
+  // The filter may be on this thread too, and may kill the process for a
+  // timer call: no way to ask it safely.
+  if (runtime::helpers::sandboxed())
+    return make_error("the process runs under a seccomp filter, which may "
+                      "forbid the timer calls profile probes need");
   if (!g_table) {
     g_table = new (std::nothrow) Entry[kCapacity]();
     if (!g_table)
@@ -354,8 +465,9 @@ Result<Armed> add_period(uint64_t period_ns, runtime::hook::Handler fn,
   if (g_signal.load() == 0) {
     int sig = choose_signal();
     if (sig == 0)
-      return make_error("every real-time signal has a handler: none is "
-                        "left for the profiling timers");
+      return make_error("every real-time signal is handled, ignored or "
+                        "blocked by the program: none is left for the "
+                        "profiling timers");
     g_chain.sig = sig;
     g_signal.store(sig);
   }
@@ -381,18 +493,16 @@ Result<Armed> add_period(uint64_t period_ns, runtime::hook::Handler fn,
   g_active.store(true, std::memory_order_release);
   // Threads armed before get the new period's timer; the others theirs.
   for (uint32_t i = 0; i < kCapacity; i++)
-    if (g_table[i].tid > 0)
+    if (g_table[i].tid > 0 && g_table[i].state == ThreadArm::Yes)
       (void)arm(g_table[i]);
+  uint64_t blocked_before = g_blocked.load(std::memory_order_relaxed);
   std::vector<int32_t> tids = list_threads();
-  (void)sync_threads(tids, /*count_late=*/false);
+  uint32_t armed = sync_threads(tids, /*count_late=*/false);
   unlock();
   Armed out;
-  int sig = g_signal.load();
-  for (int32_t tid : tids)
-    if (!is_agent_thread(tid)) {
-      out.threads++;
-      out.blocked += blocks(tid, sig);
-    }
+  out.threads = armed;
+  out.blocked = static_cast<uint32_t>(
+      g_blocked.load(std::memory_order_relaxed) - blocked_before);
   return out;
 }
 
@@ -400,10 +510,14 @@ void stop() {
   if (!g_table)
     return;
   g_active.store(false, std::memory_order_release);
+  // Under a filter on every thread the timers stay: deleting one may kill
+  // the process. Their signals are ignored from now on.
+  if (g_all_filtered.load(std::memory_order_acquire))
+    return;
   lock();
   for (uint32_t i = 0; i < kCapacity; i++) {
     if (g_table[i].tid > 0)
-      delete_timers(g_table[i]);
+      erase(g_table[i]);
     g_table[i].tid = 0;
   }
   g_tombstones = 0;
@@ -412,13 +526,17 @@ void stop() {
 }
 
 void rescan(int every_ms) {
-  if (!g_active.load(std::memory_order_acquire))
+  // A filter on every thread (TSYNC) covers this one too: no timer call,
+  // not even a read of /proc, is safe from here any more.
+  if (!g_active.load(std::memory_order_acquire) ||
+      g_all_filtered.load(std::memory_order_acquire))
     return;
   static uint64_t last_ns = 0;
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   uint64_t now = uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-  if (now - last_ns < uint64_t(every_ms) * 1000000ull)
+  if (g_pending.load(std::memory_order_relaxed) == 0 &&
+      now - last_ns < uint64_t(every_ms) * 1000000ull)
     return;
   last_ns = now;
   std::vector<int32_t> tids = list_threads();
@@ -447,12 +565,67 @@ bool filter_sigaction(int sig, const struct sigaction *act,
 void thread_started() {
   if (!g_active.load(std::memory_order_acquire) || !g_table)
     return;
+  // Under a seccomp filter a timer call may kill the process: the agent's
+  // rescan arms the thread instead, from its thread that the filter does
+  // not cover (or counts it, when it does).
   int32_t tid = current_tid();
+  if (runtime::helpers::sandboxed()) {
+    if (g_all_filtered.load(std::memory_order_acquire)) {
+      g_untimed.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    // Noted for the rescan, which counts it if it ends unarmed. An old
+    // entry of the tid (a thread gone) is taken over without deleting its
+    // timers: no timer call here, and they died with their thread.
+    lock();
+    Entry *e = find(tid);
+    if (e && e->state == ThreadArm::Pending)
+      g_pending.fetch_sub(1, std::memory_order_relaxed);
+    if (e)
+      clear_entry(*e, tid);
+    else
+      e = insert(tid);
+    if (e) {
+      e->state = ThreadArm::Pending;
+      g_pending.fetch_add(1, std::memory_order_relaxed);
+    }
+    unlock();
+    return;
+  }
+  // Blocking the signal already (a mask set before sampling started, and
+  // inherited): left alone, as the rescan would.
+  uint64_t mask = 0;
+  int sig = g_signal.load(std::memory_order_relaxed);
+  bool blocked = raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, 0,
+                             reinterpret_cast<long>(&mask), 8) == 0 &&
+                 ((mask >> (sig - 1)) & 1);
   lock();
-  // An entry with this tid is a thread that exited (its tid reused) before
-  // a rescan saw it go: its timers died with it.
-  if (Entry *old = find(tid))
+  if (blocked) {
+    Entry *e = find(tid);
+    if (e)
+      erase(*e);
+    e = insert(tid);
+    if (e) {
+      e->state = ThreadArm::Blocked;
+      g_blocked.fetch_add(1, std::memory_order_relaxed);
+    }
+    unlock();
+    return;
+  }
+  // An entry with this tid: a rescan listed this thread before it got
+  // here (its timers run: it was not late after all), or a thread that
+  // exited, its tid reused, before a rescan saw it go (a dead thread's CPU
+  // timer reads as disarmed).
+  if (Entry *old = find(tid)) {
+    if (old->state == ThreadArm::Yes && timer_live(*old)) {
+      if (old->late)
+        g_late.fetch_sub(1, std::memory_order_relaxed);
+      old->late = false;
+      unlock();
+      return;
+    }
     erase(*old);
+  }
   Entry *e = insert(tid);
   if (!e || !arm(*e))
     g_untimed.fetch_add(1, std::memory_order_relaxed);
@@ -480,10 +653,16 @@ void agent_thread_started() {
   unlock();
 }
 
+void sandboxed(bool all_threads) {
+  if (all_threads)
+    g_all_filtered.store(true, std::memory_order_release);
+}
+
 Counters counters() {
   return {g_overruns.load(std::memory_order_relaxed),
           g_untimed.load(std::memory_order_relaxed),
-          g_late.load(std::memory_order_relaxed)};
+          g_late.load(std::memory_order_relaxed),
+          g_blocked.load(std::memory_order_relaxed)};
 }
 
 } // namespace ubtrace::agent::profile

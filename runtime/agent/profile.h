@@ -28,7 +28,12 @@
 // clone()) found by the agent's rescan, every 100 ms while sampling; those
 // are counted as late (their first moments went unsampled). The rescan
 // deletes the timers of threads that exited. A forked child re-arms its one
-// thread; exec() ends every timer.
+// thread; exec() ends every timer. Once the program sandboxes itself
+// (seccomp, seen by the preload), no timer call is made from its threads:
+// the rescan arms new threads from the agent's thread, which a filter of
+// the calling thread's does not cover; after a filter on every thread
+// (TSYNC) nothing is armed or deleted any more and new threads go
+// unsampled. A process sandboxed before the session is refused.
 //
 // Nothing here takes a lock a sampled thread may hold or calls a libc
 // function a probe may be on from a program thread: the thread table is
@@ -49,7 +54,7 @@ inline constexpr size_t kMaxPeriods = 8;
 
 struct Armed {
   uint32_t threads = 0; // threads that got a timer
-  uint32_t blocked = 0; // of those, threads blocking the signal now
+  uint32_t blocked = 0; // threads left alone: they block the signal
 };
 
 // Starts sampling every thread every `period_ns` of its CPU time, running
@@ -62,7 +67,9 @@ Result<Armed> add_period(uint64_t period_ns, runtime::hook::Handler fn,
 void stop();
 
 // Arms threads no wrapper saw and drops the timers of threads gone, when
-// the last rescan is at least `every_ms` old. Agent thread.
+// the last rescan is at least `every_ms` old or a thread started under a
+// filter waits to be armed. Agent thread, called every 20 ms while
+// sampling.
 void rescan(int every_ms);
 
 // Whether sampling is on.
@@ -83,11 +90,16 @@ void thread_started();
 // The calling thread is one of the agent's: never sampled.
 void agent_thread_started();
 
+// The program installs a seccomp filter (the preload saw it):
+// `all_threads`, on every thread (TSYNC), the agent's included.
+void sandboxed(bool all_threads);
+
 // Loss counters (agent_counters.h), since the process started.
 struct Counters {
   uint64_t overruns = 0; // expirations past 64 in one signal: not run
   uint64_t untimed = 0;  // threads no timer could be made for
   uint64_t late = 0;     // threads armed by a rescan
+  uint64_t blocked = 0;  // threads blocking the signal when found
 };
 Counters counters();
 

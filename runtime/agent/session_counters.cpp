@@ -25,7 +25,8 @@ constexpr const char *kNames[] = {
     c::kNestedSkips,     c::kShadowOverflows, c::kRefusedClaims,
     c::kVectorSkips,     c::kUnwoundEntries,  c::kAbandonedRuns,
     c::kNoticeTimeouts,  c::kInsnBudget,      c::kMissingHelper,
-    c::kProfileOverruns, c::kProfileUntimed,  c::kProfileLate};
+    c::kProfileOverruns, c::kProfileUntimed,  c::kProfileLate,
+    c::kProfileBlocked};
 constexpr size_t kCount = sizeof kNames / sizeof kNames[0];
 
 struct Values {
@@ -42,7 +43,7 @@ Values values() {
                std::memory_order_relaxed),
            g_run_errors[size_t(vm::RunStatus::MissingHelper)].load(
                std::memory_order_relaxed),
-           p.overruns, p.untimed, p.late}};
+           p.overruns, p.untimed, p.late, p.blocked}};
 }
 
 Values g_baseline; // written before arm_exit_report arms the channel
