@@ -142,6 +142,7 @@ std::string AttachPoint::name() const {
   case ProbeKind::Self:
     return n + ":" + target + ":" + func;
   case ProbeKind::Bench:
+  case ProbeKind::Test:
     return n + ":" + target;
   case ProbeKind::Uprobe:
   case ProbeKind::Uretprobe:

@@ -39,6 +39,8 @@ const char *probe_kind_name(runtime::ProbeKind kind) {
     return "bench";
   case runtime::ProbeKind::Profile:
     return "profile";
+  case runtime::ProbeKind::Test:
+    return "test";
   }
   return "";
 }

@@ -55,7 +55,7 @@ inline constexpr runtime::ProbeKind kProbeKinds[] = {
     runtime::ProbeKind::Uretprobe,      runtime::ProbeKind::Usdt,
     runtime::ProbeKind::GpuKernelEntry, runtime::ProbeKind::GpuKernelExit,
     runtime::ProbeKind::SelfSignal,     runtime::ProbeKind::Bench,
-    runtime::ProbeKind::Profile};
+    runtime::ProbeKind::Profile,        runtime::ProbeKind::Test};
 
 // The selector: the backend that runs probes of `kind`. The one place the
 // choice is made; a new kind fails to compile here (-Wswitch) until it has
@@ -67,6 +67,7 @@ constexpr BackendKind backend_for(runtime::ProbeKind kind) {
   case runtime::ProbeKind::Interval:
   case runtime::ProbeKind::SelfSignal:
   case runtime::ProbeKind::Bench:
+  case runtime::ProbeKind::Test:
     return BackendKind::Cli;
   case runtime::ProbeKind::Uprobe:
   case runtime::ProbeKind::Uretprobe:
@@ -89,6 +90,14 @@ const char *probe_kind_name(runtime::ProbeKind kind);
 std::string probe_kinds_of(BackendKind kind);
 
 // What the session does for its backends.
+// What a test probe printed while the session held its output back
+// (BackendHost::begin_capture).
+struct Captured {
+  std::string text; // as the output format would have printed it
+  uint64_t errors;  // errorf() calls, failed helpers, runtime errors
+  int exit_code;    // of an exit() it called, 0 without one
+};
+
 class BackendHost {
 public:
   // Prints the events the probes wrote so far (a probe the backend ran
@@ -110,6 +119,16 @@ public:
   virtual void benchmark_result(const std::vector<std::string> &names,
                                 size_t index, uint64_t average_ns,
                                 uint64_t iters) = 0;
+  // --test: what the probes print from now on is held back, until
+  // end_capture() hands it over; an exit() meanwhile ends nothing.
+  virtual void begin_capture() = 0;
+  virtual Captured end_capture() = 0;
+  // --test: one test probe's result (names: every test probe, in order;
+  // passed: the results so far).
+  virtual void test_result(const std::vector<std::string> &names, size_t index,
+                           uint64_t duration_ns,
+                           const std::vector<bool> &passed,
+                           const std::string &output) = 0;
 
 protected:
   ~BackendHost() = default;

@@ -70,7 +70,7 @@ public:
   bool exiting() const override { return exit_; }
   void sync_maps() override;
   void runtime_error(const std::string &text) override {
-    out_->runtime_error(text, {});
+    print_runtime_error(text, {});
   }
   void discard_events() override {
     consumer_->drain([](std::span<const uint8_t>) { return true; });
@@ -79,6 +79,14 @@ public:
   void benchmark_result(const std::vector<std::string> &names, size_t index,
                         uint64_t average_ns, uint64_t iters) override {
     out_->benchmark_result(names, index, average_ns, iters);
+    opts_.out->flush();
+  }
+  void begin_capture() override;
+  Captured end_capture() override;
+  void test_result(const std::vector<std::string> &names, size_t index,
+                   uint64_t duration_ns, const std::vector<bool> &passed,
+                   const std::string &output) override {
+    out_->test_result(names, index, duration_ns, passed, output);
     opts_.out->flush();
   }
 
@@ -117,6 +125,23 @@ private:
   std::vector<output::ParsedFormat> printf_, system_fmt_, cat_;
   bool exit_ = false;
   int exit_code_ = 0;
+  // Errors printed (errorf(), failed helpers, runtime errors): what a test
+  // probe's verdict counts.
+  uint64_t errors_ = 0;
+  void print_runtime_error(std::string_view message,
+                           std::span<const output::SourceLocation> chain) {
+    errors_++;
+    out_->runtime_error(message, chain);
+  }
+  void print_diagnostic(output::Severity severity, std::string_view message,
+                        std::span<const output::SourceLocation> chain) {
+    errors_ += severity == output::Severity::Error;
+    out_->diagnostic(severity, message, chain);
+  }
+  // --test: the output a test probe's run goes to, and what it replaced.
+  std::ostringstream captured_;
+  std::unique_ptr<output::Output> held_out_;
+  int held_exit_code_ = 0;
   // Scalar per-slot arrays zero()ed since their last clear(): their zeros
   // are values to print, not "never set".
   std::set<size_t> zeroed_;
@@ -139,12 +164,33 @@ private:
   bool agent_gone_said_ = false;
 };
 
+void Session::begin_capture() {
+  drain(); // what came before is not the test's
+  // Held as text whatever the format, as bpftrace holds it.
+  const output::OutputFormat *format = output::find_output_format("text");
+  captured_.str("");
+  held_out_ = std::move(out_);
+  out_ = format->make({"", captured_, captured_, fmt_});
+  held_exit_code_ = exit_code_;
+  exit_code_ = 0;
+  errors_ = 0;
+  exit_ = false;
+}
+
+Captured Session::end_capture() {
+  Captured got{captured_.str(), errors_, exit_ ? exit_code_ : 0};
+  out_ = std::move(held_out_);
+  exit_code_ = held_exit_code_;
+  exit_ = false; // exit() ended only the test
+  return got;
+}
+
 // Maps the backends keep elsewhere (the GPU's device copies) copied into
 // the region, before they print.
 void Session::sync_maps() {
   for (auto &b : backends_)
     if (auto ok = b->sync_maps(); !ok)
-      out_->runtime_error(ok.error(), {});
+      print_runtime_error(ok.error(), {});
 }
 
 Result<void> Session::setup() {
@@ -263,7 +309,7 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
         static_cast<abi::EventType>(h.type) == abi::EventType::Warnf)
       return true;
     const auto &spec = bundle_.printf_formats[h.id];
-    out_->diagnostic(
+    print_diagnostic(
         static_cast<abi::EventType>(h.type) == abi::EventType::Errorf
             ? output::Severity::Error
             : output::Severity::Warning,
@@ -306,7 +352,7 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
       note_line_end(*text);
       out_->time(*text);
     } else
-      out_->runtime_error("time(): " + text.error(), {});
+      print_runtime_error("time(): " + text.error(), {});
     return true;
   }
   case abi::EventType::PrintValue:
@@ -339,7 +385,7 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
         system_fmt_[h.id].format(bundle_.system_formats[h.id], payload, fmt_);
     FILE *p = popen(cmd.c_str(), "r");
     if (!p) {
-      out_->runtime_error("system(): cannot run " + cmd, {});
+      print_runtime_error("system(): cannot run " + cmd, {});
       return true;
     }
     std::string result;
@@ -360,7 +406,7 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
     std::ifstream f(path, std::ios::binary);
     if (!f) {
       // An error, as bpftrace says it; the trace goes on.
-      out_->diagnostic(output::Severity::Error,
+      print_diagnostic(output::Severity::Error,
                        "failed to open file '" + path + "' (" +
                            std::strerror(errno) + ")",
                        {});
@@ -385,6 +431,7 @@ bool Session::handle_event(std::span<const uint8_t> rec) {
         check.helper == BPF_FUNC_map_lookup_elem
             ? "Can't lookup map element because it does not exist."
             : std::strerror(-retcode);
+    errors_++;
     out_->helper_error(message, check.name, retcode, source_chain(check.where));
     return true;
   }
@@ -475,7 +522,7 @@ void Session::print_all_maps() {
 void Session::report_losses() {
   auto stats = consumer_->stats();
   if (stats.counters_overwritten)
-    out_->runtime_error("the traced process wrote over the event ring's loss "
+    print_runtime_error("the traced process wrote over the event ring's loss "
                         "counters: how many events were lost is unknown",
                         {});
   else if (stats.lost)
@@ -501,14 +548,14 @@ void Session::report_losses() {
     // Lock timeouts are part of the drops; the rest found the map full.
     const uint64_t waited = std::min(c.lock_timeouts, c.drops);
     if (c.drops > waited)
-      out_->runtime_error(
+      print_runtime_error(
           "Map full; can't update element: map " + bundle_.maps[i].name +
               " dropped " + std::to_string(c.drops - waited) +
               " update(s) (raise max_map_keys or declare it with a larger "
               "size)",
           {});
     if (waited)
-      out_->runtime_error("map " + bundle_.maps[i].name + " dropped " +
+      print_runtime_error("map " + bundle_.maps[i].name + " dropped " +
                               std::to_string(waited) +
                               " update(s) that waited too long for its insert "
                               "lock (the holder was stopped or never let go)",
@@ -520,7 +567,7 @@ void Session::report_losses() {
   auto &trusted = region_->trusted();
   (void)runtime::maps::check_headers(trusted);
   if (uint32_t kinds = trusted.anomaly_kinds.load())
-    out_->runtime_error(
+    print_runtime_error(
         "the traced process wrote over ubtrace's shared memory (" +
             runtime::maps::describe_anomalies(kinds) +
             "): the maps and events printed may be wrong or incomplete",
@@ -554,8 +601,11 @@ Result<void> Session::attach(size_t &attached) {
     backends_.push_back(std::move(b));
     return {};
   };
-  if (auto ok = add(std::make_unique<CliBackend>(bundle_, *programs_, *this,
-                                                 opts_.bench));
+  CliMode mode = opts_.test    ? CliMode::Test
+                 : opts_.bench ? CliMode::Bench
+                               : CliMode::Run;
+  if (auto ok =
+          add(std::make_unique<CliBackend>(bundle_, *programs_, *this, mode));
       !ok)
     return ok;
   if (opts_.command.empty() && opts_.pid == 0)
@@ -669,7 +719,7 @@ int Session::run() {
     // their probes hooked; its first CUDA code load asks for GPU probes.
     for (auto &b : backends_)
       if (auto more = b->service(); !more)
-        out_->runtime_error(more.error(), {});
+        print_runtime_error(more.error(), {});
     publish_probe_names();
     if (metrics_)
       metrics_->service(
@@ -685,7 +735,7 @@ int Session::run() {
       // a command (-c) is waited for, as bpftrace does.
       if (user_->agent_gone() && !agent_gone_said_) {
         agent_gone_said_ = true;
-        out_->runtime_error(
+        print_runtime_error(
             agent_gone_text(user_->pid(), user_->comm(), opts_.pid != 0), {});
         if (opts_.pid)
           break;

@@ -35,6 +35,7 @@ struct SessionOptions {
   int verbose = 0;             // -v: how each probe was attached
   bool unsafe = false;
   bool bench = false;       // --bench: the CLI runs bench: probes, timed
+  bool test = false;        // --test: the CLI runs test: probes, judged
   bool no_warnings = false; // --no-warnings: warnf() prints nothing
   std::string command;      // -c
   int pid = 0;              // -p

@@ -403,6 +403,8 @@ runtime::ProbeKind IRGen::runtime_kind(ProbeKind k) {
     return runtime::ProbeKind::Usdt;
   case ProbeKind::Profile:
     return runtime::ProbeKind::Profile;
+  case ProbeKind::Test:
+    return runtime::ProbeKind::Test;
   case ProbeKind::GpuKernel:
     return runtime::ProbeKind::GpuKernelEntry;
   case ProbeKind::GpuKernelRet:
@@ -434,11 +436,12 @@ void IRGen::gen_probe(Probe &p, size_t index) {
   at_return_ = !p.attach_points.empty();
   for (auto *ap : p.attach_points)
     at_return_ &= *ap->kind == ProbeKind::Uretprobe;
-  // A bench probe's `return N` is its program's result (non-zero skips
-  // the benchmark); other probes return nothing.
+  // A bench or test probe's `return N` is its program's result (non-zero
+  // skips the benchmark, fails the test); other probes return nothing.
   returns_value_ = !p.attach_points.empty();
   for (auto *ap : p.attach_points)
-    returns_value_ &= *ap->kind == ProbeKind::Bench;
+    returns_value_ &=
+        *ap->kind == ProbeKind::Bench || *ap->kind == ProbeKind::Test;
   reads_entry_args_ = false;
   std::string name = "p" + std::to_string(index);
   std::string section = (gpu_ ? "ubtrace_gpu/" : "uprobe/") + name;

@@ -194,6 +194,7 @@ enum class ProbeKind : uint8_t {
   SelfSignal,     // self:signal:SIGUSR1, when ubtrace receives the signal
   Bench,          // bench:NAME, timed by --bench
   Profile,        // profile:UNIT:N, every thread sampled on its CPU time
+  Test,           // test:NAME, run by --test
 };
 
 struct ProbeSpec {

@@ -49,7 +49,7 @@ public:
 
 private:
   ASTContext &ctx_;
-  std::set<std::string> bench_names_;
+  std::set<std::string> bench_names_, test_names_;
 
   bool expand_positional(AttachPoint &ap, std::string &raw) {
     std::string out;
@@ -117,17 +117,21 @@ private:
     case ProbeKind::Interval:
     case ProbeKind::Profile:
       return parse_interval(ap, parts, bad);
-    case ProbeKind::Bench: {
-      // bench:NAME, run by --bench; a name once per script.
+    case ProbeKind::Bench:
+    case ProbeKind::Test: {
+      // bench:NAME and test:NAME, run by --bench and --test; a name once
+      // per script and kind.
+      bool bench = *kind == ProbeKind::Bench;
       if (parts.size() != 2 || parts[1].empty()) {
-        ctx_.diags().error(ap.loc) << "bench probes must have a name";
+        ctx_.diags().error(ap.loc)
+            << (bench ? "bench" : "test") << " probes must have a name";
         return;
       }
       ap.target = parts[1];
-      if (!bench_names_.insert(ap.target).second)
+      if (!(bench ? bench_names_ : test_names_).insert(ap.target).second)
         ctx_.diags().error(ap.loc)
-            << "\"" << ap.target
-            << "\" was used as the name for more than one BENCH probe";
+            << "\"" << ap.target << "\" was used as the name for more than one "
+            << (bench ? "BENCH" : "TEST") << " probe";
       return;
     }
     case ProbeKind::Self:

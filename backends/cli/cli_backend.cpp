@@ -18,18 +18,23 @@ Result<size_t> CliBackend::attach() {
       begins_.push_back(i);
     else if (p.kind == runtime::ProbeKind::End)
       ends_.push_back(i);
+    else if (p.kind == runtime::ProbeKind::Bench) {
+      if (mode_ == CliMode::Bench)
+        benches_.push_back(i);
+    } else if (p.kind == runtime::ProbeKind::Test) {
+      if (mode_ == CliMode::Test)
+        tests_.push_back(i);
+    } else if (mode_ != CliMode::Run)
+      continue; // interval and self probes: the trace's, not run here
     else if (p.kind == runtime::ProbeKind::SelfSignal)
       signals_.push_back(i);
-    else if (p.kind == runtime::ProbeKind::Bench) {
-      if (bench_) // without --bench, bench probes are not attached
-        benches_.push_back(i);
-    } else
+    else
       intervals_.push_back({i, std::max<uint64_t>(p.interval_ns, 1000), 0});
   }
   // Signals that came before the trace began do not count.
   sigusr1_seen_ = g_sigusr1_count.load();
   return begins_.size() + ends_.size() + intervals_.size() + signals_.size() +
-         benches_.size();
+         benches_.size() + tests_.size();
 }
 
 std::optional<uint64_t> CliBackend::run(size_t index) {
@@ -102,6 +107,33 @@ void CliBackend::run_benches() {
   }
 }
 
+// Each test probe runs once, in script order, with what it prints held
+// back: it passes when it returns 0, calls no exit() with a non-zero code
+// and prints no error (errorf(), a failed helper, a runtime error); the
+// held output is shown only for a failure. exit() ends only its own test.
+// A failure makes ubtrace's exit status 1.
+void CliBackend::run_tests() {
+  std::vector<std::string> names;
+  for (size_t i : tests_)
+    names.push_back(bundle_.probes[i].target);
+  std::vector<bool> passed;
+  for (size_t k = 0; k < tests_.size(); k++) {
+    host_.begin_capture();
+    const auto start = std::chrono::steady_clock::now();
+    auto r0 = run(tests_[k]);
+    const uint64_t ns = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::steady_clock::now() - start)
+            .count());
+    host_.drain_events();
+    Captured got = host_.end_capture();
+    passed.push_back(r0 && *r0 == 0 && got.exit_code == 0 && got.errors == 0);
+    host_.test_result(names, k, ns, passed, got.text);
+    if (!passed.back())
+      host_.set_exit_code(1);
+  }
+}
+
 Result<void> CliBackend::start() {
   for (size_t i : begins_) {
     run(i);
@@ -111,6 +143,8 @@ Result<void> CliBackend::start() {
   }
   if (!benches_.empty())
     run_benches();
+  if (!tests_.empty())
+    run_tests();
   return {};
 }
 

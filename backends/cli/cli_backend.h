@@ -15,13 +15,17 @@
 
 namespace ubtrace::backends {
 
+// What the CLI backend runs after the begin probes: the trace (interval
+// and self probes), the bench: probes timed (--bench), or the test: probes
+// judged (--test). Bench and test probes are not attached in another mode;
+// in theirs, interval and self probes are not, as in bpftrace.
+enum class CliMode : uint8_t { Run, Bench, Test };
+
 class CliBackend final : public Backend {
 public:
-  // `bench` (--bench): start() times the bench: probes after the begin
-  // probes; without it they are not attached.
   CliBackend(const runtime::Bundle &bundle, const ProgramSet &programs,
-             BackendHost &host, bool bench = false)
-      : bundle_(bundle), programs_(programs), host_(host), bench_(bench) {}
+             BackendHost &host, CliMode mode = CliMode::Run)
+      : bundle_(bundle), programs_(programs), host_(host), mode_(mode) {}
 
   BackendKind kind() const override { return BackendKind::Cli; }
   Result<size_t> attach() override;
@@ -40,6 +44,7 @@ private:
   // Runs the program of `probe` once; its r0 when it ran to the end.
   std::optional<uint64_t> run(size_t probe);
   void run_benches();
+  void run_tests();
 
   struct Interval {
     size_t probe;
@@ -49,8 +54,8 @@ private:
   const runtime::Bundle &bundle_;
   const ProgramSet &programs_;
   BackendHost &host_;
-  bool bench_;
-  std::vector<size_t> begins_, ends_, signals_, benches_;
+  CliMode mode_;
+  std::vector<size_t> begins_, ends_, signals_, benches_, tests_;
   uint64_t sigusr1_seen_ = 0;
   std::vector<Interval> intervals_;
   bool timers_started_ = false;

@@ -287,6 +287,7 @@ int run(const cli::Options &opts, backends::Reporter &report) {
   so.verbose = opts.verbose;
   so.unsafe = opts.unsafe;
   so.bench = opts.bench;
+  so.test = opts.test;
   so.no_warnings = opts.no_warnings;
   so.command = opts.command;
   so.pid = opts.pid;

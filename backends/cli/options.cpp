@@ -78,6 +78,8 @@ OPTIONS:
     --unsafe            allow system(), signal() and other unsafe functions
     --bench             run the bench: probes and print their times (also
                         --mode bench; --mode run is the default)
+    --test              run the test: probes and report which pass (also
+                        --mode test)
     --no-warnings       do not print warnings
     -k, --warnings      warn where a read of the process or a map element fails
     --info              print the build, the backends available here and
@@ -297,6 +299,8 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
       o.unsafe = true;
     } else if (a == "--bench") {
       o.bench = true;
+    } else if (a == "--test") {
+      o.test = true;
     } else if (a == "--mode" || a.starts_with("--mode=")) {
       std::string mode;
       if (a == "--mode") {
@@ -309,11 +313,13 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
       }
       if (mode == "bench") {
         o.bench = true;
+      } else if (mode == "test") {
+        o.test = true;
       } else if (mode != "run") {
         usage = false;
         error = "--mode " + mode +
                 " is not supported: ubtrace runs the "
-                "modes run and bench";
+                "modes run, bench and test";
         return std::nullopt;
       }
     } else if (a == "--no-warnings") {

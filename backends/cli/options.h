@@ -24,6 +24,7 @@ struct Options {
   bool quiet = false;                    // -q
   bool unsafe = false;                   // --unsafe
   bool bench = false;                    // --bench, --mode bench
+  bool test = false;                     // --test, --mode test
   bool no_warnings = false;
   bool helper_errors = false; // -k, --warnings
   int verbose = 0;

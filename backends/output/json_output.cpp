@@ -152,6 +152,16 @@ void JsonOutput::benchmark_result(const std::vector<std::string> &names,
        << ", \"iters\": " << json_uint(iters) << "}}}\n";
 }
 
+void JsonOutput::test_result(const std::vector<std::string> &names,
+                             size_t index, uint64_t duration_ns,
+                             const std::vector<bool> &passed,
+                             const std::string &output) {
+  out_ << "{\"type\": \"test_result\", \"data\": {" << json_string(names[index])
+       << ": {\"duration\": " << json_uint(duration_ns)
+       << ", \"passed\": " << (passed[index] ? "true" : "false")
+       << ", \"output\": " << json_string(output) << "}}}\n";
+}
+
 void JsonOutput::attached_probes(uint64_t probes) {
   out_ << "{\"type\": \"attached_probes\", \"count\": " << probes
        << ", \"data\": {\"probes\": " << probes << "}}\n";

@@ -26,6 +26,9 @@ public:
   void attached_probes(uint64_t probes) override;
   void benchmark_result(const std::vector<std::string> &names, size_t index,
                         uint64_t average_ns, uint64_t iters) override;
+  void test_result(const std::vector<std::string> &names, size_t index,
+                   uint64_t duration_ns, const std::vector<bool> &passed,
+                   const std::string &output) override;
   void helper_error(std::string_view message, std::string_view helper,
                     int retcode,
                     std::span<const SourceLocation> chain) override;

@@ -74,6 +74,13 @@ public:
   virtual void benchmark_result(const std::vector<std::string> &names,
                                 size_t index, uint64_t average_ns,
                                 uint64_t iters) = 0;
+  // --test: the result of test probe `names[index]` (names: every test
+  // probe, in order; passed: each result so far), how long its run took,
+  // and what it printed (shown by text output only when it failed).
+  virtual void test_result(const std::vector<std::string> &names, size_t index,
+                           uint64_t duration_ns,
+                           const std::vector<bool> &passed,
+                           const std::string &output) = 0;
   // A helper call failed at run time. `message` is what text output says
   // (e.g. "Map full; can't update element..."), `helper` the helper's name;
   // JSON reports strerror(-retcode) instead, as bpftrace does.

@@ -139,6 +139,53 @@ void TextOutput::benchmark_result(const std::vector<std::string> &names,
        << iters << "\n";
 }
 
+void TextOutput::test_result(const std::vector<std::string> &names,
+                             size_t index, uint64_t duration_ns,
+                             const std::vector<bool> &passed,
+                             const std::string &output) {
+  // bpftrace's GoogleTest-like report, without its colour escapes.
+  auto tests = [](size_t n) {
+    return std::to_string(n) + (n == 1 ? " test" : " tests");
+  };
+  if (index == 0)
+    out_ << "[==========] Running " << tests(names.size()) << ".\n";
+  out_ << "[ RUN      ] " << names[index] << "\n";
+  if (passed[index]) {
+    out_ << "[       OK ] " << names[index];
+  } else {
+    // What the failed test printed, between its RUN and FAILED lines.
+    for (size_t at = 0; at < output.size();) {
+      size_t nl = output.find('\n', at);
+      if (nl == std::string::npos)
+        nl = output.size();
+      if (nl > at)
+        out_ << std::string_view(output).substr(at, nl - at) << "\n";
+      at = nl + 1;
+    }
+    out_ << "[  FAILED  ] " << names[index];
+  }
+  const char *unit = "ns";
+  uint64_t scale = 1;
+  if (duration_ns >= 1000000000ull)
+    unit = "s", scale = 1000000000ull;
+  else if (duration_ns >= 1000000ull)
+    unit = "ms", scale = 1000000ull;
+  else if (duration_ns >= 1000ull)
+    unit = "\u03bcs", scale = 1000ull;
+  out_ << " (" << duration_ns / scale << " " << unit << ")\n";
+  if (index + 1 != names.size())
+    return;
+  size_t failed = std::count(passed.begin(), passed.end(), false);
+  out_ << "[==========] " << tests(names.size()) << " ran.\n";
+  out_ << "[  PASSED  ] " << tests(names.size() - failed) << ".\n";
+  if (failed) {
+    out_ << "[  FAILED  ] " << tests(failed) << ", listed below:\n";
+    for (size_t i = 0; i < names.size(); i++)
+      if (!passed[i])
+        out_ << "[  FAILED  ] " << names[i] << "\n";
+  }
+}
+
 void TextOutput::attached_probes(uint64_t probes) {
   err_ << "Attached " << probes << (probes == 1 ? " probe\n" : " probes\n");
 }

@@ -30,7 +30,7 @@ TEST(Selector, EveryProbeKindHasABackendAndAName) {
 
 TEST(Selector, KindsAsInfoListsThem) {
   EXPECT_EQ(probe_kinds_of(BackendKind::Cli),
-            "begin, end, interval, self, bench");
+            "begin, end, interval, self, bench, test");
   EXPECT_EQ(probe_kinds_of(BackendKind::Userspace),
             "uprobe, uretprobe, usdt, profile");
   EXPECT_EQ(probe_kinds_of(BackendKind::Gpu), "kernel, kernelret");
@@ -54,7 +54,8 @@ TEST(Selector, AgreesWithTheProbeKindTable) {
       {"kernelret", "kernelret::k"},
       {"self", "self:signal:SIGUSR1"},
       {"bench", "bench:a"},
-      {"profile", "profile:hz:99"}};
+      {"profile", "profile:hz:99"},
+      {"test", "test:a"}};
   size_t n = 0;
   const ast::ProbeKindInfo *rows = ast::probe_kind_table(n);
   size_t checked = 0;
@@ -105,6 +106,10 @@ struct FakeHost final : BackendHost {
   void set_exit_code(int) override {}
   void benchmark_result(const std::vector<std::string> &, size_t, uint64_t,
                         uint64_t) override {}
+  void begin_capture() override {}
+  Captured end_capture() override { return {"", 0, 0}; }
+  void test_result(const std::vector<std::string> &, size_t, uint64_t,
+                   const std::vector<bool> &, const std::string &) override {}
 };
 
 struct Loaded {

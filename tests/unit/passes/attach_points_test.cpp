@@ -413,7 +413,7 @@ HINT: Did you mean 'uprobe'?
             R"(stdin:1:1-8: ERROR: Invalid probe type: xyzzy
 xyzzy:a { }
 ~~~~~~~
-HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench and profile probes
+HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile and test probes
 )");
   // A name in capitals gets the capitalised spelling.
   EXPECT_EQ(probe("BEGN"),
@@ -438,7 +438,7 @@ TEST_P(UnsupportedProbe, IsRejectedWithTheSupportedList) {
                 ": ERROR: " + provider +
                 " probes are not supported by ubtrace: it runs begin, end, "
                 "interval, uprobe, uretprobe, usdt, kernel, kernelret, self, "
-                "bench and profile probes\n" +
+                "bench, profile and test probes\n" +
                 src + "\n" + underline + "\n");
 }
 
@@ -467,16 +467,15 @@ INSTANTIATE_TEST_SUITE_P(
         std::make_pair("kfunc:tcp_reset", "kfunc"),
         std::make_pair("kretfunc:tcp_reset", "kretfunc"),
         std::make_pair("iter:task", "iter"),
-        std::make_pair("it:task_file", "iter"),
-        std::make_pair("test:okay", "test")));
+        std::make_pair("it:task_file", "iter")));
 
 TEST(AttachPointPass, EveryAttachPointOfAProbeIsChecked) {
   EXPECT_EQ(
       diagnostics("BEGIN, kprobe:f, t:a:b { }"),
-      R"(stdin:1:8-16: ERROR: kprobe probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench and profile probes
+      R"(stdin:1:8-16: ERROR: kprobe probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile and test probes
 BEGIN, kprobe:f, t:a:b { }
        ~~~~~~~~
-stdin:1:18-23: ERROR: tracepoint probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench and profile probes
+stdin:1:18-23: ERROR: tracepoint probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile and test probes
 BEGIN, kprobe:f, t:a:b { }
                  ~~~~~
 )");
