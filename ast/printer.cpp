@@ -139,6 +139,8 @@ std::string AttachPoint::name() const {
   case ProbeKind::Interval:
   case ProbeKind::Profile:
     return n + ":" + unit + ":" + std::to_string(freq);
+  case ProbeKind::Software:
+    return n + ":" + target + ":" + std::to_string(freq);
   case ProbeKind::Self:
     return n + ":" + target + ":" + func;
   case ProbeKind::Bench:

@@ -402,6 +402,7 @@ runtime::ProbeKind IRGen::runtime_kind(ProbeKind k) {
   case ProbeKind::Usdt:
     return runtime::ProbeKind::Usdt;
   case ProbeKind::Profile:
+  case ProbeKind::Software: // cpu-clock and task-clock: the same sampler
     return runtime::ProbeKind::Profile;
   case ProbeKind::Test:
     return runtime::ProbeKind::Test;

@@ -117,6 +117,8 @@ private:
     case ProbeKind::Interval:
     case ProbeKind::Profile:
       return parse_interval(ap, parts, bad);
+    case ProbeKind::Software:
+      return parse_software(ap, parts, bad);
     case ProbeKind::Bench:
     case ProbeKind::Test: {
       // bench:NAME and test:NAME, run by --bench and --test; a name once
@@ -292,6 +294,37 @@ private:
       bad("the interval is too long: " + std::to_string(ap.freq) + ap.unit +
           " is more than 2^64 nanoseconds");
     ap.period_ns = ap.freq * unit_ns;
+  }
+
+  // software:EVENT[:COUNT]: cpu-clock (cpu) and task-clock, whose count is
+  // nanoseconds of CPU time, run as profile probes do; the other events
+  // count what only the kernel's perf events see.
+  template <class Bad>
+  void parse_software(AttachPoint &ap, const std::vector<std::string> &parts,
+                      Bad &&bad) {
+    if (parts.size() != 2 && parts.size() != 3) {
+      bad("expected software:EVENT or software:EVENT:COUNT");
+      return;
+    }
+    ap.target = parts[1];
+    if (ap.target != "cpu-clock" && ap.target != "cpu" &&
+        ap.target != "task-clock") {
+      bad("ubtrace runs the software events cpu-clock (cpu) and task-clock, "
+          "sampled on each thread's CPU time; " +
+          ap.target + " needs the kernel's perf events");
+      return;
+    }
+    ap.freq = 1000000; // bpftrace's default count for both
+    std::string why;
+    if (parts.size() == 3 && !parse_int_literal(parts[2], ap.freq, why)) {
+      bad("invalid count: " + why);
+      return;
+    }
+    if (ap.freq == 0) {
+      bad("the count must be a positive integer");
+      return;
+    }
+    ap.period_ns = ap.freq;
   }
 
   template <class Bad>

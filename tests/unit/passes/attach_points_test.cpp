@@ -413,7 +413,7 @@ HINT: Did you mean 'uprobe'?
             R"(stdin:1:1-8: ERROR: Invalid probe type: xyzzy
 xyzzy:a { }
 ~~~~~~~
-HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile and test probes
+HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile, test and software probes
 )");
   // A name in capitals gets the capitalised spelling.
   EXPECT_EQ(probe("BEGN"),
@@ -438,7 +438,7 @@ TEST_P(UnsupportedProbe, IsRejectedWithTheSupportedList) {
                 ": ERROR: " + provider +
                 " probes are not supported by ubtrace: it runs begin, end, "
                 "interval, uprobe, uretprobe, usdt, kernel, kernelret, self, "
-                "bench, profile and test probes\n" +
+                "bench, profile, test and software probes\n" +
                 src + "\n" + underline + "\n");
 }
 
@@ -453,8 +453,6 @@ INSTANTIATE_TEST_SUITE_P(
         std::make_pair("t:sched:sched_switch", "tracepoint"),
         std::make_pair("rawtracepoint:sched_switch", "rawtracepoint"),
         std::make_pair("rt:sched_switch", "rawtracepoint"),
-        std::make_pair("software:cpu-clock:1000", "software"),
-        std::make_pair("s:faults:1", "software"),
         std::make_pair("hardware:cache-misses:1000000", "hardware"),
         std::make_pair("h:cycles:1e6", "hardware"),
         std::make_pair("watchpoint:0x10000000:8:rw", "watchpoint"),
@@ -472,10 +470,10 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(AttachPointPass, EveryAttachPointOfAProbeIsChecked) {
   EXPECT_EQ(
       diagnostics("BEGIN, kprobe:f, t:a:b { }"),
-      R"(stdin:1:8-16: ERROR: kprobe probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile and test probes
+      R"(stdin:1:8-16: ERROR: kprobe probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile, test and software probes
 BEGIN, kprobe:f, t:a:b { }
        ~~~~~~~~
-stdin:1:18-23: ERROR: tracepoint probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile and test probes
+stdin:1:18-23: ERROR: tracepoint probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile, test and software probes
 BEGIN, kprobe:f, t:a:b { }
                  ~~~~~
 )");
@@ -495,6 +493,7 @@ TEST(AttachPointPass, ProbeSets) {
   EXPECT_EQ(set("kernelret"), ast::PS_GPU_RET);
   EXPECT_EQ(set("profile"), ast::PS_PROFILE);
   EXPECT_EQ(set("p"), ast::PS_PROFILE);
+  EXPECT_EQ(set("software"), ast::PS_PROFILE);
   EXPECT_EQ(set("kprobe"), ast::PS_KERNEL);
   EXPECT_FALSE(ast::find_probe_kind("kprob").has_value());
 }
