@@ -149,6 +149,28 @@ void delete_timers(Entry &e) {
     }
 }
 
+// The entry of `tid` in `state`: new, or taken over from a thread gone
+// with that tid before a rescan saw it go (its timers died with it: deleted
+// when `may_syscall`, else left; one it left unarmed is counted). Under
+// the lock.
+Entry *take_entry(int32_t tid, ThreadArm state, bool may_syscall) {
+  Entry *e = find(tid);
+  if (e) {
+    if (e->state == ThreadArm::Pending) {
+      g_untimed.fetch_add(1, std::memory_order_relaxed);
+      g_pending.fetch_sub(1, std::memory_order_relaxed);
+    }
+    if (may_syscall)
+      delete_timers(*e);
+    clear_entry(*e, tid);
+  } else {
+    e = insert(tid);
+  }
+  if (e)
+    e->state = state;
+  return e;
+}
+
 // Whether e's first timer is armed: a live thread's periodic timer always
 // is, a timer whose thread is gone reads as disarmed.
 bool timer_live(const Entry &e) {
@@ -574,21 +596,11 @@ void thread_started() {
       g_untimed.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    // Noted for the rescan, which counts it if it ends unarmed. An old
-    // entry of the tid (a thread gone) is taken over without deleting its
-    // timers: no timer call here, and they died with their thread.
+    // Noted for the rescan, which counts it if it ends unarmed; no timer
+    // call here.
     lock();
-    Entry *e = find(tid);
-    if (e && e->state == ThreadArm::Pending)
-      g_pending.fetch_sub(1, std::memory_order_relaxed);
-    if (e)
-      clear_entry(*e, tid);
-    else
-      e = insert(tid);
-    if (e) {
-      e->state = ThreadArm::Pending;
+    if (take_entry(tid, ThreadArm::Pending, /*may_syscall=*/false))
       g_pending.fetch_add(1, std::memory_order_relaxed);
-    }
     unlock();
     return;
   }
@@ -601,14 +613,8 @@ void thread_started() {
                  ((mask >> (sig - 1)) & 1);
   lock();
   if (blocked) {
-    Entry *e = find(tid);
-    if (e)
-      erase(*e);
-    e = insert(tid);
-    if (e) {
-      e->state = ThreadArm::Blocked;
+    if (take_entry(tid, ThreadArm::Blocked, /*may_syscall=*/true))
       g_blocked.fetch_add(1, std::memory_order_relaxed);
-    }
     unlock();
     return;
   }
@@ -616,19 +622,20 @@ void thread_started() {
   // here (its timers run: it was not late after all), or a thread that
   // exited, its tid reused, before a rescan saw it go (a dead thread's CPU
   // timer reads as disarmed).
-  if (Entry *old = find(tid)) {
-    if (old->state == ThreadArm::Yes && timer_live(*old)) {
-      if (old->late)
-        g_late.fetch_sub(1, std::memory_order_relaxed);
-      old->late = false;
-      unlock();
-      return;
-    }
-    erase(*old);
+  Entry *old = find(tid);
+  if (old && old->state == ThreadArm::Yes && timer_live(*old)) {
+    if (old->late)
+      g_late.fetch_sub(1, std::memory_order_relaxed);
+    old->late = false;
+    unlock();
+    return;
   }
-  Entry *e = insert(tid);
-  if (!e || !arm(*e))
+  Entry *e = take_entry(tid, ThreadArm::Yes, /*may_syscall=*/true);
+  if (!e || !arm(*e)) {
     g_untimed.fetch_add(1, std::memory_order_relaxed);
+    if (e)
+      e->state = ThreadArm::Failed;
+  }
   unlock();
 }
 
