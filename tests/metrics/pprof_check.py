@@ -16,7 +16,11 @@ a pprof profile, and Debian's `go tool pprof` reads the file:
   * sum(arg0) is its own sample type;
   * a program no one here wrote (Debian's sqlite3, stripped: frames in
     it have no symbols) traced with a one-liner: -traces again equals
-    -f folded, unsymbolised frames named by their file in both.
+    -f folded, unsymbolised frames named by their file in both;
+  * a CPU profile made with a profile probe (tests/testprogs/spinners: two
+    threads and then main burn 300 ms each): -top puts spin_worker first
+    with about two thirds of the samples and spin_main next, and the
+    samples add up to 499 Hz over the 0.9 s of CPU (within 25%).
 
 Exit status 77 (skip) without go.
 
@@ -185,6 +189,26 @@ def main():
                         print(f"  {traced[k]} {folded[k]} {k}")
         else:
             print("sqlite3 not installed: its comparison skipped")
+
+        spinners = os.path.join(args.testprogs, "spinners")
+        run([args.ubtrace, "-q", "-f", "pprof", "-o", profile, "-e",
+             "profile:hz:499 { @cpu[ustack] = count(); }",
+             "-c", f"{spinners} 2 300"])
+        rows = top_rows(pprof(go, profile, "-top"))
+        total = sum(flat for flat, _ in rows.values())
+        worker = rows.get("spin_worker", (0, 0))[0]
+        main_ = rows.get("spin_main", (0, 0))[0]
+        check("profile: the hottest function",
+              max(rows, key=lambda n: rows[n][0]) if rows else None,
+              "spin_worker")
+        check("profile: spin_worker's share of the samples (about 2/3)",
+              round(worker / total, 2) if total else 0,
+              lambda share: 0.55 <= share <= 0.78)
+        check("profile: spin_main's share (about 1/3)",
+              round(main_ / total, 2) if total else 0,
+              lambda share: 0.22 <= share <= 0.45)
+        check("profile: samples over 0.9 s of CPU at 499 Hz (449)", total,
+              lambda n: 337 <= n <= 562)
         return 0 if ok else 1
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
