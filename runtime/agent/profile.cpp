@@ -455,9 +455,13 @@ void fork_parent() {
 }
 // The child has no timer (fork() does not copy them) and one thread.
 void fork_child() {
+  // Only the entries in use are written: the rest of the table stays
+  // shared with the parent (a fork copies no page it does not write).
   for (uint32_t i = 0; i < kCapacity; i++)
-    g_table[i].tid = 0;
+    if (g_table[i].tid != 0)
+      g_table[i].tid = 0;
   g_tombstones = 0;
+  g_pending.store(0, std::memory_order_relaxed);
   // Under a filter (inherited) a timer call may kill the child.
   if (g_active.load(std::memory_order_acquire)) {
     Entry *e = runtime::helpers::sandboxed() ? nullptr : insert(current_tid());

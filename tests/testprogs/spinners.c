@@ -13,7 +13,8 @@
 //             end; it prints each signal it got
 //   sandbox   before the threads start, a seccomp filter on main (and so on
 //             the threads it makes) that kills the process at any timer
-//             system call; sandbox-all: the same on every thread (TSYNC)
+//             system call; sandbox-all: the same on every thread (TSYNC);
+//             sandbox-first: as sandbox, at the start, before any delay
 // Prints "done" at the end.
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -120,6 +121,8 @@ int main(int argc, char **argv) {
       sandboxed = 1;
     else if (!strcmp(argv[i], "sandbox-all"))
       sandboxed = all_threads = 1;
+    else if (!strcmp(argv[i], "sandbox-first"))
+      sandbox(0);
   }
   if (block) {
     sigset_t all;
