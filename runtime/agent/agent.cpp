@@ -132,6 +132,16 @@ struct HookEntry {
   // and the load bias of the object holding it.
   PatchedCode patch;
   uint64_t object_bias = 0;
+
+  // Appends a probe to run here: the site is complete before the release
+  // store publishes it to handlers walking the list without a lock.
+  void append(std::unique_ptr<Site> site) {
+    Site *tail = sites.load(std::memory_order_relaxed);
+    while (tail && tail->next.load(std::memory_order_relaxed))
+      tail = tail->next.load(std::memory_order_relaxed);
+    (tail ? tail->next : sites).store(site.get(), std::memory_order_release);
+    owned.push_back(std::move(site));
+  }
 };
 
 // Hooks dropped because their code went away: a dispatch that began before
@@ -620,13 +630,7 @@ Result<void> Agent::add_hook(const HookMsg &h) {
   site->usdt_nargs = std::min<uint32_t>(h.usdt_nargs, abi::kUsdtMaxArgs);
   site->entry_args = opts.entry_args;
   std::memcpy(site->usdt_args, h.usdt_args, sizeof site->usdt_args);
-  // Appended: the site is complete before the release store publishes it.
-  Site *tail = (*entry)->sites.load(std::memory_order_relaxed);
-  while (tail && tail->next.load(std::memory_order_relaxed))
-    tail = tail->next.load(std::memory_order_relaxed);
-  (tail ? tail->next : (*entry)->sites)
-      .store(site.get(), std::memory_order_release);
-  (*entry)->owned.push_back(std::move(site));
+  (*entry)->append(std::move(site));
   // Its library may be unloaded: the hook must not outlive it.
   if (unloadable(h.address))
     (void)watch_unloads();
@@ -652,12 +656,7 @@ Result<uint64_t> Agent::add_profile(const ProfileMsg &p) {
   site->func_ip = 0;
   site->usdt_nargs = 0;
   site->entry_args = false;
-  Site *tail = entry->sites.load(std::memory_order_relaxed);
-  while (tail && tail->next.load(std::memory_order_relaxed))
-    tail = tail->next.load(std::memory_order_relaxed);
-  (tail ? tail->next : entry->sites)
-      .store(site.get(), std::memory_order_release);
-  entry->owned.push_back(std::move(site));
+  entry->append(std::move(site));
   profiled_ = true;
   auto armed = profile::add_period(p.period_ns, &on_hit, entry);
   if (!armed)

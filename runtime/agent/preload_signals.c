@@ -267,14 +267,10 @@ __attribute__((visibility("default"))) long syscall(long number, ...) {
   else if (number == SYS_rt_sigprocmask && a[0] != SIG_UNBLOCK && a[1] &&
            (unsigned long)a[3] <= sizeof copy) {
     /* The kernel reads a[3] bytes of the set: strip them in a copy. */
-    sigemptyset(&copy);
-    __builtin_memcpy(&copy, (const void *)a[1], (size_t)a[3]);
-    for (size_t i = 0; i < sizeof ubt_synchronous / sizeof *ubt_synchronous;
-         i++)
-      sigdelset(&copy, ubt_synchronous[i]);
-    if (ubtrace_profile_signal() > 0 && ubt_blanket(&copy))
-      sigdelset(&copy, ubtrace_profile_signal());
-    a[1] = (long)&copy;
+    sigset_t given;
+    sigemptyset(&given);
+    __builtin_memcpy(&given, (const void *)a[1], (size_t)a[3]);
+    a[1] = (long)ubt_strip(&given, &copy);
   }
   UBT_REAL(ubt_syscall_fn, syscall);
   return real ? real(number, a[0], a[1], a[2], a[3], a[4], a[5]) : -1;

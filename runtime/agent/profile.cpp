@@ -69,6 +69,11 @@ struct Entry {
 };
 Entry *g_table = nullptr; // allocated by the first add_period
 uint32_t g_tombstones = 0;
+// The slots ever filled since the table was last emptied (live entries and
+// tombstones), so that rescans, compaction and a forked child walk those,
+// not the whole table. Under the lock; allocated with the table.
+uint32_t *g_used = nullptr;
+uint32_t g_nused = 0;
 std::atomic<bool> g_lock{false};
 
 // The agent's own threads: never armed.
@@ -137,6 +142,8 @@ Entry *insert(int32_t tid) {
     return nullptr;
   if (free_slot->tid == -1)
     g_tombstones--;
+  else
+    g_used[g_nused++] = static_cast<uint32_t>(free_slot - g_table);
   clear_entry(*free_slot, tid);
   return free_slot;
 }
@@ -295,33 +302,42 @@ void on_signal(int, siginfo_t *info, void *context) {
   errno = saved_errno;
 }
 
+// Thread `tid`'s status file into buf (NUL-terminated); false if unreadable.
+bool read_status(int32_t tid, char (&buf)[4096]) {
+  std::string rel = "task/" + std::to_string(tid) + "/status";
+  int fd = runtime::hook::MemoryMap::open_self(rel.c_str(), O_RDONLY);
+  if (fd < 0)
+    return false;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0)
+    return false;
+  buf[n] = 0;
+  return true;
+}
+
+// A signal mask field ("SigBlk:") of a status file; 0 if absent.
+uint64_t status_mask(const char *status, const char *field) {
+  const char *at = std::strstr(status, field);
+  return at ? std::strtoull(at + std::strlen(field), nullptr, 16) : 0;
+}
+
 // Signals the process catches or ignores, or some thread blocks among
 // others it does not (status files' SigCgt, SigIgn, SigBlk), as a mask of
 // the first 64.
 uint64_t signals_in_use(const std::vector<int32_t> &tids) {
   uint64_t used = 0;
   for (int32_t tid : tids) {
-    std::string rel = "task/" + std::to_string(tid) + "/status";
-    int fd = runtime::hook::MemoryMap::open_self(rel.c_str(), O_RDONLY);
-    if (fd < 0)
-      continue;
     char buf[4096];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
+    if (!read_status(tid, buf))
       continue;
-    buf[n] = 0;
-    for (const char *field : {"SigIgn:", "SigCgt:"})
-      if (const char *at = std::strstr(buf, field))
-        used |= std::strtoull(at + 7, nullptr, 16);
+    used |= status_mask(buf, "SigIgn:") | status_mask(buf, "SigCgt:");
     // A thread that blocks every real-time signal (sigfillset) says
     // nothing of one; one that blocks some does (sigwait on them).
-    if (const char *at = std::strstr(buf, "SigBlk:")) {
-      uint64_t blocked = std::strtoull(at + 7, nullptr, 16);
-      uint64_t rt = ~uint64_t{0} << (SIGRTMIN - 1);
-      if ((blocked & rt) != rt)
-        used |= blocked;
-    }
+    uint64_t blocked = status_mask(buf, "SigBlk:");
+    uint64_t rt = ~uint64_t{0} << (SIGRTMIN - 1);
+    if ((blocked & rt) != rt)
+      used |= blocked;
   }
   return used;
 }
@@ -369,29 +385,17 @@ std::vector<int32_t> list_threads() {
 
 // Whether thread `tid` blocks `sig` now (its status file's SigBlk).
 bool blocks(int32_t tid, int sig) {
-  std::string rel = "task/" + std::to_string(tid) + "/status";
-  int fd = runtime::hook::MemoryMap::open_self(rel.c_str(), O_RDONLY);
-  if (fd < 0)
-    return false;
   char buf[4096];
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0)
-    return false;
-  buf[n] = 0;
-  const char *at = std::strstr(buf, "SigBlk:");
-  if (!at)
-    return false;
-  uint64_t mask = std::strtoull(at + 7, nullptr, 16);
-  return (mask >> (sig - 1)) & 1;
+  return read_status(tid, buf) &&
+         (status_mask(buf, "SigBlk:") >> (sig - 1)) & 1;
 }
 
 // Arms every listed thread not armed yet, drops the entries of threads
 // gone. Under the lock. Returns the threads armed anew.
 uint32_t sync_threads(const std::vector<int32_t> &tids, bool count_late) {
   uint32_t armed = 0;
-  for (uint32_t i = 0; i < kCapacity; i++) {
-    Entry &e = g_table[i];
+  for (uint32_t k = 0; k < g_nused; k++) {
+    Entry &e = g_table[g_used[k]];
     if (e.tid > 0 && !std::binary_search(tids.begin(), tids.end(), e.tid))
       erase(e);
   }
@@ -437,10 +441,13 @@ void compact() {
   if (g_tombstones < kCapacity / 4)
     return;
   std::vector<Entry> live;
-  for (uint32_t i = 0; i < kCapacity; i++)
-    if (g_table[i].tid > 0)
-      live.push_back(g_table[i]);
-  std::memset(g_table, 0, sizeof(Entry) * kCapacity);
+  for (uint32_t k = 0; k < g_nused; k++) {
+    Entry &e = g_table[g_used[k]];
+    if (e.tid > 0)
+      live.push_back(e);
+    e.tid = 0;
+  }
+  g_nused = 0;
   g_tombstones = 0;
   for (const Entry &e : live)
     if (Entry *slot = insert(e.tid))
@@ -457,9 +464,9 @@ void fork_parent() {
 void fork_child() {
   // Only the entries in use are written: the rest of the table stays
   // shared with the parent (a fork copies no page it does not write).
-  for (uint32_t i = 0; i < kCapacity; i++)
-    if (g_table[i].tid != 0)
-      g_table[i].tid = 0;
+  for (uint32_t k = 0; k < g_nused; k++)
+    g_table[g_used[k]].tid = 0;
+  g_nused = 0;
   g_tombstones = 0;
   g_pending.store(0, std::memory_order_relaxed);
   // Under a filter (inherited) a timer call may kill the child.
@@ -484,7 +491,8 @@ Result<Armed> add_period(uint64_t period_ns, runtime::hook::Handler fn,
                       "forbid the timer calls profile probes need");
   if (!g_table) {
     g_table = new (std::nothrow) Entry[kCapacity]();
-    if (!g_table)
+    g_used = new (std::nothrow) uint32_t[kCapacity];
+    if (!g_table || !g_used)
       return make_error("no memory for the thread table");
     pthread_atfork(fork_prepare, fork_parent, fork_child);
   }
@@ -518,9 +526,9 @@ Result<Armed> add_period(uint64_t period_ns, runtime::hook::Handler fn,
   }
   g_active.store(true, std::memory_order_release);
   // Threads armed before get the new period's timer; the others theirs.
-  for (uint32_t i = 0; i < kCapacity; i++)
-    if (g_table[i].tid > 0 && g_table[i].state == ThreadArm::Yes)
-      (void)arm(g_table[i]);
+  for (uint32_t k = 0; k < g_nused; k++)
+    if (Entry &e = g_table[g_used[k]]; e.tid > 0 && e.state == ThreadArm::Yes)
+      (void)arm(e);
   uint64_t blocked_before = g_blocked.load(std::memory_order_relaxed);
   std::vector<int32_t> tids = list_threads();
   uint32_t armed = sync_threads(tids, /*count_late=*/false);
@@ -541,11 +549,13 @@ void stop() {
   if (g_all_filtered.load(std::memory_order_acquire))
     return;
   lock();
-  for (uint32_t i = 0; i < kCapacity; i++) {
-    if (g_table[i].tid > 0)
-      erase(g_table[i]);
-    g_table[i].tid = 0;
+  for (uint32_t k = 0; k < g_nused; k++) {
+    Entry &e = g_table[g_used[k]];
+    if (e.tid > 0)
+      erase(e);
+    e.tid = 0;
   }
+  g_nused = 0;
   g_tombstones = 0;
   g_nperiods.store(0, std::memory_order_release);
   unlock();

@@ -15,6 +15,8 @@
 //             the threads it makes) that kills the process at any timer
 //             system call; sandbox-all: the same on every thread (TSYNC);
 //             sandbox-first: as sandbox, at the start, before any delay
+//   exec=N    main execs the program again (with exec=N-1) while its
+//             workers still spin, N times; each image prints "image N"
 // Prints "done" at the end.
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -106,6 +108,7 @@ int main(int argc, char **argv) {
   int block = 0, own = 0, do_fork = 0, sandboxed = 0, all_threads = 0;
   int waits = 0;
   long delay = 0;
+  int execs = -1, exec_arg = 0;
   for (int i = 3; i < argc; i++) {
     if (!strcmp(argv[i], "block"))
       block = 1;
@@ -123,6 +126,14 @@ int main(int argc, char **argv) {
       sandboxed = all_threads = 1;
     else if (!strcmp(argv[i], "sandbox-first"))
       sandbox(0);
+    else if (!strncmp(argv[i], "exec=", 5)) {
+      execs = atoi(argv[i] + 5);
+      exec_arg = i;
+    }
+  }
+  if (execs >= 0) {
+    printf("image %d\n", execs);
+    fflush(stdout);
   }
   if (block) {
     sigset_t all;
@@ -165,6 +176,17 @@ int main(int argc, char **argv) {
     nthreads = 64;
   for (int i = 0; i < nthreads; i++)
     pthread_create(&t[i], NULL, worker, NULL);
+  if (execs > 0) {
+    // The workers are still burning (and being sampled) when the image
+    // goes: a sample's signal may be pending at the exec.
+    spin_main();
+    char next[32];
+    snprintf(next, sizeof next, "exec=%d", execs - 1);
+    argv[exec_arg] = next;
+    execv("/proc/self/exe", argv);
+    perror("execv");
+    return 1;
+  }
   for (int i = 0; i < nthreads; i++)
     pthread_join(t[i], NULL);
   spin_main();
