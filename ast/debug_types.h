@@ -30,6 +30,10 @@ struct ArgPlace {
               // called its own way): `regs_offset` in the probe's pt_regs;
               // `slot` the argument register it is (0..5), else -1
     Constant, // `value`: the compiler propagated it into the function
+    // A system call tracepoint's field: the ctx slot `slot` the agent
+    // fills from the event's registers (ast/syscalls.h)
+    Syscall,
+    SyscallArgs, // raw_syscalls:sys_enter's args[6]: the six registers
   };
   Kind kind = Kind::Slot;
   int slot = -1;

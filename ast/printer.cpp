@@ -142,6 +142,7 @@ std::string AttachPoint::name() const {
   case ProbeKind::Software:
     return n + ":" + target + ":" + std::to_string(freq);
   case ProbeKind::Self:
+  case ProbeKind::Tracepoint:
     return n + ":" + target + ":" + func;
   case ProbeKind::Bench:
   case ProbeKind::Test:

@@ -19,9 +19,11 @@ enum ProbeSet : unsigned {
   PS_KERNEL = 1u << 5,    // kernel-side bpftrace probes (kprobe, ...): parsed,
                           // never run by ubtrace
   PS_PROFILE = 1u << 6,   // profile: a sample of a thread of the process
+  PS_SYSCALL = 1u << 7,   // tracepoint:syscalls/raw_syscalls: a system call
+                          // of the process, at its entry or exit
   PS_USER = PS_UPROBE | PS_URETPROBE,
   PS_GPU_ANY = PS_GPU | PS_GPU_RET,
-  PS_HOST = PS_CLI | PS_USER | PS_PROFILE | PS_KERNEL,
+  PS_HOST = PS_CLI | PS_USER | PS_PROFILE | PS_SYSCALL | PS_KERNEL,
   PS_ALL = PS_HOST | PS_GPU_ANY,
 };
 

@@ -41,6 +41,8 @@ const char *probe_kind_name(runtime::ProbeKind kind) {
     return "profile";
   case runtime::ProbeKind::Test:
     return "test";
+  case runtime::ProbeKind::Syscall:
+    return "tracepoint";
   }
   return "";
 }

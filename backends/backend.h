@@ -55,7 +55,8 @@ inline constexpr runtime::ProbeKind kProbeKinds[] = {
     runtime::ProbeKind::Uretprobe,      runtime::ProbeKind::Usdt,
     runtime::ProbeKind::GpuKernelEntry, runtime::ProbeKind::GpuKernelExit,
     runtime::ProbeKind::SelfSignal,     runtime::ProbeKind::Bench,
-    runtime::ProbeKind::Profile,        runtime::ProbeKind::Test};
+    runtime::ProbeKind::Profile,        runtime::ProbeKind::Test,
+    runtime::ProbeKind::Syscall};
 
 // The selector: the backend that runs probes of `kind`. The one place the
 // choice is made; a new kind fails to compile here (-Wswitch) until it has
@@ -73,6 +74,7 @@ constexpr BackendKind backend_for(runtime::ProbeKind kind) {
   case runtime::ProbeKind::Uretprobe:
   case runtime::ProbeKind::Usdt:
   case runtime::ProbeKind::Profile:
+  case runtime::ProbeKind::Syscall:
     return BackendKind::Userspace;
   case runtime::ProbeKind::GpuKernelEntry:
   case runtime::ProbeKind::GpuKernelExit:

@@ -54,6 +54,14 @@ constexpr Meaning kMeanings[] = {
     {c::kProfileBlocked, "profile_blocked", "thread",
      "never sampled: they blocked the profiling signal when found (a mask "
      "set before the trace, or by a raw system call)"},
+    {c::kSyscallUntraced, "syscall_untraced", "thread",
+     "never traced for system calls: they blocked SIGSYS when tracing "
+     "started, or could not turn syscall user dispatch on"},
+    {c::kSyscallClonesRefused, "syscall_clone_refused", "clone call",
+     "failed with EAGAIN: no clone stub was left for their call site"},
+    {c::kSyscallSandboxed, "syscall_sandboxed", "process",
+     "untraced for system calls from its seccomp filter on (the filter may "
+     "forbid the calls tracing makes)"},
     {kRingDeadWriters, "dead_writer", "event",
      "lost: the writer died before submitting"},
     {kRingStalledWriters, "stalled_writer", "event",

@@ -1,6 +1,7 @@
 #include "codegen/irgen.h"
 
 #include "ast/passes/config.h"
+#include "ast/syscalls.h"
 #include "ast/visitor.h"
 #include "codegen/emit.h"
 #include "codegen/value_types.h"
@@ -406,6 +407,8 @@ runtime::ProbeKind IRGen::runtime_kind(ProbeKind k) {
     return runtime::ProbeKind::Profile;
   case ProbeKind::Test:
     return runtime::ProbeKind::Test;
+  case ProbeKind::Tracepoint:
+    return runtime::ProbeKind::Syscall;
   case ProbeKind::GpuKernel:
     return runtime::ProbeKind::GpuKernelEntry;
   case ProbeKind::GpuKernelRet:
@@ -504,6 +507,10 @@ void IRGen::gen_probe(Probe &p, size_t index) {
   // The entry block holds the allocas (and zeroing); then the body.
   finish_entry(body);
 
+  // Tracepoint events, in the order of probe_syscall_events.
+  auto layout =
+      ast::syscall_args_layout(ast::probe_syscall_events(p.attach_points));
+  size_t event = 0;
   for (auto *ap : p.attach_points) {
     runtime::ProbeSpec ps;
     ps.kind = runtime_kind(*ap->kind);
@@ -518,6 +525,19 @@ void IRGen::gen_probe(Probe &p, size_t index) {
     ps.address = ap->has_address ? ap->address : 0;
     ps.interval_ns = ap->period_ns;
     ps.entry_args = reads_entry_args_;
+    if (*ap->kind == ProbeKind::Tracepoint) {
+      std::string why;
+      for (const auto &e :
+           ast::match_syscall_events(ap->target, ap->func, why)) {
+        runtime::SyscallSite site{
+            e.raw ? -1 : e.call->nr, e.exit, ast::syscall_event_name(e), {}};
+        if (event < layout.sources.size())
+          for (auto s : layout.sources[event])
+            site.sources.push_back(static_cast<int8_t>(s));
+        ps.syscalls.push_back(std::move(site));
+        event++;
+      }
+    }
     if (auto where = sites_of(ap->loc); !where.empty())
       ps.where = where.front();
     bundle_.probes.push_back(ps);

@@ -81,6 +81,19 @@ Val IRGen::place_value(const ast::ArgPlace &at, const ast::Location &loc,
   using Kind = ast::ArgPlace::Kind;
   if (at.kind == Kind::Constant)
     return {i64(static_cast<uint64_t>(at.value)), false};
+  if (at.kind == Kind::Syscall) {
+    // The agent filled the slot for the event (ast/syscalls.h).
+    if (at.slot >= static_cast<int>(abi::kUsdtMaxArgs)) {
+      fail(loc, "args of these system calls has more than " +
+                    std::to_string(abi::kUsdtMaxArgs) +
+                    " fields together: split the probe");
+      return {i64(0), false};
+    }
+    return {b_.CreateAlignedLoad(
+                i64t(), byte_ptr(ctx_, abi::kCtxUsdtArgs + 8 * at.slot),
+                llvm::Align(8)),
+            false};
+  }
   auto load = [&](uint32_t offset) -> Val {
     return {
         b_.CreateAlignedLoad(i64t(), byte_ptr(ctx_, offset), llvm::Align(8)),
@@ -230,6 +243,17 @@ Val IRGen::gen_builtin(BuiltinVar var, int index, const std::string &name,
     size_t n = ident ? ident->arg_places.size() : 0;
     for (size_t i = 0; i < t.fields.size() && i < n; i++) {
       const auto &f = t.fields[i];
+      if (ident->arg_places[i].kind == ast::ArgPlace::Kind::SyscallArgs) {
+        // x86-64 passes a system call's arguments in these registers.
+        static constexpr uint32_t kSyscallRegs[6] = {
+            abi::kRdi, abi::kRsi, abi::kRdx, abi::kR10, abi::kR8, abi::kR9};
+        for (int k = 0; k < 6; k++)
+          b_.CreateAlignedStore(
+              b_.CreateAlignedLoad(i64t(), byte_ptr(ctx_, kSyscallRegs[k]),
+                                   llvm::Align(8)),
+              byte_ptr(slot, f.offset + 8 * k), llvm::Align(8));
+        continue;
+      }
       Val v = place_value(ident->arg_places[i], e.loc, name);
       store_value(byte_ptr(slot, f.offset), *f.type, v, ast::make_int(8, true));
     }

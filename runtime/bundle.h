@@ -195,6 +195,22 @@ enum class ProbeKind : uint8_t {
   Bench,          // bench:NAME, timed by --bench
   Profile,        // profile:UNIT:N, every thread sampled on its CPU time
   Test,           // test:NAME, run by --test
+  Syscall,        // tracepoint:syscalls/raw_syscalls, the system calls of
+                  // the traced process (ProbeSpec::syscalls)
+};
+
+// One system call event a Syscall probe runs at.
+struct SyscallSite {
+  int32_t nr = -1;   // -1: every system call (raw_syscalls)
+  bool exit = false; // at its return (sys_exit*), else at its entry
+  std::string name;  // as `probe` prints it there
+  // Where each ctx argument slot (abi::kCtxUsdtArgs) is filled from:
+  // 0..5 the argument in that position, 6 the number, 7 the result, else
+  // nothing (ast/syscalls.h's SyscallSource).
+  std::vector<int8_t> sources;
+  template <class Archive> void serialize(Archive &ar) {
+    ar(nr, exit, name, sources);
+  }
 };
 
 struct ProbeSpec {
@@ -213,9 +229,10 @@ struct ProbeSpec {
   // A uretprobe whose program reads `args`: its hook keeps the entry's
   // argument registers (abi::kCtxEntryArgs).
   bool entry_args = false;
+  std::vector<SyscallSite> syscalls; // Syscall: the events it matched
   template <class Archive> void serialize(Archive &ar) {
     ar(kind, name, section, target, function, provider, lang, offset,
-       has_offset, address, interval_ns, where, entry_args);
+       has_offset, address, interval_ns, where, entry_args, syscalls);
   }
 };
 

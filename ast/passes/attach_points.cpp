@@ -3,6 +3,7 @@
 #include "ast/builtins.h"
 #include "ast/int_literal.h"
 #include "ast/suggest.h"
+#include "ast/syscalls.h"
 
 #include <algorithm>
 #include <cctype>
@@ -119,6 +120,8 @@ private:
       return parse_interval(ap, parts, bad);
     case ProbeKind::Software:
       return parse_software(ap, parts, bad);
+    case ProbeKind::Tracepoint:
+      return parse_tracepoint(ap, parts, bad);
     case ProbeKind::Bench:
     case ProbeKind::Test: {
       // bench:NAME and test:NAME, run by --bench and --test; a name once
@@ -325,6 +328,29 @@ private:
       return;
     }
     ap.period_ns = ap.freq;
+  }
+
+  // tracepoint:syscalls:EVENT and tracepoint:raw_syscalls:EVENT (wildcards
+  // in both parts), run in the traced process; other categories refused.
+  template <class Bad>
+  void parse_tracepoint(AttachPoint &ap, const std::vector<std::string> &parts,
+                        Bad &&bad) {
+    if (parts.size() != 3 || parts[1].empty() || parts[2].empty()) {
+      bad("expected tracepoint:CATEGORY:EVENT");
+      return;
+    }
+    ap.target = parts[1];
+    ap.func = parts[2];
+    ap.wildcard = ap.target.find_first_of("*?[") != std::string::npos ||
+                  ap.func.find_first_of("*?[") != std::string::npos;
+    std::string why;
+    auto events = match_syscall_events(ap.target, ap.func, why);
+    if (!why.empty())
+      bad(why);
+    else if (events.empty())
+      bad("no system call tracepoint matches " + ap.func +
+          " (tracepoint:syscalls:sys_enter_NAME, sys_exit_NAME; "
+          "tracepoint:raw_syscalls:sys_enter, sys_exit)");
   }
 
   template <class Bad>

@@ -2,6 +2,7 @@
 #include "ast/builtins.h"
 #include "ast/passes/semantic_internal.h"
 #include "ast/suggest.h"
+#include "ast/syscalls.h"
 
 #include <cctype>
 #include <climits>
@@ -226,7 +227,33 @@ void keep_entry_readable(FunctionArgs &fa) {
 
 } // namespace
 
+// A system call tracepoint's args: the fields of its events' formats, each
+// read from the slot of the ctx the agent fills for the event it runs at
+// (ast::syscall_args_layout); raw_syscalls' args[6] from the registers.
+Type Semantic::syscall_args_type(Identifier &e) {
+  auto layout =
+      syscall_args_layout(probe_syscall_events(probe_->attach_points));
+  if (!layout.error.empty()) {
+    err(e.loc) << layout.error;
+    return Type{};
+  }
+  std::vector<ArgPlace> places;
+  for (size_t j = 0; j < layout.record.fields.size(); j++) {
+    ArgPlace p;
+    p.kind = layout.sources.front()[j] == kSyscallAllArgs
+                 ? ArgPlace::Kind::SyscallArgs
+                 : ArgPlace::Kind::Syscall;
+    p.slot = static_cast<int>(j);
+    places.push_back(p);
+  }
+  e.arg_places = std::move(places);
+  return layout.record;
+}
+
 Type Semantic::args_type(Identifier &e) {
+  if (probe_ && !probe_->attach_points.empty() &&
+      probe_->attach_points.front()->kind == ProbeKind::Tracepoint)
+    return syscall_args_type(e);
   auto points = uprobe_points();
   if (points.empty() || points.size() != probe_->attach_points.size()) {
     err(e.loc) << "args is read from the traced function's DWARF in uprobe "

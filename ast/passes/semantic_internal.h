@@ -103,6 +103,7 @@ public:
   Type builtin_var_type(Identifier &e);
   std::vector<const AttachPoint *> uprobe_points() const;
   Type args_type(Identifier &e);
+  Type syscall_args_type(Identifier &e);
   // Adds a type the script names but does not define from the uprobes'
   // binaries' DWARF (ast/debug_types.h); false when none has it.
   bool import_debug_type(const std::string &name);

@@ -2,6 +2,7 @@
 // the CUDA kernels in a binary's fatbins.
 #include "backends/cli/listing.h"
 
+#include "ast/syscalls.h"
 #include "backends/cli/debug_types.h"
 #include "runtime/gpu/elf_fatbins.h"
 #include "runtime/gpu/fatbin_decompress.h"
@@ -136,10 +137,31 @@ int list_probes(const std::string &pattern, int pid, backends::Reporter &report,
           std::cout << type << ":" << unit << ":\n";
       return 0;
     }
-  if (pattern.rfind("kprobe", 0) == 0 || pattern.rfind("tracepoint", 0) == 0 ||
-      pattern.rfind("kfunc", 0) == 0 || pattern.rfind("fentry", 0) == 0) {
-    report.error("ubtrace lists uprobe, uretprobe and usdt probes; kernel "
-                 "probes are not run by ubtrace");
+  // System call tracepoints (ast/syscalls.h); -lv adds their fields.
+  if (pattern.rfind("tracepoint:", 0) == 0 || pattern.rfind("t:", 0) == 0) {
+    std::string rest = pattern.substr(pattern.find(':') + 1);
+    size_t colon = rest.find(':');
+    std::string category = rest.substr(0, colon);
+    std::string event =
+        colon == std::string::npos ? "*" : rest.substr(colon + 1);
+    std::string why;
+    auto events = ast::match_syscall_events(category, event, why);
+    if (!why.empty()) {
+      report.error(why);
+      return 1;
+    }
+    for (const auto &e : events) {
+      std::cout << ast::syscall_event_name(e) << "\n";
+      if (verbose)
+        for (const auto &decl : ast::syscall_arg_decls(e))
+          std::cout << "    " << decl << "\n";
+    }
+    return 0;
+  }
+  if (pattern.rfind("kprobe", 0) == 0 || pattern.rfind("kfunc", 0) == 0 ||
+      pattern.rfind("fentry", 0) == 0) {
+    report.error("ubtrace lists uprobe, uretprobe, usdt and system call "
+                 "tracepoint probes; kernel probes are not run by ubtrace");
     return 1;
   }
   // GPU kernels: kernel:BIN[:NAME] (NAME may hold "::").

@@ -49,6 +49,7 @@ bool is_gpu_probe(const runtime::ProbeSpec &probe) {
   case runtime::ProbeKind::SelfSignal:
   case runtime::ProbeKind::Bench:
   case runtime::ProbeKind::Profile:
+  case runtime::ProbeKind::Syscall:
   case runtime::ProbeKind::Test:
     return false;
   }

@@ -3,6 +3,7 @@
 #include "backends/backend.h"
 #include "backends/reporter.h"
 #include "backends/userspace/ifunc_placement.h"
+#include "runtime/abi.h"
 #include "runtime/agent/named_values.h"
 #include "runtime/agent/program_wire.h"
 #include "runtime/agent/protocol.h"
@@ -160,6 +161,7 @@ struct UserspaceTarget::Impl {
                     const runtime::symbols::ResolvedProbe &probe, bool many,
                     const runtime::symbols::AddressSpace &space);
   Result<void> sample(size_t spec_index);
+  Result<void> trace_syscalls(size_t spec_index);
 
   Result<void> hello() {
     auto m = agent::recv_message(sock, 10000);
@@ -506,6 +508,61 @@ Result<void> UserspaceTarget::Impl::sample(size_t spec_index) {
   return {};
 }
 
+// A system call probe: the agent runs it at each of its events, in every
+// thread (runtime/agent/syscalls.h).
+Result<void> UserspaceTarget::Impl::trace_syscalls(size_t spec_index) {
+  const auto &spec = bundle->probes[spec_index];
+  auto program = program_for(spec);
+  if (!program)
+    return std::move(program).take_error();
+  // Where each ctx argument slot comes from (ast/syscalls.h's sources):
+  // x86-64's system call argument registers, the number, the result.
+  static constexpr uint32_t kFrom[8] = {abi::kRdi,     abi::kRsi, abi::kRdx,
+                                        abi::kR10,     abi::kR8,  abi::kR9,
+                                        abi::kOrigRax, abi::kRax};
+  uint32_t threads = 0, blocked = 0;
+  for (const auto &site : spec.syscalls) {
+    agent::SyscallMsg m{};
+    m.probe_id = spec.syscalls.size() > 1 || site.name != spec.name
+                     ? probe_id(site.name)
+                     : spec_index;
+    m.program = *program;
+    m.nr = site.nr;
+    m.exit = site.exit;
+    if (auto it = native_entries.find(spec.section); it != native_entries.end())
+      m.native_entry = it->second;
+    m.nargs = static_cast<uint32_t>(
+        std::min<size_t>(site.sources.size(), std::size(m.args)));
+    for (uint32_t i = 0; i < m.nargs; i++) {
+      auto &a = m.args[i];
+      a.size = 8;
+      if (site.sources[i] >= 0 && site.sources[i] < 8) {
+        a.kind = agent::UsdtArgWire::Register;
+        a.reg = static_cast<uint8_t>(kFrom[site.sources[i]] / 8);
+      } else {
+        a.kind = agent::UsdtArgWire::Constant;
+      }
+    }
+    auto r = call(agent::Message::of(agent::MsgType::Syscall, m));
+    if (!r)
+      return make_error(at_place(spec.where, "cannot trace the system calls "
+                                             "of process " +
+                                                 std::to_string(pid) + " for " +
+                                                 site.name + ": " + r.error()));
+    threads = static_cast<uint32_t>(*r);
+    blocked = std::max(blocked, static_cast<uint32_t>(*r >> 32));
+  }
+  if (blocked && warn)
+    warn(spec.name + ": " + std::to_string(blocked) + " threads of process " +
+         std::to_string(pid) +
+         " block SIGSYS: their system calls are not traced");
+  if (verbose)
+    verbose("tracing the system calls of " + std::to_string(threads) +
+            " threads of process " + std::to_string(pid) + " for " + spec.name);
+  hooked++;
+  return {};
+}
+
 Result<void> UserspaceTarget::Impl::load_native(const runtime::Bundle &bundle,
                                                 uint64_t cli_region_base,
                                                 uint64_t agent_region_base) {
@@ -715,9 +772,13 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
     im.unplaced_ifuncs.clear();
   }
   for (size_t pi = 0; pi < bundle.probes.size(); pi++)
-    if (bundle.probes[pi].kind == runtime::ProbeKind::Profile)
+    if (bundle.probes[pi].kind == runtime::ProbeKind::Profile) {
       if (auto r = im.sample(pi); !r)
         return std::move(r).take_error();
+    } else if (bundle.probes[pi].kind == runtime::ProbeKind::Syscall) {
+      if (auto r = im.trace_syscalls(pi); !r)
+        return std::move(r).take_error();
+    }
   for (const auto &p : im.pending)
     im.warn_not_its_program(p);
   if (!im.pending.empty())

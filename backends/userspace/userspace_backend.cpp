@@ -42,9 +42,15 @@ Result<void> UserspaceBackend::check(const runtime::Bundle &bundle,
   bool hooks = std::any_of(
       bundle.probes.begin(), bundle.probes.end(), [](const auto &p) {
         return backend_for(p.kind) == BackendKind::Userspace &&
-               p.kind != runtime::ProbeKind::Profile;
+               p.kind != runtime::ProbeKind::Profile &&
+               p.kind != runtime::ProbeKind::Syscall;
       });
-  return make_error(std::string(hooks ? "user-space" : "profile") +
+  bool syscalls = std::any_of(
+      bundle.probes.begin(), bundle.probes.end(),
+      [](const auto &p) { return p.kind == runtime::ProbeKind::Syscall; });
+  return make_error(std::string(hooks      ? "user-space"
+                                : syscalls ? "system call"
+                                           : "profile") +
                     " probes need a process to trace: use -c 'CMD' or -p PID "
                     "(ubtrace traces inside processes, not system-wide)");
 }

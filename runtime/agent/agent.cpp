@@ -17,6 +17,7 @@
 #include "runtime/agent/raw_notice.h"
 #include "runtime/agent/raw_syscall.h"
 #include "runtime/agent/session_counters.h"
+#include "runtime/agent/syscalls.h"
 #include "runtime/helpers/all_helpers.h"
 #include "runtime/helpers/libcalls.h"
 #include "runtime/helpers/process_facts.h"
@@ -256,8 +257,10 @@ private:
   Result<void> add_hook(const HookMsg &h);
   // profile probes: one entry (no hook, the same site list) per period.
   std::vector<std::unique_ptr<HookEntry>> profile_entries_;
+  std::vector<std::unique_ptr<HookEntry>> syscall_entries_;
   bool profiled_ = false; // this session sampled: detach waits for samples
   Result<uint64_t> add_profile(const ProfileMsg &p);
+  Result<uint64_t> add_syscall(const SyscallMsg &s);
 };
 
 Agent *g_agent = nullptr;
@@ -319,6 +322,21 @@ void on_hit(runtime::hook::PtRegs *regs, void *user) {
         size_t(r.status) < std::size(g_run_errors))
       g_run_errors[size_t(r.status)].fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+// System call probes by event: [exit][nr], the last slot for every call
+// (raw_syscalls).
+constexpr int kSyscallSlots = 1024;
+std::atomic<HookEntry *> g_syscall_entries[2][kSyscallSlots + 1];
+
+void on_syscall(runtime::hook::PtRegs *regs, int nr, bool exit) {
+  if (nr >= 0 && nr < kSyscallSlots)
+    if (HookEntry *e =
+            g_syscall_entries[exit][nr].load(std::memory_order_acquire))
+      on_hit(regs, e);
+  if (HookEntry *e = g_syscall_entries[exit][kSyscallSlots].load(
+          std::memory_order_acquire))
+    on_hit(regs, e);
 }
 
 bool Agent::hello(bool waiting) {
@@ -449,6 +467,7 @@ void Agent::detach_all() {
   watching_ = watching_unloads_ = false;
   // No new sample starts a probe; those running end before the programs go.
   profile::stop();
+  syscalls::stop();
   // Hooks whose library is gone are forgotten, not unpatched: their code
   // is unmapped, or another's.
   (void)revalidate();
@@ -458,8 +477,12 @@ void Agent::detach_all() {
     (void)runtime::hook::uninstall_hook(h->id);
   hooks_.clear();
   // Dispatches of forgotten hooks are over too before the programs go.
-  if (forgot_any_ || profiled_)
+  if (forgot_any_ || profiled_ || !syscall_entries_.empty())
     runtime::hook::wait_for_running_dispatches();
+  for (auto &side : g_syscall_entries)
+    for (auto &e : side)
+      e.store(nullptr, std::memory_order_relaxed);
+  syscall_entries_.clear();
   profile_entries_.clear();
   profiled_ = false;
   // The program's USDT sites go back to skipping their argument set-up.
@@ -664,6 +687,34 @@ Result<uint64_t> Agent::add_profile(const ProfileMsg &p) {
   return uint64_t(armed->threads) | uint64_t(armed->blocked) << 32;
 }
 
+Result<uint64_t> Agent::add_syscall(const SyscallMsg &s) {
+  if (s.program >= nprograms_)
+    return make_error("no program " + std::to_string(s.program));
+  if (s.nr >= kSyscallSlots || s.nr < -1)
+    return make_error("no system call " + std::to_string(s.nr));
+  auto started = syscalls::start(&on_syscall);
+  if (!started)
+    return std::move(started).take_error();
+  auto &slot = g_syscall_entries[s.exit != 0][s.nr < 0 ? kSyscallSlots : s.nr];
+  HookEntry *entry = slot.load(std::memory_order_relaxed);
+  if (!entry) {
+    syscall_entries_.push_back(std::make_unique<HookEntry>());
+    entry = syscall_entries_.back().get();
+  }
+  auto site = std::make_unique<Site>();
+  site->native = reinterpret_cast<NativeEntry>(s.native_entry);
+  site->program = programs_[s.program].get();
+  site->probe_id = s.probe_id;
+  site->func_ip = 0;
+  site->usdt_nargs = std::min<uint32_t>(s.nargs, abi::kUsdtMaxArgs);
+  site->entry_args = false;
+  std::memcpy(site->usdt_args, s.args, sizeof site->usdt_args);
+  entry->append(std::move(site));
+  slot.store(entry, std::memory_order_release);
+  syscalls::want(s.nr, s.exit != 0);
+  return uint64_t(started->threads) | uint64_t(started->blocked) << 32;
+}
+
 bool Agent::unloadable(uint64_t address) const {
   const struct link_map *map = object_of(address);
   if (!map)
@@ -795,6 +846,19 @@ void Agent::handle(const Message &m) {
       return;
     }
     auto r = add_profile(p);
+    if (!r)
+      reply(-EINVAL, 0, r.error());
+    else
+      reply(0, *r);
+    return;
+  }
+  case MsgType::Syscall: {
+    SyscallMsg s{};
+    if (!m.read(s)) {
+      reply(-EINVAL, 0, "bad Syscall message");
+      return;
+    }
+    auto r = add_syscall(s);
     if (!r)
       reply(-EINVAL, 0, r.error());
     else
@@ -1098,7 +1162,8 @@ ubtrace_filter_sigaction(int sig, const struct sigaction *act,
                          struct sigaction *old) {
   if (sig == SIGSEGV || sig == SIGBUS)
     return ubtrace::runtime::helpers::filter_fault_sigaction(sig, act, old);
-  if (ubtrace::agent::profile::filter_sigaction(sig, act, old))
+  if (ubtrace::agent::profile::filter_sigaction(sig, act, old) ||
+      ubtrace::agent::syscalls::filter_sigaction(sig, act, old))
     return 1;
   return ubtrace::runtime::hook::filter_trap_sigaction(sig, act, old) ? 1 : 0;
 }
@@ -1108,6 +1173,10 @@ ubtrace_filter_sigaction(int sig, const struct sigaction *act,
 // (runtime/agent/profile.h).
 extern "C" __attribute__((visibility("default"))) int ubtrace_profile_signal() {
   return ubtrace::agent::profile::signal_number();
+}
+// The preload's masks: SIGSYS while system calls are traced (0: none).
+extern "C" __attribute__((visibility("default"))) int ubtrace_syscall_signal() {
+  return ubtrace::agent::syscalls::blocked_signal();
 }
 extern "C" __attribute__((visibility("default"))) void
 ubtrace_thread_started() {

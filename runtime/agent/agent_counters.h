@@ -43,4 +43,12 @@ inline constexpr const char *kProfileLate = "profile_late_threads";
 // pending signal could reach the program's sigwait or signalfd).
 inline constexpr const char *kProfileBlocked = "profile_blocked_threads";
 
+// System call probes (syscalls.h): threads whose calls were never traced
+// (they blocked SIGSYS when tracing started, or dispatch could not be
+// turned on); clone calls failed with EAGAIN for want of a stub; processes
+// that installed a seccomp filter, untraced from that call on.
+inline constexpr const char *kSyscallUntraced = "syscall_untraced_threads";
+inline constexpr const char *kSyscallClonesRefused = "syscall_clones_refused";
+inline constexpr const char *kSyscallSandboxed = "syscall_sandboxed";
+
 } // namespace ubtrace::agent::counter

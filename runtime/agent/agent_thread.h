@@ -6,6 +6,7 @@
 #pragma once
 
 #include "runtime/agent/profile.h"
+#include "runtime/agent/syscalls.h"
 #include "runtime/hook/hook.h"
 
 #include <csignal>
@@ -19,6 +20,8 @@ struct AgentThreadStart {
 };
 
 inline void *agent_thread_main(void *p) {
+  // First: its own system calls are ubtrace's, never the program's.
+  syscalls::agent_thread_started();
   AgentThreadStart start = *static_cast<AgentThreadStart *>(p);
   delete static_cast<AgentThreadStart *>(p);
   runtime::hook::exclude_current_thread();

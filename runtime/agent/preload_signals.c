@@ -46,6 +46,7 @@ extern int ubtrace_filter_sigaction(int sig, const struct sigaction *act,
 extern void ubtrace_signals_interposed(void);
 extern void ubtrace_sandboxed(int all_threads);
 extern int ubtrace_profile_signal(void);
+extern int ubtrace_syscall_signal(void);
 extern void ubtrace_thread_started(void);
 struct ubt_interposer {
   const char *name;
@@ -91,7 +92,8 @@ static ubt_signalfd_fn ubt_real_signalfd;
  * too, while profile probes sample (runtime/agent/profile.h). */
 static int ubt_filtered(int sig) {
   return sig == SIGTRAP || sig == SIGILL || sig == SIGSEGV || sig == SIGBUS ||
-         (sig > 0 && sig == ubtrace_profile_signal());
+         (sig > 0 &&
+          (sig == ubtrace_profile_signal() || sig == ubtrace_syscall_signal()));
 }
 
 /* Signals kept out of masks. */
@@ -118,12 +120,19 @@ static const sigset_t *ubt_strip(const sigset_t *set, sigset_t *copy) {
   int profiling = ubtrace_profile_signal();
   if (profiling > 0 && ubt_blanket(set))
     sigdelset(copy, profiling);
+  /* While system calls are traced, a thread blocking SIGSYS would be
+   * killed at its next one (runtime/agent/syscalls.h). */
+  int dispatch = ubtrace_syscall_signal();
+  if (dispatch > 0)
+    sigdelset(copy, dispatch);
   return copy;
 }
 
 static int ubt_mask_bits(int mask) {
   for (size_t i = 0; i < sizeof ubt_synchronous / sizeof *ubt_synchronous; i++)
     mask &= ~(1 << (ubt_synchronous[i] - 1));
+  if (ubtrace_syscall_signal() > 0)
+    mask &= ~(1 << (ubtrace_syscall_signal() - 1));
   return mask;
 }
 
@@ -232,7 +241,8 @@ __attribute__((visibility("default"))) int sigsetmask(int mask) {
 
 __attribute__((visibility("default"))) int sighold(int sig) {
   if (sig == SIGTRAP || sig == SIGILL ||
-      (sig > 0 && sig == ubtrace_profile_signal()))
+      (sig > 0 &&
+       (sig == ubtrace_profile_signal() || sig == ubtrace_syscall_signal())))
     return 0;
   UBT_REAL(ubt_int_fn, sighold);
   return real ? real(sig) : -1;

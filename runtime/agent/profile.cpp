@@ -686,4 +686,17 @@ Counters counters() {
           g_blocked.load(std::memory_order_relaxed)};
 }
 
+std::vector<int32_t> threads_now() {
+  return list_threads();
+}
+
+bool is_agent_tid(int32_t tid) {
+  return is_agent_thread(tid);
+}
+
+uint64_t blocked_signals(int32_t tid) {
+  char buf[4096];
+  return read_status(tid, buf) ? status_mask(buf, "SigBlk:") : 0;
+}
+
 } // namespace ubtrace::agent::profile

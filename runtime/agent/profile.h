@@ -46,6 +46,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <signal.h>
+#include <vector>
 
 namespace ubtrace::agent::profile {
 
@@ -89,6 +90,13 @@ void thread_started();
 
 // The calling thread is one of the agent's: never sampled.
 void agent_thread_started();
+
+// The process's threads now (/proc/self/task), sorted; whether one is the
+// agent's; the signals a thread blocks (its status file's SigBlk; 0 when
+// unreadable). Shared with the system call tracer (syscalls.h).
+std::vector<int32_t> threads_now();
+bool is_agent_tid(int32_t tid);
+uint64_t blocked_signals(int32_t tid);
 
 // The program installs a seccomp filter (the preload saw it):
 // `all_threads`, on every thread (TSYNC), the agent's included.

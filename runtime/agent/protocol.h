@@ -98,6 +98,9 @@ enum class MsgType : uint32_t {
   Profile = 26,     // ProfileMsg: sample every thread (profile.h); the
                     // reply's value: threads armed, and in its high 32
                     // bits those of them blocking the signal now
+  Syscall = 27,     // SyscallMsg: run a program at a system call (syscalls.h);
+                    // the reply's value: threads dispatching, and in its
+                    // high 32 bits those left alone (blocking SIGSYS)
 
   // ---- GPU channel (runtime/agent/gpu) ----
   // A second socket, one end of a socketpair the CLI's GPU backend makes
@@ -203,6 +206,19 @@ struct ProfileMsg {
   uint32_t program;  // id from the Program reply
   uint32_t pad;
   uint64_t native_entry; // the program's JIT'd entry; 0: interpret
+};
+
+// A system call probe: its program runs at system call `nr` (-1: every
+// one) of every thread, at the entry or the exit; `args[i]` says what ctx
+// argument slot i holds there (a register, or the constant 0).
+struct SyscallMsg {
+  uint64_t probe_id;     // ctx.probe_id
+  uint64_t native_entry; // the program's JIT'd entry; 0: interpret
+  uint32_t program;      // id from the Program reply
+  int32_t nr;
+  uint32_t exit;
+  uint32_t nargs;
+  UsdtArgWire args[12];
 };
 
 // Native code the CLI linked for this process (runtime/jit remote images):

@@ -7,6 +7,7 @@
 #include "runtime/agent/protocol.h"
 #include "runtime/agent/raw_notice.h"
 #include "runtime/agent/raw_syscall.h"
+#include "runtime/agent/syscalls.h"
 #include "runtime/hook/thread_pool.h"
 #include "runtime/vm/interpreter.h"
 
@@ -26,7 +27,8 @@ constexpr const char *kNames[] = {
     c::kVectorSkips,     c::kUnwoundEntries,  c::kAbandonedRuns,
     c::kNoticeTimeouts,  c::kInsnBudget,      c::kMissingHelper,
     c::kProfileOverruns, c::kProfileUntimed,  c::kProfileLate,
-    c::kProfileBlocked};
+    c::kProfileBlocked,  c::kSyscallUntraced, c::kSyscallClonesRefused,
+    c::kSyscallSandboxed};
 constexpr size_t kCount = sizeof kNames / sizeof kNames[0];
 
 struct Values {
@@ -36,6 +38,7 @@ struct Values {
 Values values() {
   runtime::hook::ThreadCounters t = runtime::hook::thread_counters();
   profile::Counters p = profile::counters();
+  syscalls::Counters s = syscalls::counters();
   return {{t.nested_skips, t.shadow_overflows, t.refused_claims, t.vector_skips,
            t.unwound_entries, t.abandoned + t.abandoned_waits,
            notice_wait_timeouts(),
@@ -43,7 +46,8 @@ Values values() {
                std::memory_order_relaxed),
            g_run_errors[size_t(vm::RunStatus::MissingHelper)].load(
                std::memory_order_relaxed),
-           p.overruns, p.untimed, p.late, p.blocked}};
+           p.overruns, p.untimed, p.late, p.blocked, s.untraced_threads,
+           s.clones_refused, uint64_t(s.sandboxed)}};
 }
 
 Values g_baseline; // written before arm_exit_report arms the channel

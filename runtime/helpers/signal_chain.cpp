@@ -68,6 +68,11 @@ bool is_ours(const ChainedSignal &s, const struct sigaction &action) {
   return (action.sa_flags & SA_SIGINFO) && action.sa_sigaction == s.ours;
 }
 
+unsigned long our_flags(const ChainedSignal &s) {
+  return s.onstack ? kOurFlags
+                   : kOurFlags & ~static_cast<unsigned long>(SA_ONSTACK);
+}
+
 bool has_function(const struct sigaction &a) {
   if (a.sa_flags & SA_SIGINFO)
     return a.sa_sigaction != nullptr;
@@ -106,10 +111,20 @@ Result<void> install_first(ChainedSignal &s) {
   // NODEFER: a handler run from a trap may hit another trap, and a
   // fault-safe read may run inside a handler of ours. ONSTACK: a stack
   // overflow must still reach the program's handler on its altstack.
-  ours.sa_flags = kOurFlags;
+  ours.sa_flags = static_cast<int>(our_flags(s));
   publish(s, previous); // before ours runs: it may chain at once
-  if (sigaction(s.sig, &ours, nullptr) != 0)
+  if (s.restorer) {
+    KernelSigaction raw{reinterpret_cast<void *>(s.ours),
+                        our_flags(s) | kSaRestorer,
+                        reinterpret_cast<void *>(s.restorer), 0};
+    long rc = probe_safe::raw_syscall(SYS_rt_sigaction, s.sig,
+                                      reinterpret_cast<long>(&raw), 0, 8);
+    if (rc != 0)
+      return make_error(std::string("sigaction: ") +
+                        strerror(static_cast<int>(-rc)));
+  } else if (sigaction(s.sig, &ours, nullptr) != 0) {
     return make_error(std::string("sigaction: ") + strerror(errno));
+  }
   s.installed.store(true, std::memory_order_release);
   return {};
 }
@@ -153,9 +168,9 @@ bool ensure_first(ChainedSignal &s) {
   theirs.sa_flags = static_cast<int>(current.flags);
   probe_safe::copy_bytes(&theirs.sa_mask, &current.mask, sizeof current.mask);
   publish(s, theirs);
-  KernelSigaction ours{reinterpret_cast<void *>(s.ours),
-                       kOurFlags | kSaRestorer,
-                       reinterpret_cast<void *>(&ubt_restore_rt), 0};
+  KernelSigaction ours{
+      reinterpret_cast<void *>(s.ours), our_flags(s) | kSaRestorer,
+      reinterpret_cast<void *>(s.restorer ? s.restorer : &ubt_restore_rt), 0};
   return probe_safe::raw_syscall(SYS_rt_sigaction, s.sig,
                                  reinterpret_cast<long>(&ours), 0, 8) == 0;
 }

@@ -36,6 +36,14 @@ struct ChainedSignal {
   // one; programs set these a few times).
   std::atomic<const struct sigaction *> previous{nullptr};
   std::atomic<bool> installed{false}; // ours went in at least once
+  // The rt_sigreturn code ours returns through (null: the usual one).
+  // SIGSYS under syscall user dispatch needs one inside the range the
+  // dispatch lets through (runtime/agent/syscalls.h).
+  void (*restorer)() = nullptr;
+  // Run on the thread's alternate signal stack when it has one (SA_ONSTACK:
+  // a stack overflow must still reach the program's handler). SIGSYS for
+  // every system call runs where the call was made instead.
+  bool onstack = true;
 };
 
 // Installs ours (again, if something replaced it), chaining whatever is

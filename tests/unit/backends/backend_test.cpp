@@ -33,7 +33,7 @@ TEST(Selector, KindsAsInfoListsThem) {
   EXPECT_EQ(probe_kinds_of(BackendKind::Cli),
             "begin, end, interval, self, bench, test");
   EXPECT_EQ(probe_kinds_of(BackendKind::Userspace),
-            "uprobe, uretprobe, usdt, profile");
+            "uprobe, uretprobe, usdt, profile, tracepoint");
   EXPECT_EQ(probe_kinds_of(BackendKind::Gpu), "kernel, kernelret");
   EXPECT_EQ(backend_for(runtime::ProbeKind::Uretprobe), BackendKind::Userspace);
   EXPECT_EQ(backend_for(runtime::ProbeKind::GpuKernelExit), BackendKind::Gpu);
@@ -57,7 +57,8 @@ TEST(Selector, AgreesWithTheProbeKindTable) {
       {"bench", "bench:a"},
       {"profile", "profile:hz:99"},
       {"test", "test:a"},
-      {"software", "software:cpu-clock:1000000"}};
+      {"software", "software:cpu-clock:1000000"},
+      {"tracepoint", "tracepoint:syscalls:sys_enter_openat"}};
   // Rows that share another's runtime kind (and backend).
   const std::map<std::string_view, const char *> runs_as = {
       {"software", "profile"}};

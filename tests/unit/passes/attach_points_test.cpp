@@ -413,7 +413,7 @@ HINT: Did you mean 'uprobe'?
             R"(stdin:1:1-8: ERROR: Invalid probe type: xyzzy
 xyzzy:a { }
 ~~~~~~~
-HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile, test and software probes
+HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile, test, software and tracepoint probes
 )");
   // A name in capitals gets the capitalised spelling.
   EXPECT_EQ(probe("BEGN"),
@@ -438,7 +438,7 @@ TEST_P(UnsupportedProbe, IsRejectedWithTheSupportedList) {
                 ": ERROR: " + provider +
                 " probes are not supported by ubtrace: it runs begin, end, "
                 "interval, uprobe, uretprobe, usdt, kernel, kernelret, self, "
-                "bench, profile, test and software probes\n" +
+                "bench, profile, test, software and tracepoint probes\n" +
                 src + "\n" + underline + "\n");
 }
 
@@ -449,8 +449,6 @@ INSTANTIATE_TEST_SUITE_P(
         std::make_pair("k:vfs_read", "kprobe"),
         std::make_pair("kretprobe:vfs_read", "kretprobe"),
         std::make_pair("kr:vfs_read", "kretprobe"),
-        std::make_pair("tracepoint:syscalls:sys_enter_openat", "tracepoint"),
-        std::make_pair("t:sched:sched_switch", "tracepoint"),
         std::make_pair("rawtracepoint:sched_switch", "rawtracepoint"),
         std::make_pair("rt:sched_switch", "rawtracepoint"),
         std::make_pair("hardware:cache-misses:1000000", "hardware"),
@@ -470,10 +468,10 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(AttachPointPass, EveryAttachPointOfAProbeIsChecked) {
   EXPECT_EQ(
       diagnostics("BEGIN, kprobe:f, t:a:b { }"),
-      R"(stdin:1:8-16: ERROR: kprobe probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile, test and software probes
+      R"(stdin:1:8-16: ERROR: kprobe probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile, test, software and tracepoint probes
 BEGIN, kprobe:f, t:a:b { }
        ~~~~~~~~
-stdin:1:18-23: ERROR: tracepoint probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile, test and software probes
+stdin:1:18-23: ERROR: Invalid tracepoint probe 't:a:b': ubtrace runs the system call tracepoints (syscalls and raw_syscalls) inside the traced process; a tracepoints need the kernel's
 BEGIN, kprobe:f, t:a:b { }
                  ~~~~~
 )");

@@ -1,0 +1,559 @@
+#include "runtime/agent/syscalls.h"
+
+#include "runtime/agent/profile.h"
+#include "runtime/helpers/host_helpers.h"
+#include "runtime/helpers/safe_copy.h"
+#include "runtime/helpers/signal_chain.h"
+#include "runtime/hook/site_bindings.h"
+#include "runtime/hook/trap_handler.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#ifndef PR_SET_SYSCALL_USER_DISPATCH
+#define PR_SET_SYSCALL_USER_DISPATCH 59
+#endif
+#ifndef SYS_USER_DISPATCH
+#define SYS_USER_DISPATCH 2
+#endif
+
+// The stub's child path (below): saves what the program's child expects to
+// find, turns dispatch on for the new task, and returns to the stub.
+extern "C" void ubt_syscalls_child();
+extern "C" void ubt_syscalls_child_entry();
+__asm__(R"(
+  .text
+  .p2align 4
+  .hidden ubt_syscalls_child_entry
+  .globl ubt_syscalls_child_entry
+  .type ubt_syscalls_child_entry, @function
+ubt_syscalls_child_entry:
+  pushfq
+  push %rax
+  push %rdi
+  push %rsi
+  push %rdx
+  push %rcx
+  push %r8
+  push %r9
+  push %r10
+  push %r11
+  push %rbx
+  mov %rsp, %rbx
+  and $-16, %rsp
+  call ubt_syscalls_child
+  mov %rbx, %rsp
+  pop %rbx
+  pop %r11
+  pop %r10
+  pop %r9
+  pop %r8
+  pop %rcx
+  pop %rdx
+  pop %rsi
+  pop %rdi
+  pop %rax
+  popfq
+  ret
+  .size ubt_syscalls_child_entry, .-ubt_syscalls_child_entry
+)");
+
+namespace ubtrace::agent::syscalls {
+namespace {
+
+constexpr char kAllow = 0;          // SYSCALL_DISPATCH_FILTER_ALLOW
+constexpr char kBlock = 1;          // SYSCALL_DISPATCH_FILTER_BLOCK
+constexpr size_t kMaxTid = 4194304; // PID_MAX_LIMIT on 64-bit
+constexpr size_t kPage = 4096;
+constexpr size_t kCodePages = 3; // fixed code, then two pages of stubs
+constexpr size_t kStubSize = 64;
+constexpr uint32_t kMaxStubs = (kCodePages - 1) * kPage / kStubSize;
+constexpr int kMaxNr = 1024;
+
+// The exempt code's first page: rt_sigreturn, then a system call taking
+// its number and six arguments as a C function would.
+constexpr uint8_t kFixedCode[] = {
+    0xb8, 0x0f, 0x00, 0x00, 0x00, // mov eax, 15 (rt_sigreturn)
+    0x0f, 0x05,                   // syscall
+    0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+    0xcc, 0xcc, 0xcc, 0x48, 0x89, 0xf8, // 16: mov rax, rdi
+    0x48, 0x89, 0xf7,                   // mov rdi, rsi
+    0x48, 0x89, 0xd6,                   // mov rsi, rdx
+    0x48, 0x89, 0xca,                   // mov rdx, rcx
+    0x4d, 0x89, 0xc2,                   // mov r10, r8
+    0x4d, 0x89, 0xc8,                   // mov r8, r9
+    0x4c, 0x8b, 0x4c, 0x24, 0x08,       // mov r9, [rsp+8]
+    0x0f, 0x05,                         // syscall
+    0xc3,                               // ret
+};
+constexpr size_t kSyscallAt = 16;
+
+// Shared by a process and its forked children (the memfd is shared): the
+// stubs' keys and the lock that guards making one.
+struct Control {
+  std::atomic<uint32_t> lock;
+  std::atomic<uint32_t> count;
+  uint64_t keys[kMaxStubs]; // the address after the program's syscall
+};
+
+uint8_t *g_exec = nullptr;    // the exempt range (read + execute)
+uint8_t *g_write = nullptr;   // the same pages, writable, then Control
+Control *g_control = nullptr; // in g_write's last page
+char *g_selector = nullptr;   // [tid]
+char *g_enabled = nullptr;    // [tid]: dispatch turned on by this thread
+using RawSyscall = long (*)(long, long, long, long, long, long, long);
+RawSyscall g_raw = nullptr;
+
+std::atomic<bool> g_active{false};
+std::atomic<bool> g_stopped{false};
+Handler g_handler = nullptr;
+std::atomic<uint64_t> g_want[2][kMaxNr / 64];
+std::atomic<bool> g_want_all[2];
+int g_cookie; // its address marks our own enabling signals
+
+std::atomic<uint64_t> g_calls{0};
+std::atomic<uint64_t> g_untraced{0};
+std::atomic<uint64_t> g_refused{0};
+std::atomic<bool> g_sandboxed{false};
+
+void on_signal(int sig, siginfo_t *info, void *context);
+runtime::helpers::ChainedSignal g_chain{SIGSYS, on_signal};
+
+long raw(long nr, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0,
+         long f = 0) {
+  return g_raw(nr, a, b, c, d, e, f);
+}
+
+int32_t my_tid() {
+  return static_cast<int32_t>(raw(SYS_gettid));
+}
+
+bool wanted(int nr, bool exit) {
+  if (g_want_all[exit].load(std::memory_order_relaxed))
+    return true;
+  return nr >= 0 && nr < kMaxNr &&
+         (g_want[exit][nr / 64].load(std::memory_order_relaxed) >> (nr % 64)) &
+             1;
+}
+
+// Turns dispatch on for the calling thread, its selector at ALLOW.
+bool enable_self(int32_t tid) {
+  if (tid <= 0 || size_t(tid) >= kMaxTid)
+    return false;
+  g_selector[tid] = kAllow;
+  long rc = raw(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 1,
+                reinterpret_cast<long>(g_exec), kCodePages * kPage,
+                reinterpret_cast<long>(&g_selector[tid]));
+  if (rc != 0)
+    return false;
+  g_enabled[tid] = 1;
+  return true;
+}
+
+// The thread's selector at ALLOW while the agent's own code runs on it
+// (probes, fault-safe reads, libc): its system calls are not the
+// program's. The program's calls, made through the exempt range, and its
+// signal handlers run at BLOCK, traced.
+struct Allowed {
+  char *selector;
+  char before;
+  explicit Allowed(char *s) : selector(s), before(s ? *s : kAllow) {
+    if (selector)
+      *selector = kAllow;
+  }
+  ~Allowed() {
+    if (selector)
+      *selector = before;
+  }
+};
+
+// The stub for the clone-family call whose next instruction is `ret`
+// (made on first use). Null when none is left.
+uint64_t stub_for(uint64_t ret) {
+  Control &c = *g_control;
+  uint32_t n = c.count.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < n; i++)
+    if (c.keys[i] == ret)
+      return reinterpret_cast<uint64_t>(g_exec + kPage + i * kStubSize);
+  while (c.lock.exchange(1, std::memory_order_acquire))
+    __builtin_ia32_pause();
+  n = c.count.load(std::memory_order_relaxed);
+  uint64_t out = 0;
+  for (uint32_t i = 0; i < n && !out; i++)
+    if (c.keys[i] == ret)
+      out = reinterpret_cast<uint64_t>(g_exec + kPage + i * kStubSize);
+  if (!out && n < kMaxStubs) {
+    uint8_t *w = g_write + kPage + n * kStubSize;
+    const uint8_t code[] = {
+        0x0f, 0x05,                               // syscall
+        0x48, 0x85, 0xc0,                         // test rax, rax
+        0x75, 0x13,                               // jnz parent
+        0x48, 0x8d, 0x64, 0x24, 0x80,             // lea rsp, [rsp-128]
+        0xff, 0x15, 0x0e, 0x00, 0x00, 0x00,       // call [child_entry]
+        0x48, 0x8d, 0xa4, 0x24, 0x80, 0,    0, 0, // lea rsp, [rsp+128]
+        0xff, 0x25, 0x08, 0x00, 0x00, 0x00,       // parent: jmp [ret]
+    };
+    static_assert(sizeof code == 0x20);
+    __builtin_memcpy(w, code, sizeof code);
+    uint64_t entry = reinterpret_cast<uint64_t>(&ubt_syscalls_child_entry);
+    __builtin_memcpy(w + 0x20, &entry, 8);
+    __builtin_memcpy(w + 0x28, &ret, 8);
+    c.keys[n] = ret;
+    c.count.store(n + 1, std::memory_order_release);
+    out = reinterpret_cast<uint64_t>(g_exec + kPage + n * kStubSize);
+  }
+  c.lock.store(0, std::memory_order_release);
+  return out;
+}
+
+// rt_sigprocmask made on the mask the handler's return restores: the
+// thread's mask is set to the program's, the call made (the kernel checks
+// and copies), the result read back into the context.
+long sigprocmask_in_context(char *selector, ucontext_t *uc, long how, long set,
+                            long old, long size) {
+  if (size != 8)
+    return -EINVAL;
+  uint64_t handler_mask = 0, program = 0, result = 0;
+  __builtin_memcpy(&program, &uc->uc_sigmask, 8);
+  raw(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&program),
+      reinterpret_cast<long>(&handler_mask), 8);
+  uint64_t given = 0;
+  long set_arg = set;
+  Allowed allowed(selector);
+  if (set && how != SIG_UNBLOCK &&
+      runtime::helpers::safe_read(&given, 8,
+                                  reinterpret_cast<const void *>(set)) == 0) {
+    given &= ~(uint64_t{1} << (SIGSYS - 1));
+    set_arg = reinterpret_cast<long>(&given);
+  }
+  long rc = raw(SYS_rt_sigprocmask, how, set_arg, old, 8);
+  raw(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&handler_mask),
+      reinterpret_cast<long>(&result), 8);
+  __builtin_memcpy(&uc->uc_sigmask, &result, 8);
+  return rc;
+}
+
+// rt_sigaction with SIGSYS out of the new handler's mask; ours stays first
+// on SIGSYS.
+long sigaction_stripped(char *selector, long sig, long act, long old,
+                        long size) {
+  Allowed allowed(selector);
+  struct {
+    uint64_t handler, flags, restorer, mask;
+  } copy;
+  long act_arg = act;
+  if (act && size == 8 &&
+      runtime::helpers::safe_read(&copy, sizeof copy,
+                                  reinterpret_cast<const void *>(act)) == 0) {
+    copy.mask &= ~(uint64_t{1} << (SIGSYS - 1));
+    act_arg = reinterpret_cast<long>(&copy);
+  }
+  long rc = raw(SYS_rt_sigaction, sig, act_arg, old, size);
+  if (rc == 0 && sig == SIGSYS && act)
+    runtime::helpers::ensure_first(g_chain);
+  return rc;
+}
+
+struct Event {
+  int nr;
+  bool exit;
+};
+void run_probes(runtime::hook::PtRegs *regs, void *user) {
+  const auto *e = static_cast<const Event *>(user);
+  g_handler(regs, e->nr, e->exit);
+}
+
+void probe(char *selector, const greg_t *gregs, int nr, bool exit,
+           long result) {
+  Allowed allowed(selector);
+  struct {
+    runtime::hook::PtRegs regs;
+    uint8_t tail[runtime::hook::kRegsTailRoom]; // the probe's context
+  } frame;
+  runtime::hook::regs_from_signal_context(gregs, frame.regs);
+  frame.regs.orig_rax = static_cast<uint64_t>(nr);
+  frame.regs.rax = static_cast<uint64_t>(exit ? result : -ENOSYS);
+  Event e{nr, exit};
+  runtime::hook::ubt_hook_dispatch_signal(&frame.regs, run_probes, &e);
+}
+
+void dispatch(ucontext_t *uc, char *selector) {
+  greg_t *g = uc->uc_mcontext.gregs;
+  int nr = static_cast<int>(g[REG_RAX]);
+  g_calls.fetch_add(1, std::memory_order_relaxed);
+  if (wanted(nr, false))
+    probe(selector, g, nr, false, 0);
+  long a[6] = {g[REG_RDI], g[REG_RSI], g[REG_RDX],
+               g[REG_R10], g[REG_R8],  g[REG_R9]};
+  long rc;
+  switch (nr) {
+  case SYS_rt_sigreturn:
+    // The program's handler returning: its frame is at its rsp.
+    g[REG_RIP] = reinterpret_cast<greg_t>(g_exec);
+    return;
+  case SYS_clone:
+  case SYS_clone3:
+  case SYS_fork:
+  case SYS_vfork:
+    if (uint64_t stub = stub_for(static_cast<uint64_t>(g[REG_RIP]))) {
+      g[REG_RIP] = static_cast<greg_t>(stub); // rax still holds nr
+    } else {
+      g_refused.fetch_add(1, std::memory_order_relaxed);
+      g[REG_RAX] = -EAGAIN;
+    }
+    return;
+  case SYS_rt_sigprocmask:
+    rc = sigprocmask_in_context(selector, uc, a[0], a[1], a[2], a[3]);
+    break;
+  case SYS_rt_sigaction:
+    rc = sigaction_stripped(selector, a[0], a[1], a[2], a[3]);
+    break;
+  default:
+    rc = raw(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    // A seccomp filter may forbid the calls the handler makes (gettid,
+    // rt_sigprocmask): from now on every system call runs untouched.
+    if (rc == 0 &&
+        (nr == SYS_seccomp || (nr == SYS_prctl && a[0] == PR_SET_SECCOMP))) {
+      g_sandboxed.store(true, std::memory_order_relaxed);
+      stop();
+    }
+    break;
+  }
+  g[REG_RAX] = rc;
+  if (wanted(nr, true))
+    probe(selector, g, nr, true, rc);
+}
+
+void on_signal(int sig, siginfo_t *info, void *context) {
+  int saved_errno = errno;
+  auto *uc = static_cast<ucontext_t *>(context);
+  int32_t tid = g_raw ? my_tid() : 0;
+  char *selector = tid > 0 && size_t(tid) < kMaxTid && g_enabled[tid]
+                       ? &g_selector[tid]
+                       : nullptr;
+  if (info->si_code == SYS_USER_DISPATCH && selector) {
+    dispatch(uc, selector);
+    errno = saved_errno;
+    return;
+  }
+  if (info->si_code == SI_QUEUE && info->si_value.sival_ptr == &g_cookie &&
+      info->si_pid == raw(SYS_getpid)) {
+    if (!g_stopped.load(std::memory_order_relaxed) && enable_self(tid))
+      g_selector[tid] = kBlock;
+    errno = saved_errno;
+    return;
+  }
+  // The program's (a seccomp filter's trap, a kill): its handler runs with
+  // our selector at ALLOW, as the program would run it without us.
+  Allowed allowed(selector);
+  runtime::helpers::pass_on(g_chain, info, context, /*fault=*/false);
+  errno = saved_errno;
+}
+
+Result<void> map_exempt_code() {
+  int fd = static_cast<int>(
+      syscall(SYS_memfd_create, "ubtrace-syscalls", 1u /* MFD_CLOEXEC */));
+  if (fd < 0)
+    return make_error(std::string("memfd_create: ") + strerror(errno));
+  size_t size = (kCodePages + 1) * kPage;
+  void *w = MAP_FAILED, *x = MAP_FAILED;
+  if (ftruncate(fd, static_cast<off_t>(size)) == 0) {
+    w = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    x = mmap(nullptr, kCodePages * kPage, PROT_READ | PROT_EXEC, MAP_SHARED, fd,
+             0);
+  }
+  int err = errno;
+  close(fd);
+  if (w == MAP_FAILED || x == MAP_FAILED)
+    return make_error(std::string("cannot map the system call stubs: ") +
+                      strerror(err));
+  g_write = static_cast<uint8_t *>(w);
+  g_exec = static_cast<uint8_t *>(x);
+  std::memset(g_write, 0xcc, kCodePages * kPage);
+  std::memcpy(g_write, kFixedCode, sizeof kFixedCode);
+  g_control = reinterpret_cast<Control *>(g_write + kCodePages * kPage);
+  g_raw = reinterpret_cast<RawSyscall>(g_exec + kSyscallAt);
+  return {};
+}
+
+// Handlers the program set before with SIGSYS in their mask would block it
+// while they run, and a system call there would kill the thread.
+void unblock_in_handlers() {
+  for (int sig = 1; sig <= 64; sig++) {
+    if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSYS)
+      continue;
+    struct {
+      uint64_t handler, flags, restorer, mask;
+    } a{};
+    if (raw(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&a), 8) != 0)
+      continue;
+    uint64_t bit = uint64_t{1} << (SIGSYS - 1);
+    if (a.handler > 1 && (a.mask & bit)) {
+      a.mask &= ~bit;
+      raw(SYS_rt_sigaction, sig, reinterpret_cast<long>(&a), 0, 8);
+    }
+  }
+}
+
+} // namespace
+
+Result<Started> start(Handler fn) {
+  Started out;
+  if (g_active.load(std::memory_order_acquire))
+    return out;
+  if (runtime::helpers::sandboxed())
+    return make_error("the process runs under a seccomp filter, which may "
+                      "forbid the calls system call probes need");
+  if (!g_exec)
+    if (auto mapped = map_exempt_code(); !mapped)
+      return std::move(mapped).take_error();
+  if (!g_selector) {
+    void *s = mmap(nullptr, 2 * kMaxTid, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (s == MAP_FAILED)
+      return make_error(std::string("cannot map the selector table: ") +
+                        strerror(errno));
+    g_selector = static_cast<char *>(s);
+    g_enabled = g_selector + kMaxTid;
+  }
+  // The kernel must support dispatch: try it on this (agent) thread.
+  if (raw(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 1,
+          reinterpret_cast<long>(g_exec), kCodePages * kPage,
+          reinterpret_cast<long>(&g_selector[0])) != 0)
+    return make_error("this kernel has no syscall user dispatch (Linux 5.11 "
+                      "with CONFIG_GENERIC_ENTRY), which system call probes "
+                      "run on");
+  raw(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 0, 0, 0, 0);
+  g_handler = fn;
+  g_chain.restorer = reinterpret_cast<void (*)()>(g_exec);
+  g_chain.onstack = false;
+  if (auto ok = runtime::helpers::install_first(g_chain); !ok)
+    return std::move(ok).take_error();
+  unblock_in_handlers();
+  g_stopped.store(false, std::memory_order_relaxed);
+  g_active.store(true, std::memory_order_release);
+  int32_t me = my_tid();
+  pid_t pid = getpid();
+  std::vector<int32_t> asked, skipped;
+  // Threads started by a thread not yet dispatching are not traced from
+  // their start: listed again until a pass finds none new.
+  for (int pass = 0; pass < 4; pass++) {
+    size_t before = asked.size();
+    for (int32_t tid : profile::threads_now()) {
+      if (tid == me || profile::is_agent_tid(tid) || size_t(tid) >= kMaxTid ||
+          std::find(asked.begin(), asked.end(), tid) != asked.end() ||
+          std::find(skipped.begin(), skipped.end(), tid) != skipped.end())
+        continue;
+      if (profile::blocked_signals(tid) & (uint64_t{1} << (SIGSYS - 1))) {
+        out.blocked++;
+        g_untraced.fetch_add(1, std::memory_order_relaxed);
+        skipped.push_back(tid); // never asked: it would hold the signal
+        continue;
+      }
+      siginfo_t si{};
+      si.si_signo = SIGSYS;
+      si.si_code = SI_QUEUE;
+      si.si_pid = pid;
+      si.si_uid = getuid();
+      si.si_value.sival_ptr = &g_cookie;
+      if (raw(SYS_rt_tgsigqueueinfo, pid, tid, SIGSYS,
+              reinterpret_cast<long>(&si)) == 0)
+        asked.push_back(tid);
+    }
+    // Each asked thread turns dispatch on at its next return to user
+    // space (a blocked system call is interrupted and restarted).
+    for (int waited = 0; waited < 500; waited++) {
+      bool all = true;
+      for (int32_t tid : asked)
+        all = all && g_enabled[tid];
+      if (all)
+        break;
+      usleep(1000);
+    }
+    if (asked.size() == before)
+      break;
+  }
+  for (int32_t tid : asked) {
+    if (g_enabled[tid])
+      out.threads++;
+    else
+      g_untraced.fetch_add(1, std::memory_order_relaxed);
+  }
+  return out;
+}
+
+void want(int nr, bool exit) {
+  if (nr < 0)
+    g_want_all[exit].store(true, std::memory_order_relaxed);
+  else if (nr < kMaxNr)
+    g_want[exit][nr / 64].fetch_or(uint64_t{1} << (nr % 64),
+                                   std::memory_order_relaxed);
+}
+
+void stop() {
+  if (!g_active.exchange(false, std::memory_order_acq_rel))
+    return;
+  g_stopped.store(true, std::memory_order_release);
+  // Every selector to ALLOW: no thread traps from here on, whatever it
+  // blocks; the handler stays for calls already on their way.
+  for (size_t tid = 0; tid < kMaxTid; tid += kPage)
+    if (std::memchr(g_enabled + tid, 1, kPage))
+      for (size_t i = tid; i < tid + kPage; i++)
+        if (g_enabled[i])
+          g_selector[i] = kAllow;
+}
+
+bool active() {
+  return g_active.load(std::memory_order_acquire);
+}
+
+int blocked_signal() {
+  return active() ? SIGSYS : 0;
+}
+
+bool filter_sigaction(int sig, const struct sigaction *act,
+                      struct sigaction *old) {
+  return sig == SIGSYS && runtime::helpers::filter_sigaction(g_chain, act, old);
+}
+
+void agent_thread_started() {
+  if (!g_raw)
+    return;
+  int32_t tid = my_tid();
+  if (tid > 0 && size_t(tid) < kMaxTid && g_enabled[tid]) {
+    raw(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 0, 0, 0, 0);
+    g_enabled[tid] = 0;
+  }
+}
+
+Counters counters() {
+  Counters c;
+  c.calls = g_calls.load(std::memory_order_relaxed);
+  c.untraced_threads = g_untraced.load(std::memory_order_relaxed);
+  c.clones_refused = g_refused.load(std::memory_order_relaxed);
+  c.sandboxed = g_sandboxed.load(std::memory_order_relaxed);
+  return c;
+}
+
+} // namespace ubtrace::agent::syscalls
+
+// A new task made by a traced thread's clone, fork or vfork, on its first
+// instruction (the stub's child path): dispatch on, as its parent had it.
+extern "C" void ubt_syscalls_child() {
+  using namespace ubtrace::agent::syscalls;
+  if (!g_active.load(std::memory_order_acquire))
+    return;
+  int32_t tid = my_tid();
+  if (enable_self(tid))
+    g_selector[tid] = kBlock;
+  else
+    g_untraced.fetch_add(1, std::memory_order_relaxed);
+}
