@@ -45,8 +45,7 @@ const std::vector<SyscallInfo> &syscall_table() {
   static const auto *table = [] {
     auto *t = new std::vector<SyscallInfo>{
 #define UBT_SYSCALL(nr, name, ...) make_info(nr, name, __VA_ARGS__),
-#include "ast/syscalls.inc"
-#undef UBT_SYSCALL
+#include "runtime/syscalls/syscalls.inc"
     };
     return t;
   }();

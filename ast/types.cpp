@@ -97,6 +97,7 @@ uint32_t type_alignment(const Type &t) {
   case TypeKind::CgroupPath:
   case TypeKind::StrError:
   case TypeKind::SignalName:
+  case TypeKind::SyscallName:
   case TypeKind::Username:
   case TypeKind::ProbeName:
   case TypeKind::Count:
@@ -197,6 +198,7 @@ bool same_type(const Type &a, const Type &b) {
   case TypeKind::CgroupPath:
   case TypeKind::StrError:
   case TypeKind::SignalName:
+  case TypeKind::SyscallName:
   case TypeKind::Username:
   case TypeKind::ProbeName:
   case TypeKind::Count:
@@ -264,6 +266,8 @@ std::string type_str(const Type &t) {
     return t.size == 4 ? "float" : "double";
   case TypeKind::SignalName:
     return "signal_name_t";
+  case TypeKind::SyscallName:
+    return "syscall_name_t";
   case TypeKind::Username:
     return "username";
   case TypeKind::ProbeName:
@@ -362,6 +366,7 @@ Type common_type(const Type &a, const Type &b) {
   case TypeKind::CgroupPath:
   case TypeKind::StrError:
   case TypeKind::SignalName:
+  case TypeKind::SyscallName:
   case TypeKind::Username:
   case TypeKind::ProbeName:
   case TypeKind::Count:

@@ -29,9 +29,10 @@ enum class TypeKind : uint8_t {
   MacAddr,   // macaddr()
   Timestamp, // strftime()
   CgroupPath,
-  StrError,   // strerror()
-  SignalName, // signal_name()
-  Float,      // a C float or double member: bytes with no value (null)
+  StrError,    // strerror()
+  SignalName,  // signal_name()
+  SyscallName, // syscall_name()
+  Float,       // a C float or double member: bytes with no value (null)
   Username,
   ProbeName, // `probe`: an id of the probe that fired, printed as its name
   // Aggregations: the value types of maps assigned count(), sum(), ...

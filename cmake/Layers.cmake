@@ -10,13 +10,15 @@
 # A <dir> may be a directory below the top level (runtime/config): the
 # target sees that one and nothing else of its parent. A target that sees
 # ast/ sees runtime/config/ too: the AST context holds the typed config
-# (runtime/config/config.h), the one runtime contract the front end shares.
+# (runtime/config/config.h), the one runtime contract the front end shares,
+# and runtime/syscalls/, the system call table both the front end (the
+# tracepoints, their fields) and the output (syscall_name()) read.
 function(ubt_layer target)
   set(inc ${CMAKE_BINARY_DIR}/layers/${target})
   file(MAKE_DIRECTORY ${inc})
   set(dirs ${ARGN})
   if("ast" IN_LIST dirs AND NOT "runtime" IN_LIST dirs)
-    list(APPEND dirs runtime/config)
+    list(APPEND dirs runtime/config runtime/syscalls)
   endif()
   foreach(dir IN LISTS dirs)
     get_filename_component(parent ${inc}/${dir} DIRECTORY)

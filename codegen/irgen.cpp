@@ -50,6 +50,7 @@ bool IRGen::is_scalar(const Type &t) {
   case TypeKind::Username:
   case TypeKind::StrError:
   case TypeKind::SignalName:
+  case TypeKind::SyscallName:
   case TypeKind::KSym:
   case TypeKind::CgroupPath:
   case TypeKind::Count:

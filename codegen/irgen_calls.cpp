@@ -174,6 +174,8 @@ Val IRGen::gen_builtin(BuiltinVar var, int index, const std::string &name,
   case BuiltinVar::Cpid: {
     return {globals_field(offsetof(abi::Globals, cpid)), false};
   }
+  case BuiltinVar::Ppid:
+    return {helper(abi::kHelperPpid, i64t(), {}), false};
   case BuiltinVar::Ctx: {
     return {b_.CreatePtrToInt(ctx_, i64t()), false};
   }
@@ -371,6 +373,7 @@ Val IRGen::gen_call(Call &c) {
   case BuiltinFn::Uptr:
   case BuiltinFn::Strerror:
   case BuiltinFn::SignalName:
+  case BuiltinFn::SyscallName:
     return gen_passthrough(c);
   case BuiltinFn::Reg:
     return gen_reg(c);

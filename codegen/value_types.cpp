@@ -96,6 +96,9 @@ runtime::ValueType to_value_type(const ast::Type &t, const EnumNames *enums) {
   case ast::TypeKind::SignalName:
     v.kind = K::SignalName;
     break;
+  case ast::TypeKind::SyscallName:
+    v.kind = K::SyscallName;
+    break;
   case ast::TypeKind::Username:
     v.kind = K::Username;
     break;

@@ -5,6 +5,7 @@
 #include "ast/int_literal.h"
 #include "parser/grammar.hh"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -381,6 +382,71 @@ int section_rank(Driver::Section s) {
   return 2;
 }
 } // namespace
+
+namespace {
+// The word after "#define" or "#ifdef"/"#ifndef" in a directive's text.
+std::string directive_name(const char *text, const char *directive) {
+  std::string s(text);
+  size_t at = s.find(directive);
+  if (at == std::string::npos)
+    return "";
+  at = s.find_first_not_of(" \t", at + std::strlen(directive));
+  if (at == std::string::npos)
+    return "";
+  size_t end = s.find_first_not_of(
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", at);
+  return s.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+} // namespace
+
+void Driver::pp_define(const char *text) {
+  std::string name = directive_name(text, "define");
+  if (!name.empty())
+    pp_defined.push_back(name);
+}
+
+bool Driver::pp_if(const char *text) {
+  bool negate = std::strstr(text, "ifndef") != nullptr;
+  std::string name = directive_name(text, negate ? "ifndef" : "ifdef");
+  bool defined =
+      std::find(pp_defined.begin(), pp_defined.end(), name) != pp_defined.end();
+  bool read = defined != negate;
+  pp_blocks.push_back({loc, read, false});
+  return read;
+}
+
+bool Driver::pp_else() {
+  if (pp_skip_depth > 0)
+    return false;
+  if (pp_blocks.empty()) {
+    error(loc, "#else without #ifdef or #ifndef");
+    return true;
+  }
+  PpBlock &b = pp_blocks.back();
+  if (b.in_else)
+    error(loc, "a second #else for one #ifdef or #ifndef");
+  b.in_else = true;
+  bool read = !b.taken;
+  b.taken = true;
+  return read;
+}
+
+bool Driver::pp_endif() {
+  if (pp_skip_depth > 0) {
+    pp_skip_depth--;
+    return false;
+  }
+  if (pp_blocks.empty()) {
+    error(loc, "#endif without #ifdef or #ifndef");
+    return true;
+  }
+  pp_blocks.pop_back();
+  return true;
+}
+
+ast::Location Driver::pp_open_loc() const {
+  return pp_blocks.empty() ? loc : pp_blocks.back().loc;
+}
 
 void Driver::check_order(const ast::Location &l, Section s) {
   if (section_rank(s) >= section_rank(section)) {

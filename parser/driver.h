@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ubtrace::parser {
 
@@ -84,6 +85,25 @@ public:
   // $N -> N; reports indexes that do not fit an int.
   int positional_index(const char *digits);
   ast::Location comment_loc; // where the open /* comment started
+
+  // Preprocessor conditionals: names #defined so far, and the open
+  // #ifdef/#ifndef blocks. pp_if and pp_else return whether the lines that
+  // follow are read (else the lexer skips to the matching #else/#endif);
+  // pp_endif whether the block it closes was open here (not nested in a
+  // skipped one).
+  void pp_define(const char *text);
+  bool pp_if(const char *text);
+  bool pp_else();
+  bool pp_endif();
+  ast::Location pp_open_loc() const;
+  int pp_skip_depth = 0; // #if blocks opened inside a skipped one
+  struct PpBlock {
+    ast::Location loc;
+    bool taken;   // a branch of it was read
+    bool in_else; // past its #else
+  };
+  std::vector<PpBlock> pp_blocks;
+  std::vector<std::string> pp_defined;
   std::string unescape(const char *text, size_t len);
   // The '(' just read opens a cast (or a type in sizeof/offsetof/typeof).
   bool cast_follows() const;

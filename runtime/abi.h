@@ -101,6 +101,9 @@ enum Helper : int32_t {
   // Host: ubt_related_comm(buf, size, which): the parent's or the thread
   // group leader's name (kRelatedParent, kRelatedLeader), NUL-padded.
   kHelperRelatedComm = 10100,
+  // Host: ubt_ppid(): the process's parent's pid (bpftrace's stdlib reads
+  // it from the task; here, the kernel's answer to getppid).
+  kHelperPpid = 10101,
 };
 enum RelatedTaskId : int32_t { kRelatedParent = 0, kRelatedLeader = 1 };
 

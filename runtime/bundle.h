@@ -16,29 +16,30 @@ namespace ubtrace::runtime {
 // What a stored value is, in enough detail to print it. Sizes are in bytes.
 struct ValueType {
   enum class Kind : uint8_t {
-    None,       // no value (void)
-    Integer,    // size 1/2/4/8, is_signed
-    Boolean,    // size 1
-    Pointer,    // size 8, printed as 0x...
-    String,     // NUL-terminated within size bytes
-    Buffer,     // u32 length, then size-4 bytes of data (buf())
-    Array,      // count elements of fields[0]
-    Tuple,      // fields, unnamed, printed "(a, b)"
-    Record,     // fields, named, printed "{ .a = 1, .b = 2 }"
-    Struct,     // a C struct: fields, named, type_name "struct foo"
-    UStack,     // u64 nr, then stack_limit u64 addresses, then u64 pid
-    KStack,     // u64 nr, then stack_limit u64 addresses
-    USym,       // u64 address + u64 pid (usym(), func in uprobes)
-    KSym,       // u64 address
-    Inet,       // u64 af, then 16 bytes of address (ntop())
-    MacAddr,    // 6 bytes
-    Timestamp,  // strftime(): u64 format id, u64 ns
-    CgroupPath, // u64 cgroup id
-    StrError,   // i64 errno
-    SignalName, // i64 signal number
-    Username,   // u64 uid
-    Probe,      // u64 probe id, printed as the probe's name
-    Enum,       // integer printed by enum_names where it matches
+    None,        // no value (void)
+    Integer,     // size 1/2/4/8, is_signed
+    Boolean,     // size 1
+    Pointer,     // size 8, printed as 0x...
+    String,      // NUL-terminated within size bytes
+    Buffer,      // u32 length, then size-4 bytes of data (buf())
+    Array,       // count elements of fields[0]
+    Tuple,       // fields, unnamed, printed "(a, b)"
+    Record,      // fields, named, printed "{ .a = 1, .b = 2 }"
+    Struct,      // a C struct: fields, named, type_name "struct foo"
+    UStack,      // u64 nr, then stack_limit u64 addresses, then u64 pid
+    KStack,      // u64 nr, then stack_limit u64 addresses
+    USym,        // u64 address + u64 pid (usym(), func in uprobes)
+    KSym,        // u64 address
+    Inet,        // u64 af, then 16 bytes of address (ntop())
+    MacAddr,     // 6 bytes
+    Timestamp,   // strftime(): u64 format id, u64 ns
+    CgroupPath,  // u64 cgroup id
+    StrError,    // i64 errno
+    SignalName,  // i64 signal number
+    SyscallName, // i64 system call number
+    Username,    // u64 uid
+    Probe,       // u64 probe id, printed as the probe's name
+    Enum,        // integer printed by enum_names where it matches
   };
 
   struct Field; // defined below: it holds a ValueType by value

@@ -261,6 +261,7 @@ void Semantic::check_call(Call &c) {
     return check_strlen(c);
   case BuiltinFn::Strerror:
   case BuiltinFn::SignalName:
+  case BuiltinFn::SyscallName:
     return check_strerror(c);
   case BuiltinFn::Strftime:
     return check_strftime(c);

@@ -155,11 +155,14 @@ void Semantic::check_strlen(Call &c) {
 }
 
 void Semantic::check_strerror(Call &c) {
-  // Both print their text at the CLI: an errno's or a signal's.
+  // They print their text at the CLI: an errno's, a signal's, a system
+  // call's.
   if (check_arity(c) && expect_int_arg(c, 0))
-    c.type = make_simple(c.fn == BuiltinFn::SignalName ? TypeKind::SignalName
-                                                       : TypeKind::StrError,
-                         8);
+    c.type =
+        make_simple(c.fn == BuiltinFn::SignalName    ? TypeKind::SignalName
+                    : c.fn == BuiltinFn::SyscallName ? TypeKind::SyscallName
+                                                     : TypeKind::StrError,
+                    8);
   return;
 }
 

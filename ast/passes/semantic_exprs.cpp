@@ -113,6 +113,7 @@ Type Semantic::builtin_var_type(Identifier &e) {
   case BuiltinVar::Tid:
   case BuiltinVar::Cpu:
   case BuiltinVar::Cpid:
+  case BuiltinVar::Ppid:
   case BuiltinVar::Numaid:
   case BuiltinVar::Rand:
   case BuiltinVar::Smid:

@@ -3,6 +3,7 @@
 #include "backends/output/errno_text.h"
 #include "backends/output/symbols_text.h"
 #include "backends/output/time_format.h"
+#include "runtime/syscalls/syscall_names.h"
 
 #include <algorithm>
 #include <arpa/inet.h>
@@ -207,6 +208,13 @@ Value decode(const runtime::ValueType &type, Bytes bytes,
     return Value::of_string(std::string(errno_text(load_i64(bytes, 0))));
   case Kind::SignalName:
     return Value::of_string(signal_text(load_i64(bytes, 0)));
+  case Kind::SyscallName: {
+    // As bpftrace's: the number narrowed to an int, a text for no name.
+    auto nr = static_cast<int32_t>(load_i64(bytes, 0));
+    std::string_view name = runtime::syscall_name(nr);
+    return Value::of_string(name.empty() ? "Unknown syscall"
+                                         : std::string(name));
+  }
   case Kind::Username:
     return Value::of_string(
         ctx.system ? ctx.system->username(load_u64(bytes, 0)) : "");

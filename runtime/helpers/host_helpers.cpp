@@ -96,6 +96,10 @@ uint64_t h_related_comm(uint64_t buf, uint64_t size, uint64_t which, uint64_t,
   return put_name(buf, size, name);
 }
 
+uint64_t h_ppid(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
+  return static_cast<uint64_t>(probe_safe::raw_syscall(SYS_getppid));
+}
+
 uint64_t h_probe_read(uint64_t dst, uint64_t size, uint64_t src, uint64_t,
                       uint64_t) {
   return static_cast<uint64_t>(safe_read(reinterpret_cast<void *>(dst), size,
@@ -234,6 +238,7 @@ constexpr maps::HelperEntry kHelpers[] = {
     {BPF_FUNC_get_current_uid_gid, "get_current_uid_gid", h_uid_gid},
     {BPF_FUNC_get_current_comm, "get_current_comm", h_comm},
     {abi::kHelperRelatedComm, "ubt_related_comm", h_related_comm},
+    {abi::kHelperPpid, "ubt_ppid", h_ppid},
     {BPF_FUNC_get_current_task, "get_current_task", h_current_task},
     {BPF_FUNC_get_numa_node_id, "get_numa_node_id", h_numa},
     {BPF_FUNC_probe_read_str, "probe_read_str", h_probe_read_str},

@@ -69,6 +69,7 @@ const HelperTable &standard_helpers() {
        "ubt_related_comm",
        R::Integer,
        {A::WritableMem, A::Size, A::Scalar}},
+      {abi::kHelperPpid, "ubt_ppid", R::Integer, {}},
       {BPF_FUNC_perf_event_output,
        "perf_event_output",
        R::Integer,

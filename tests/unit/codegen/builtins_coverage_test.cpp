@@ -66,6 +66,7 @@ const std::map<BuiltinFn, std::string> &fn_uses() {
       {BuiltinFn::Strlen, "$x = strlen(\"abc\");"},
       {BuiltinFn::Strerror, "$x = strerror(nsecs);"},
       {BuiltinFn::SignalName, "$x = signal_name(nsecs);"},
+      {BuiltinFn::SyscallName, "$x = syscall_name(nsecs);"},
       {BuiltinFn::Strftime, "$x = strftime(\"%H\", nsecs);"},
       {BuiltinFn::Ustack, "$x = ustack(perf, 4);"},
       {BuiltinFn::DwUstack, "$x = dw_ustack(perf, 4);"},

@@ -294,6 +294,20 @@ TEST(ValueFormat, InetAndMacAddresses) {
             "05:04:03:02:01:AB");
 }
 
+TEST(ValueFormat, SyscallNameUsesTheKernelTableNames) {
+  ValueType t = simple_type(Kind::SyscallName, 8);
+  EXPECT_EQ(print(t, le64(0)).text, "read");
+  EXPECT_EQ(print(t, le64(4)).text, "stat");
+  EXPECT_EQ(print(t, le64(166)).text, "umount2");
+  EXPECT_EQ(print(t, le64(257)).text, "openat");
+  EXPECT_EQ(print(t, le64(462)).text, "mseal");
+  EXPECT_EQ(print(t, le64(1000)).text, "Unknown syscall");
+  EXPECT_EQ(print(t, le64(static_cast<uint64_t>(-1))).text, "Unknown syscall");
+  // Narrowed to an int first, as bpftrace's.
+  EXPECT_EQ(print(t, le64((1ull << 32) | 59)).text, "execve");
+  EXPECT_EQ(print(t, le64(1)).json, "\"write\"");
+}
+
 TEST(ValueFormat, SignalNameUsesStrsignalTexts) {
   ValueType t = simple_type(Kind::SignalName, 8);
   EXPECT_EQ(print(t, le64(2)).text, "Interrupt");

@@ -319,10 +319,36 @@ struct Foo { int a;
 }
 
 TEST(CDefinitions, UnknownPreprocessorDirective) {
+  EXPECT_EQ(parse_tree("#if FOO\nBEGIN { }"),
+            R"(stdin:1:1-8: ERROR: unknown preprocessor directive
+#if FOO
+~~~~~~~
+)");
+}
+
+TEST(CDefinitions, IfdefReadsOnlyTheBranchTheDefinitionsSelect) {
+  // Nothing defines BPFTRACE_HAVE_BTF here: the #ifndef branch is read.
+  EXPECT_EQ(parse_tree("#ifndef BPFTRACE_HAVE_BTF\nstruct a { int x; };\n"
+                       "#else\nstruct b { int y; };\n#endif\nBEGIN { }"),
+            parse_tree("struct a { int x; };\nBEGIN { }"));
+  EXPECT_EQ(parse_tree("#define FOO 1\n#ifdef FOO\nstruct a { int x; };\n"
+                       "#ifdef BAR\n#ifdef FOO\nstruct c { int z; };\n#endif\n"
+                       "#else\nstruct d { int w; };\n#endif\n"
+                       "#else\nstruct b { int y; };\n#endif\nBEGIN { }"),
+            parse_tree("#define FOO 1\nstruct a { int x; };\n"
+                       "struct d { int w; };\nBEGIN { }"));
+}
+
+TEST(CDefinitions, UnbalancedConditionalsAreLocatedErrors) {
   EXPECT_EQ(parse_tree("#ifdef FOO\nBEGIN { }"),
-            R"(stdin:1:1-11: ERROR: unknown preprocessor directive
+            R"(stdin:1:1-11: ERROR: unterminated #if
 #ifdef FOO
 ~~~~~~~~~~
+)");
+  EXPECT_EQ(parse_tree("#endif\nBEGIN { }"),
+            R"(stdin:1:1-7: ERROR: #endif without #ifdef or #ifndef
+#endif
+~~~~~~
 )");
 }
 
