@@ -4,6 +4,7 @@
 
 #include "ast/syscalls.h"
 #include "backends/cli/debug_types.h"
+#include "runtime/file_text.h"
 #include "runtime/gpu/elf_fatbins.h"
 #include "runtime/gpu/fatbin_decompress.h"
 #include "runtime/gpu/kernel_match.h"
@@ -75,13 +76,11 @@ Result<std::vector<std::string>> list_kernels(const std::string &type,
   if (!files)
     return make_error(files.error());
   const std::string path = files->front().path;
-  std::ifstream in(path, std::ios::binary);
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof())
-    return make_error("cannot read " + path);
+  auto bytes = read_file(path);
+  if (!bytes)
+    return make_error(bytes.error());
   auto found = runtime::gpu::find_elf_fatbins(
-      runtime::gpu::Bytes(bytes.data(), bytes.size()));
+      runtime::gpu::as_bytes(bytes->data(), bytes->size()));
   if (!found)
     return make_error(path + ": " + found.error());
   if (found->fatbins.empty())

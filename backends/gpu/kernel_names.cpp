@@ -1,5 +1,6 @@
 #include "backends/gpu/kernel_names.h"
 
+#include "runtime/file_text.h"
 #include "runtime/gpu/content_hash.h"
 #include "runtime/gpu/elf_fatbins.h"
 #include "runtime/gpu/fatbin_decompress.h"
@@ -21,13 +22,11 @@ bool KnownKernels::add(const std::string &binary, const std::string &mangled) {
 Result<size_t> KnownKernels::add_binary(const std::string &path) {
   if (!files_.insert(path).second)
     return size_t{0};
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return make_error("cannot open " + path);
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
+  auto bytes = read_file(path);
+  if (!bytes)
+    return make_error(bytes.error());
   auto found = runtime::gpu::find_elf_fatbins(
-      runtime::gpu::Bytes(bytes.data(), bytes.size()));
+      runtime::gpu::as_bytes(bytes->data(), bytes->size()));
   if (!found)
     return make_error(path + ": " + found.error());
   std::set<std::string> names; // sorted; PTX of several architectures once

@@ -1,5 +1,7 @@
 #include "backends/userspace/process_end.h"
 
+#include "runtime/file_text.h"
+
 #include <cerrno>
 #include <csignal>
 #include <dirent.h>
@@ -23,11 +25,10 @@ struct ProcStat {
 };
 
 std::optional<ProcStat> read_stat(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  if (!f)
+  auto read = read_file("/proc/" + std::to_string(pid) + "/stat");
+  if (!read)
     return std::nullopt;
-  std::string text((std::istreambuf_iterator<char>(f)),
-                   std::istreambuf_iterator<char>());
+  const std::string &text = *read;
   size_t close = text.rfind(')');
   if (close == std::string::npos)
     return std::nullopt;

@@ -1,5 +1,6 @@
 #include "runtime/inject/proc_maps.h"
 
+#include "runtime/file_text.h"
 #include "runtime/inject/sys_error.h"
 
 #include <cerrno>
@@ -50,12 +51,10 @@ std::vector<MappedRegion> parse_maps(std::string_view text) {
 
 Result<std::vector<MappedRegion>> read_maps(pid_t pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/maps";
-  std::ifstream in(path);
-  if (!in)
-    return sys_error("cannot read " + path, errno);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_maps(text.str());
+  auto text = read_file(path);
+  if (!text)
+    return make_error(text.error());
+  return parse_maps(*text);
 }
 
 const MappedRegion *find_region(const std::vector<MappedRegion> &maps,

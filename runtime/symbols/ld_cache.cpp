@@ -1,5 +1,7 @@
 #include "runtime/symbols/ld_cache.h"
 
+#include "runtime/file_text.h"
+
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -81,11 +83,10 @@ parse_ld_cache(const std::vector<uint8_t> &bytes) {
 }
 
 Result<std::vector<LdCacheEntry>> read_ld_cache(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return make_error("cannot read " + path);
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
+  auto text = read_file(path);
+  if (!text)
+    return make_error(text.error());
+  std::vector<uint8_t> bytes(text->begin(), text->end());
   auto entries = parse_ld_cache(bytes);
   if (!entries)
     return make_error(path + ": " + entries.error());

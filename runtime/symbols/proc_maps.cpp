@@ -1,5 +1,7 @@
 #include "runtime/symbols/proc_maps.h"
 
+#include "runtime/file_text.h"
+
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -88,13 +90,10 @@ std::vector<Mapping> parse_proc_maps(std::string_view text) {
 }
 
 Result<std::vector<Mapping>> read_proc_maps(pid_t pid) {
-  std::string path = "/proc/" + std::to_string(pid) + "/maps";
-  std::ifstream in(path);
-  if (!in)
-    return make_error("cannot read " + path + ": " + std::strerror(errno));
-  std::string text((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
-  return parse_proc_maps(text);
+  auto text = read_file("/proc/" + std::to_string(pid) + "/maps");
+  if (!text)
+    return make_error(text.error());
+  return parse_proc_maps(*text);
 }
 
 std::vector<std::string> mapped_file_paths(const std::vector<Mapping> &maps) {

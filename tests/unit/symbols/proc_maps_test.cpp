@@ -1,8 +1,11 @@
+#include "runtime/file_text.h"
 #include "runtime/symbols/address_space.h"
 #include "runtime/symbols/proc_maps.h"
 
+#include <fcntl.h>
 #include <filesystem>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace ubtrace::runtime::symbols;
@@ -57,4 +60,28 @@ TEST(ProcMaps, ThisProcess) {
   EXPECT_EQ(space->identity_of(*m)->inode, m->inode);
   EXPECT_EQ(space->mapping_at(0), nullptr);
   EXPECT_FALSE(AddressSpace::snapshot(-5));
+}
+
+// A process that is reaped between the open of its maps and the read: the
+// kernel answers the read with ESRCH. The read is an error to report, not
+// an exception that ends the tracer (a std::filebuf throws here).
+TEST(ProcMaps, AProcessReapedWhileItsMapsAreReadIsAnError) {
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  std::string path = "/proc/" + std::to_string(child) + "/maps";
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  kill(child, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  auto text = ubtrace::read_fd(fd, path);
+  close(fd);
+  ASSERT_FALSE(text);
+  EXPECT_EQ(text.error(), "cannot read " + path + ": No such process");
+  auto again = read_proc_maps(child);
+  EXPECT_FALSE(again);
 }
