@@ -13,6 +13,8 @@ mkfifo "$dir/go"
 UBT_WAIT_STDIN=1 "$@" < "$dir/go" > "$dir/target.out" 2>&1 &
 target=$!
 exec 3> "$dir/go" # keeps the fifo open: the target blocks in its read
+# Attach once the target runs its program, not while it is still the shell.
+sh "$(dirname "$0")/await_exec.sh" "$target" "$1"
 $ubtrace -p "$target" -e "$program" > "$dir/ubtrace.out" 2> "$dir/ubtrace.err" &
 tracer=$!
 # Until ubtrace attached (or gave up): a safety net of 30 s, not a timing.
