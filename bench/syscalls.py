@@ -17,13 +17,7 @@ import statistics
 import subprocess
 import sys
 
-build = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else "build"
-
-
-def option(name, default):
-    if name in sys.argv:
-        return sys.argv[sys.argv.index(name) + 1]
-    return default
+from cli_args import build, option
 
 
 repeat = int(option("--repeat", "5"))
