@@ -543,7 +543,16 @@ void Session::report_losses() {
       continue;
     auto c =
         runtime::maps::map_counters(region_->map(static_cast<uint32_t>(i)));
-    if (!c.drops || c.overwritten)
+    if (c.overwritten)
+      continue;
+    if (c.undone)
+      print_runtime_error("map " + bundle_.maps[i].name + " lost " +
+                              std::to_string(c.undone) +
+                              " update(s): the thread making the key died or "
+                              "left its probe halfway, and the insert was "
+                              "undone",
+                          {});
+    if (!c.drops)
       continue;
     // Lock timeouts are part of the drops; the rest found the map full.
     const uint64_t waited = std::min(c.lock_timeouts, c.drops);

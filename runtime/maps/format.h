@@ -109,6 +109,9 @@ struct MapHeader {
   uint32_t pending_entry;            // being inserted by the lock holder...
   uint32_t pending_state;            // ...and how far it got (hash_map.cpp)
   std::atomic<uint32_t> sweep_floor; // tombstones the last sweep left
+  // Bumped by the lock holder as its insert goes on: a waiter tells a slow
+  // holder from one that left its insert by it (map_lock.cpp).
+  std::atomic<uint32_t> insert_progress;
   // Counters, apart from the lock's line.
   alignas(kCacheLine) std::atomic<uint32_t> count;
   std::atomic<uint32_t> tombstones;
@@ -116,6 +119,7 @@ struct MapHeader {
   std::atomic<uint64_t> evictions;     // LRU
   std::atomic<uint64_t> lock_timeouts; // inserts given up waiting
   std::atomic<uint64_t> recoveries;    // lock holders found dead
+  std::atomic<uint64_t> undone;        // their inserts, cut short: updates lost
 };
 
 // Ring record header: 16 bytes before each record's data. The first word is

@@ -57,8 +57,10 @@ template <class G, class A> void push_free(const Op<G, A> &op, uint32_t entry) {
 }
 
 // Lock held: the only popper. Free-list links are shared words: one that
-// names no entry ends the list (the rest leaks).
-template <class G, class A> uint32_t pop_free(const Op<G, A> &op) {
+// names no entry ends the list (the rest leaks). `fresh`: the entry was
+// never used, so its values are all still zero.
+template <class G, class A> uint32_t pop_free(const Op<G, A> &op, bool &fresh) {
+  fresh = false;
   EntryMeta *meta = meta_of(op.g, op.m);
   uint32_t head = op.m->free_head.load(std::memory_order_acquire);
   for (int failures = 0; head != kNoEntry && failures < kMaxCasFailures;
@@ -75,6 +77,7 @@ template <class G, class A> uint32_t pop_free(const Op<G, A> &op) {
   const uint32_t bump = op.m->bump;
   if (bump < op.g.max_entries) {
     op.m->bump = bump + 1;
+    fresh = true;
     return bump;
   }
   return kNoEntry;
@@ -97,6 +100,8 @@ template <class G, class A> void sweep_tombstones(const Op<G, A> &op) {
     return;
   bool next_empty = true;
   for (uint32_t n = 1; n <= mask; ++n) {
+    if (n % 1024 == 0)
+      note_insert_progress(op.m);
     const uint32_t i = (anchor - n) & mask;
     uint64_t word = buckets[i].load(std::memory_order_acquire);
     if (word == kBucketEmpty) {
@@ -135,6 +140,7 @@ template <class G, class A> void recover(const Op<G, A> &op) {
           std::memory_order_acquire)) == entry + 1;
   if (published)
     return;
+  op.m->undone.fetch_add(1, std::memory_order_relaxed); // its update is lost
   if (state == kPendingCounted)
     op.m->count.fetch_sub(1, std::memory_order_relaxed);
   push_free(op, entry);
@@ -146,6 +152,8 @@ template <class G, class A> uint32_t evict(const Op<G, A> &op) {
   EntryMeta *meta = meta_of(op.g, op.m);
   const uint32_t max = op.g.max_entries;
   for (uint64_t n = 0; n < 2ull * max + 1; ++n) {
+    if (n % 1024 == 0)
+      note_insert_progress(op.m);
     uint32_t entry = op.m->lru_hand;
     if (entry >= max) {
       note_anomaly(op.g, Anomaly::Entry);
@@ -177,19 +185,25 @@ template <class G, class A> uint32_t evict(const Op<G, A> &op) {
 }
 
 // Writes the new entry's values: the caller's slot gets the value, the other
-// slots (of a recycled entry) are zeroed. Slots at or above the high-water
-// mark were never written, for any entry.
+// slots of a recycled entry are zeroed (a fresh one's are zero: the region
+// starts zeroed, and slots at or above the high-water mark were never
+// written, for any entry). Each slot's values lie in a page of their own:
+// zeroing ten thousand of them took tens of milliseconds of page faults
+// under the lock, so the holder says it goes on.
 template <class G, class A>
 void write_new_values(const Op<G, A> &op, uint32_t entry, uint32_t slot,
-                      const void *value) {
+                      const void *value, bool fresh) {
   if (!is_per_slot(op.g.kind)) {
     store_shared(value_at(op.g, op.m, entry, 0), value, op.g.value_size);
     return;
   }
-  const uint32_t used = slots_in_use(op.g, op.m);
-  for (uint32_t s = 0; s < used; ++s)
+  const uint32_t used = fresh ? 0 : slots_in_use(op.g, op.m);
+  for (uint32_t s = 0; s < used; ++s) {
+    if (s % 64 == 0)
+      note_insert_progress(op.m);
     if (s != slot)
       zero_shared(value_at(op.g, op.m, entry, s), op.g.value_stride);
+  }
   store_shared(value_at(op.g, op.m, entry, slot), value, op.g.value_size);
 }
 
@@ -309,8 +323,9 @@ long insert(const Op<G, A> &op, const void *key, uint64_t hash,
   } else {
     uint32_t entry = kNoEntry;
     uint32_t state = kPendingPopped;
+    bool fresh = false;
     if (op.m->count.load(std::memory_order_relaxed) < op.g.max_entries)
-      entry = pop_free(op);
+      entry = pop_free(op, fresh);
     if (entry == kNoEntry && is_lru(op.g.kind)) {
       entry = evict(op);
       state = kPendingCounted; // the victim was counted
@@ -320,8 +335,12 @@ long insert(const Op<G, A> &op, const void *key, uint64_t hash,
     } else {
       op.m->pending_entry = entry;
       op.m->pending_state = state;
+      note_insert_progress(op.m);
       store_shared(key_at(op.g, op.m, entry), key, op.g.key_size);
-      write_new_values(op, entry, slot, value);
+      write_new_values(op, entry, slot, value, fresh);
+      note_insert_progress(op.m);
+      if (!holds_map_lock(op.actor, op.m))
+        return -EBUSY; // taken over: the new holder undid this insert
       EntryMeta &meta = meta_of(op.g, op.m)[entry];
       meta.bucket = placement.free_bucket;
       meta.referenced.store(1, std::memory_order_relaxed);
@@ -339,7 +358,7 @@ long insert(const Op<G, A> &op, const void *key, uint64_t hash,
   }
   if (sweep_due(op))
     sweep_tombstones(op);
-  unlock_map(op.m);
+  unlock_map(op.actor, op.m);
   return result;
 }
 
@@ -376,7 +395,7 @@ bool delete_published(const Op<G, A> &op, uint32_t bucket, uint64_t word) {
   // Sweep only if nobody holds the lock: a delete never waits.
   if (sweep_due(op) && acquired(try_lock_map(op.actor, op.m))) {
     sweep_tombstones(op);
-    unlock_map(op.m);
+    unlock_map(op.actor, op.m);
   }
   return true;
 }

@@ -126,7 +126,8 @@ LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns,
   uint64_t naps = 0;
   uint64_t nap_ns = kNapNs;
   uint32_t last_holder = 0;
-  int64_t holder_cpu = -1; // when the holder was first seen; -1: elsewhere
+  uint32_t last_progress = 0;
+  int64_t holder_cpu = -1; // at its last progress; -1: elsewhere
   for (;;) {
     uint32_t held = word.load(std::memory_order_relaxed);
     if (held == 0) {
@@ -147,12 +148,22 @@ LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns,
       continue;
     }
     const uint64_t now = now_ns();
+    const uint32_t progress =
+        map->insert_progress.load(std::memory_order_relaxed);
     if ((held & kHolderBits) != last_holder) {
       last_holder = held & kHolderBits; // progress: the wait starts again
+      last_progress = progress;
       holder_cpu = actor.holder_cpu_ns(held & 0x3fff);
       stalled_since = now;
       naps = 0;
       nap_ns = kNapNs;
+    } else if (progress != last_progress && holder_cpu >= 0) {
+      // A sibling still working on its insert (zeroing thousands of slots'
+      // values through page faults took more than kSiblingRunNs of CPU on a
+      // loaded machine, and taking it over then corrupted the map): its CPU
+      // time counts from here.
+      last_progress = progress;
+      holder_cpu = actor.holder_cpu_ns(held & 0x3fff);
     }
     if (!holder_alive(actor, held)) {
       if (word.compare_exchange_strong(held, me | (held & kWaiters),
@@ -168,8 +179,9 @@ LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns,
       if (holder_cpu < 0)
         return LockResult::TimedOut; // elsewhere, and stopped
       if (actor.holder_cpu_ns(held & 0x3fff) - holder_cpu >= kSiblingRunNs) {
-        // A sibling that runs on with the lock left its insert: its
-        // half-done insert is undone like a dead holder's.
+        // A sibling that runs on with the lock and no progress left its
+        // insert: its half-done insert is undone like a dead holder's (and
+        // should it still be inside, holds_map_lock stops it publishing).
         if (word.compare_exchange_strong(held, me | (held & kWaiters),
                                          std::memory_order_acquire))
           return LockResult::OwnerDied;
@@ -187,12 +199,39 @@ LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns,
   }
 }
 
+template <class Actor>
+bool holds_map_lock(const Actor &actor, const MapHeader *map) {
+  const uint32_t me = my_holder_word(actor);
+  return me != 0 &&
+         (map->insert_lock.load(std::memory_order_acquire) & kHolderBits) == me;
+}
+
+// Lets go only of the caller's own hold: one taken over meanwhile (the
+// caller was judged to have left its insert) is the new holder's.
+template <class Actor> void unlock_map(const Actor &actor, MapHeader *map) {
+  const uint32_t me = my_holder_word(actor);
+  std::atomic<uint32_t> &word = map->insert_lock;
+  uint32_t held = word.load(std::memory_order_relaxed);
+  while ((held & kHolderBits) == me && me != 0) {
+    if (word.compare_exchange_weak(held, 0, std::memory_order_release)) {
+      if (held & kWaiters)
+        probe_safe::raw_syscall(SYS_futex, reinterpret_cast<long>(&word),
+                                FUTEX_WAKE, INT_MAX);
+      return;
+    }
+  }
+}
+
 template LockResult lock_map(const ProbeActor &, MapHeader *, uint64_t,
                              LockAbandon, void *);
 template LockResult lock_map(const CliActor &, MapHeader *, uint64_t,
                              LockAbandon, void *);
 template LockResult try_lock_map(const ProbeActor &, MapHeader *);
 template LockResult try_lock_map(const CliActor &, MapHeader *);
+template bool holds_map_lock(const ProbeActor &, const MapHeader *);
+template bool holds_map_lock(const CliActor &, const MapHeader *);
+template void unlock_map(const ProbeActor &, MapHeader *);
+template void unlock_map(const CliActor &, MapHeader *);
 
 LockResult lock_map(MapHeader *map, uint64_t timeout_ns, LockAbandon abandon,
                     void *context) {
@@ -204,10 +243,7 @@ LockResult try_lock_map(MapHeader *map) {
 }
 
 void unlock_map(MapHeader *map) {
-  if (map->insert_lock.exchange(0, std::memory_order_release) & kWaiters)
-    probe_safe::raw_syscall(SYS_futex,
-                            reinterpret_cast<long>(&map->insert_lock),
-                            FUTEX_WAKE, INT_MAX);
+  unlock_map(ProbeActor{map}, map);
 }
 
 } // namespace ubtrace::runtime::maps

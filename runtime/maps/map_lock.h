@@ -43,9 +43,25 @@ LockResult lock_map(const Actor &actor, MapHeader *map, uint64_t timeout_ns,
                     LockAbandon abandon = nullptr, void *context = nullptr);
 template <class Actor>
 LockResult try_lock_map(const Actor &actor, MapHeader *map); // never waits
+// Whether the caller holds the lock still: a holder judged to have left its
+// insert (map_lock.cpp) may be taken over from while it works on, and must
+// then leave the map as it is.
+template <class Actor>
+bool holds_map_lock(const Actor &actor, const MapHeader *map);
+// Lets go of the lock if the caller holds it.
+template <class Actor> void unlock_map(const Actor &actor, MapHeader *map);
 LockResult lock_map(MapHeader *map, uint64_t timeout_ns,
                     LockAbandon abandon = nullptr, void *context = nullptr);
 LockResult try_lock_map(MapHeader *map);
 void unlock_map(MapHeader *map);
+
+// The holder says its insert goes on (a step of it, or every so many slots
+// zeroed): waiters judge a holder in their own process by the CPU time it
+// used since its last progress. Only the holder writes it.
+inline void note_insert_progress(MapHeader *map) {
+  map->insert_progress.store(
+      map->insert_progress.load(std::memory_order_relaxed) + 1,
+      std::memory_order_relaxed);
+}
 
 } // namespace ubtrace::runtime::maps

@@ -78,6 +78,7 @@ MapCounters map_counters(const void *map) {
   counters.evictions = counter(*t, m->evictions, &counters.overwritten);
   counters.lock_timeouts = counter(*t, m->lock_timeouts, &counters.overwritten);
   counters.recoveries = counter(*t, m->recoveries, &counters.overwritten);
+  counters.undone = counter(*t, m->undone, &counters.overwritten);
   return counters;
 }
 
