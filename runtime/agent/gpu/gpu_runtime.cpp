@@ -146,9 +146,14 @@ GpuRuntime &GpuRuntime::instance() {
   return runtime;
 }
 
+// Never destroyed: the service thread and the application's own exit
+// handlers (cudart's releases its context through our hooks) use it until
+// the process is gone. As a static object, exit() ran its destructor
+// before cudart's handler, and the service thread, woken for the last
+// read-back, called through the freed device store and killed the target.
 GpuRuntime::Impl *GpuRuntime::impl() {
-  static Impl impl;
-  return &impl;
+  static Impl *const impl = new Impl;
+  return impl;
 }
 
 const DriverCalls &GpuRuntime::driver() {
