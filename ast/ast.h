@@ -447,16 +447,22 @@ struct AttachPoint : Node {
   // Set by the attach point pass from ast/probe_kinds.def; empty only for
   // an attach point the pass refused (no later pass sees one).
   std::optional<ProbeKind> kind;
-  std::string target;      // binary path or library
-  std::string ns;          // usdt provider
-  std::string func;        // function / kernel / probe name (may be wildcard)
-  std::string lang;        // "cpp" for demangled C++ names
-  std::string unit;        // interval/profile unit (s, ms, us, hz)
-  uint64_t freq = 0;       // interval/profile period or rate
-  uint64_t period_ns = 0;  // interval: the period freq and unit mean
-  uint64_t offset = 0;     // FUNC+OFFSET
-  uint64_t address = 0;    // BIN:ADDRESS (and BIN@FILE:LINE, resolved)
-  std::string source_file; // BIN@FILE:LINE[:COL]
+  std::string target;     // binary path or library
+  std::string ns;         // usdt provider
+  std::string func;       // function / kernel / probe name (may be wildcard)
+  std::string lang;       // "cpp" for demangled C++ names
+  std::string unit;       // interval/profile unit (s, ms, us, hz)
+  uint64_t freq = 0;      // interval/profile period or rate
+  uint64_t period_ns = 0; // interval: the period freq and unit mean
+  // software:/hardware: events counted by a perf event (ast/perf_events.h);
+  // freq is the count between two samples.
+  bool perf_event = false;
+  uint32_t perf_type = 0;
+  uint64_t perf_config = 0;
+  bool perf_in_kernel = false; // counted with the kernel's part
+  uint64_t offset = 0;         // FUNC+OFFSET
+  uint64_t address = 0;        // BIN:ADDRESS (and BIN@FILE:LINE, resolved)
+  std::string source_file;     // BIN@FILE:LINE[:COL]
   uint32_t line = 0, column = 0;
   bool has_offset = false;
   bool has_address = false;

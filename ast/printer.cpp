@@ -140,6 +140,7 @@ std::string AttachPoint::name() const {
   case ProbeKind::Profile:
     return n + ":" + unit + ":" + std::to_string(freq);
   case ProbeKind::Software:
+  case ProbeKind::Hardware:
     return n + ":" + target + ":" + std::to_string(freq);
   case ProbeKind::Self:
   case ProbeKind::Tracepoint:

@@ -43,6 +43,8 @@ const char *probe_kind_name(runtime::ProbeKind kind) {
     return "test";
   case runtime::ProbeKind::Syscall:
     return "tracepoint";
+  case runtime::ProbeKind::PerfEvent:
+    return "software, hardware";
   }
   return "";
 }

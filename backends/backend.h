@@ -56,7 +56,7 @@ inline constexpr runtime::ProbeKind kProbeKinds[] = {
     runtime::ProbeKind::GpuKernelEntry, runtime::ProbeKind::GpuKernelExit,
     runtime::ProbeKind::SelfSignal,     runtime::ProbeKind::Bench,
     runtime::ProbeKind::Profile,        runtime::ProbeKind::Test,
-    runtime::ProbeKind::Syscall};
+    runtime::ProbeKind::Syscall,        runtime::ProbeKind::PerfEvent};
 
 // The selector: the backend that runs probes of `kind`. The one place the
 // choice is made; a new kind fails to compile here (-Wswitch) until it has
@@ -75,6 +75,7 @@ constexpr BackendKind backend_for(runtime::ProbeKind kind) {
   case runtime::ProbeKind::Usdt:
   case runtime::ProbeKind::Profile:
   case runtime::ProbeKind::Syscall:
+  case runtime::ProbeKind::PerfEvent:
     return BackendKind::Userspace;
   case runtime::ProbeKind::GpuKernelEntry:
   case runtime::ProbeKind::GpuKernelExit:

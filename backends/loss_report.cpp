@@ -62,6 +62,12 @@ constexpr Meaning kMeanings[] = {
     {c::kSyscallSandboxed, "syscall_sandboxed", "process",
      "untraced for system calls from its seccomp filter on (the filter may "
      "forbid the calls tracing makes)"},
+    {c::kPerfClosed, "perf_closed", "perf event",
+     "ended early: the program closed its descriptor, and the threads it "
+     "sampled (with the threads they started) went unsampled from then on"},
+    {c::kPerfNested, "perf_nested", "perf event sample",
+     "dropped: the event fell due again while the thread handled the last "
+     "sample (the handler's own page faults, say)"},
     {kRingDeadWriters, "dead_writer", "event",
      "lost: the writer died before submitting"},
     {kRingStalledWriters, "stalled_writer", "event",

@@ -406,6 +406,8 @@ runtime::ProbeKind IRGen::runtime_kind(ProbeKind k) {
   case ProbeKind::Profile:
   case ProbeKind::Software: // cpu-clock and task-clock: the same sampler
     return runtime::ProbeKind::Profile;
+  case ProbeKind::Hardware: // (and the other software events: see below)
+    return runtime::ProbeKind::PerfEvent;
   case ProbeKind::Test:
     return runtime::ProbeKind::Test;
   case ProbeKind::Tracepoint:
@@ -514,7 +516,8 @@ void IRGen::gen_probe(Probe &p, size_t index) {
   size_t event = 0;
   for (auto *ap : p.attach_points) {
     runtime::ProbeSpec ps;
-    ps.kind = runtime_kind(*ap->kind);
+    ps.kind = ap->perf_event ? runtime::ProbeKind::PerfEvent
+                             : runtime_kind(*ap->kind);
     ps.name = ap->name();
     ps.section = section;
     ps.target = ap->target;
@@ -525,6 +528,9 @@ void IRGen::gen_probe(Probe &p, size_t index) {
     ps.has_offset = ap->has_offset;
     ps.address = ap->has_address ? ap->address : 0;
     ps.interval_ns = ap->period_ns;
+    ps.perf_type = ap->perf_type;
+    ps.perf_config = ap->perf_config;
+    ps.perf_in_kernel = ap->perf_in_kernel;
     ps.entry_args = reads_entry_args_;
     if (*ap->kind == ProbeKind::Tracepoint) {
       std::string why;

@@ -198,6 +198,9 @@ enum class ProbeKind : uint8_t {
   Test,           // test:NAME, run by --test
   Syscall,        // tracepoint:syscalls/raw_syscalls, the system calls of
                   // the traced process (ProbeSpec::syscalls)
+  PerfEvent,      // software:/hardware: events other than CPU time: a perf
+                  // event of each traced thread (perf_type, perf_config;
+                  // interval_ns holds the count between samples)
 };
 
 // One system call event a Syscall probe runs at.
@@ -231,9 +234,13 @@ struct ProbeSpec {
   // argument registers (abi::kCtxEntryArgs).
   bool entry_args = false;
   std::vector<SyscallSite> syscalls; // Syscall: the events it matched
+  uint32_t perf_type = 0;            // PerfEvent: perf_event_attr's type...
+  uint64_t perf_config = 0;          // ...and config
+  bool perf_in_kernel = false;       // counts the kernel's part too
   template <class Archive> void serialize(Archive &ar) {
     ar(kind, name, section, target, function, provider, lang, offset,
-       has_offset, address, interval_ns, where, entry_args, syscalls);
+       has_offset, address, interval_ns, where, entry_args, syscalls, perf_type,
+       perf_config, perf_in_kernel);
   }
 };
 

@@ -2,6 +2,7 @@
 
 #include "ast/builtins.h"
 #include "ast/int_literal.h"
+#include "ast/perf_events.h"
 #include "ast/suggest.h"
 #include "ast/syscalls.h"
 
@@ -119,7 +120,8 @@ private:
     case ProbeKind::Profile:
       return parse_interval(ap, parts, bad);
     case ProbeKind::Software:
-      return parse_software(ap, parts, bad);
+    case ProbeKind::Hardware:
+      return parse_perf_event(ap, parts, *kind == ProbeKind::Hardware, bad);
     case ProbeKind::Tracepoint:
       return parse_tracepoint(ap, parts, bad);
     case ProbeKind::Bench:
@@ -299,25 +301,34 @@ private:
     ap.period_ns = ap.freq * unit_ns;
   }
 
-  // software:EVENT[:COUNT]: cpu-clock (cpu) and task-clock, whose count is
-  // nanoseconds of CPU time, run as profile probes do; the other events
-  // count what only the kernel's perf events see.
+  // software:EVENT[:COUNT] and hardware:EVENT[:COUNT] (ast/perf_events.h):
+  // cpu-clock (cpu) and task-clock, whose count is nanoseconds of CPU time,
+  // run as profile probes do; the other events are perf events.
   template <class Bad>
-  void parse_software(AttachPoint &ap, const std::vector<std::string> &parts,
-                      Bad &&bad) {
+  void parse_perf_event(AttachPoint &ap, const std::vector<std::string> &parts,
+                        bool hardware, Bad &&bad) {
+    const char *type = hardware ? "hardware" : "software";
     if (parts.size() != 2 && parts.size() != 3) {
-      bad("expected software:EVENT or software:EVENT:COUNT");
+      bad(std::string("expected ") + type + ":EVENT or " + type +
+          ":EVENT:COUNT");
       return;
     }
     ap.target = parts[1];
-    if (ap.target != "cpu-clock" && ap.target != "cpu" &&
-        ap.target != "task-clock") {
-      bad("ubtrace runs the software events cpu-clock (cpu) and task-clock, "
-          "sampled on each thread's CPU time; " +
-          ap.target + " needs the kernel's perf events");
+    const PerfEventInfo *event = find_perf_event(hardware, ap.target);
+    if (!event) {
+      std::string known;
+      for (const PerfEventInfo &e :
+           hardware ? hardware_events() : software_events())
+        known += (known.empty() ? "" : ", ") + std::string(e.name);
+      bad("unknown " + std::string(type) + " event '" + ap.target +
+          "'; the events are " + known);
       return;
     }
-    ap.freq = 1000000; // bpftrace's default count for both
+    ap.perf_event = !event->cpu_time;
+    ap.perf_type = event->type;
+    ap.perf_config = event->config;
+    ap.perf_in_kernel = event->in_kernel;
+    ap.freq = event->default_count;
     std::string why;
     if (parts.size() == 3 && !parse_int_literal(parts[2], ap.freq, why)) {
       bad("invalid count: " + why);

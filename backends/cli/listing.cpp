@@ -2,6 +2,7 @@
 // the CUDA kernels in a binary's fatbins.
 #include "backends/cli/listing.h"
 
+#include "ast/perf_events.h"
 #include "ast/syscalls.h"
 #include "backends/cli/debug_types.h"
 #include "runtime/file_text.h"
@@ -134,6 +135,22 @@ int list_probes(const std::string &pattern, int pid, backends::Reporter &report,
       for (const char *unit : {"hz", "ms", "s", "us"})
         if (rest.matches(std::string(unit) + ":") || rest.matches(unit))
           std::cout << type << ":" << unit << ":\n";
+      return 0;
+    }
+  // Software and hardware events (ast/perf_events.h): each name and alias.
+  for (const char *type : {"software", "hardware"})
+    if (pattern.rfind(std::string(type) + ":", 0) == 0 ||
+        pattern.rfind(std::string(1, type[0]) + ":", 0) == 0) {
+      std::string rest = pattern.substr(pattern.find(':') + 1);
+      if (size_t colon = rest.find(':'); colon != std::string::npos)
+        rest = rest.substr(0, colon);
+      runtime::symbols::Wildcard want(rest.empty() ? "*" : rest);
+      bool hardware = type[0] == 'h';
+      for (const auto &e :
+           hardware ? ast::hardware_events() : ast::software_events())
+        for (std::string_view name : {e.name, e.alias})
+          if (!name.empty() && want.matches(std::string(name)))
+            std::cout << type << ":" << name << ":\n";
       return 0;
     }
   // System call tracepoints (ast/syscalls.h); -lv adds their fields.

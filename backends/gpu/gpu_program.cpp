@@ -50,6 +50,7 @@ bool is_gpu_probe(const runtime::ProbeSpec &probe) {
   case runtime::ProbeKind::Bench:
   case runtime::ProbeKind::Profile:
   case runtime::ProbeKind::Syscall:
+  case runtime::ProbeKind::PerfEvent:
   case runtime::ProbeKind::Test:
     return false;
   }

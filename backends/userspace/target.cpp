@@ -28,6 +28,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <poll.h>
 #include <set>
 #include <unistd.h>
@@ -162,6 +163,7 @@ struct UserspaceTarget::Impl {
                     const runtime::symbols::AddressSpace &space);
   Result<void> sample(size_t spec_index);
   Result<void> trace_syscalls(size_t spec_index);
+  Result<void> count_events(size_t spec_index);
 
   Result<void> hello() {
     auto m = agent::recv_message(sock, 10000);
@@ -508,6 +510,44 @@ Result<void> UserspaceTarget::Impl::sample(size_t spec_index) {
   return {};
 }
 
+// A software:/hardware: probe: a perf event of every thread, sampled in
+// the thread (runtime/agent/perf_events.h).
+Result<void> UserspaceTarget::Impl::count_events(size_t spec_index) {
+  const auto &spec = bundle->probes[spec_index];
+  auto program = program_for(spec);
+  if (!program)
+    return std::move(program).take_error();
+  agent::PerfEventMsg p{};
+  p.type = spec.perf_type;
+  p.config = spec.perf_config;
+  p.count = spec.interval_ns;
+  // Probes of one event share it: its period divides all their counts.
+  p.period = 0;
+  for (const auto &other : bundle->probes)
+    if (other.kind == runtime::ProbeKind::PerfEvent &&
+        other.perf_type == spec.perf_type &&
+        other.perf_config == spec.perf_config &&
+        other.perf_in_kernel == spec.perf_in_kernel)
+      p.period = std::gcd(p.period, other.interval_ns);
+  p.in_kernel = spec.perf_in_kernel ? 1 : 0;
+  p.probe_id = spec_index;
+  p.program = *program;
+  if (auto it = native_entries.find(spec.section); it != native_entries.end())
+    p.native_entry = it->second;
+  auto r = call(agent::Message::of(agent::MsgType::PerfEvent, p));
+  if (!r)
+    return make_error(
+        at_place(spec.where, "cannot count " + spec.name + " in process " +
+                                 std::to_string(pid) + ": " + r.error()));
+  uint32_t threads = static_cast<uint32_t>(*r);
+  if (verbose)
+    verbose("counting " + spec.name + " on " + std::to_string(threads) +
+            " threads of process " + std::to_string(pid) +
+            (p.native_entry ? ", native code" : ", interpreted"));
+  hooked++;
+  return {};
+}
+
 // A system call probe: the agent runs it at each of its events, in every
 // thread (runtime/agent/syscalls.h).
 Result<void> UserspaceTarget::Impl::trace_syscalls(size_t spec_index) {
@@ -777,6 +817,9 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
         return std::move(r).take_error();
     } else if (bundle.probes[pi].kind == runtime::ProbeKind::Syscall) {
       if (auto r = im.trace_syscalls(pi); !r)
+        return std::move(r).take_error();
+    } else if (bundle.probes[pi].kind == runtime::ProbeKind::PerfEvent) {
+      if (auto r = im.count_events(pi); !r)
         return std::move(r).take_error();
     }
   for (const auto &p : im.pending)

@@ -43,13 +43,18 @@ Result<void> UserspaceBackend::check(const runtime::Bundle &bundle,
       bundle.probes.begin(), bundle.probes.end(), [](const auto &p) {
         return backend_for(p.kind) == BackendKind::Userspace &&
                p.kind != runtime::ProbeKind::Profile &&
+               p.kind != runtime::ProbeKind::PerfEvent &&
                p.kind != runtime::ProbeKind::Syscall;
       });
   bool syscalls = std::any_of(
       bundle.probes.begin(), bundle.probes.end(),
       [](const auto &p) { return p.kind == runtime::ProbeKind::Syscall; });
+  bool events = std::any_of(
+      bundle.probes.begin(), bundle.probes.end(),
+      [](const auto &p) { return p.kind == runtime::ProbeKind::PerfEvent; });
   return make_error(std::string(hooks      ? "user-space"
                                 : syscalls ? "system call"
+                                : events   ? "software and hardware event"
                                            : "profile") +
                     " probes need a process to trace: use -c 'CMD' or -p PID "
                     "(ubtrace traces inside processes, not system-wide)");

@@ -11,6 +11,7 @@
 #include "runtime/agent/code_check.h"
 #include "runtime/agent/got_interpose.h"
 #include "runtime/agent/named_values.h"
+#include "runtime/agent/perf_events.h"
 #include "runtime/agent/profile.h"
 #include "runtime/agent/program_wire.h"
 #include "runtime/agent/protocol.h"
@@ -261,6 +262,9 @@ private:
   bool profiled_ = false; // this session sampled: detach waits for samples
   Result<uint64_t> add_profile(const ProfileMsg &p);
   Result<uint64_t> add_syscall(const SyscallMsg &s);
+  // software:/hardware: probes: one entry per probe.
+  std::vector<std::unique_ptr<HookEntry>> perf_entries_;
+  Result<uint64_t> add_perf_event(const PerfEventMsg &p);
 };
 
 Agent *g_agent = nullptr;
@@ -467,6 +471,7 @@ void Agent::detach_all() {
   watching_ = watching_unloads_ = false;
   // No new sample starts a probe; those running end before the programs go.
   profile::stop();
+  perf::stop();
   syscalls::stop();
   // Hooks whose library is gone are forgotten, not unpatched: their code
   // is unmapped, or another's.
@@ -484,6 +489,7 @@ void Agent::detach_all() {
       e.store(nullptr, std::memory_order_relaxed);
   syscall_entries_.clear();
   profile_entries_.clear();
+  perf_entries_.clear();
   profiled_ = false;
   // The program's USDT sites go back to skipping their argument set-up.
   for (const Semaphore &s : semaphores_)
@@ -687,6 +693,30 @@ Result<uint64_t> Agent::add_profile(const ProfileMsg &p) {
   return uint64_t(armed->threads) | uint64_t(armed->blocked) << 32;
 }
 
+Result<uint64_t> Agent::add_perf_event(const PerfEventMsg &p) {
+  if (p.program >= nprograms_)
+    return make_error("no program " + std::to_string(p.program));
+  if (p.count == 0)
+    return make_error("a count of 0");
+  auto entry = std::make_unique<HookEntry>();
+  auto site = std::make_unique<Site>();
+  site->native = reinterpret_cast<NativeEntry>(p.native_entry);
+  site->program = programs_[p.program].get();
+  site->probe_id = p.probe_id;
+  site->func_ip = 0;
+  site->usdt_nargs = 0;
+  site->entry_args = false;
+  entry->append(std::move(site));
+  HookEntry *raw = entry.get();
+  perf_entries_.push_back(std::move(entry));
+  profiled_ = true; // detach waits for samples running
+  auto opened = perf::add_event(p.type, p.config, p.period, p.count,
+                                p.in_kernel != 0, &on_hit, raw);
+  if (!opened)
+    return std::move(opened).take_error();
+  return *opened;
+}
+
 Result<uint64_t> Agent::add_syscall(const SyscallMsg &s) {
   if (s.program >= nprograms_)
     return make_error("no program " + std::to_string(s.program));
@@ -852,6 +882,19 @@ void Agent::handle(const Message &m) {
       reply(0, *r);
     return;
   }
+  case MsgType::PerfEvent: {
+    PerfEventMsg p{};
+    if (!m.read(p)) {
+      reply(-EINVAL, 0, "bad PerfEvent message");
+      return;
+    }
+    auto r = add_perf_event(p);
+    if (!r)
+      reply(-EINVAL, 0, r.error());
+    else
+      reply(0, *r);
+    return;
+  }
   case MsgType::Syscall: {
     SyscallMsg s{};
     if (!m.read(s)) {
@@ -985,10 +1028,12 @@ void Agent::serve() {
   constexpr int kProfileWakeMs = 20;
   constexpr int kProfileRescanMs = 100;
   for (;;) {
-    bool sampling = profile::active();
+    bool sampling = profile::active() || perf::active();
     auto m = recv_message(sock_, sampling ? kProfileWakeMs : kOwnershipCheckMs);
-    if (sampling)
+    if (profile::active())
       profile::rescan(kProfileRescanMs);
+    if (perf::active())
+      perf::check(kProfileRescanMs);
     if (!m && m.error() == kChannelTimedOut)
       continue;
     if (!m)

@@ -51,4 +51,11 @@ inline constexpr const char *kSyscallUntraced = "syscall_untraced_threads";
 inline constexpr const char *kSyscallClonesRefused = "syscall_clones_refused";
 inline constexpr const char *kSyscallSandboxed = "syscall_sandboxed";
 
+// software:/hardware: probes (perf_events.h): events whose descriptor the
+// program closed or replaced (their threads unsampled from then on).
+inline constexpr const char *kPerfClosed = "perf_closed";
+// Samples an event sent while the thread handled the last one (the
+// handler's own page faults): dropped.
+inline constexpr const char *kPerfNested = "perf_nested";
+
 } // namespace ubtrace::agent::counter

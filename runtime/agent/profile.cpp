@@ -679,6 +679,10 @@ void sandboxed(bool all_threads) {
     g_all_filtered.store(true, std::memory_order_release);
 }
 
+bool all_filtered() {
+  return g_all_filtered.load(std::memory_order_acquire);
+}
+
 Counters counters() {
   return {g_overruns.load(std::memory_order_relaxed),
           g_untimed.load(std::memory_order_relaxed),

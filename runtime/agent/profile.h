@@ -101,6 +101,9 @@ uint64_t blocked_signals(int32_t tid);
 // The program installs a seccomp filter (the preload saw it):
 // `all_threads`, on every thread (TSYNC), the agent's included.
 void sandboxed(bool all_threads);
+// Whether such a filter covers every thread: then the agent's thread makes
+// no system call a filter might punish (perf_events.h shares this).
+bool all_filtered();
 
 // Loss counters (agent_counters.h), since the process started.
 struct Counters {

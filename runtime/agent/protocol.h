@@ -101,6 +101,9 @@ enum class MsgType : uint32_t {
   Syscall = 27,     // SyscallMsg: run a program at a system call (syscalls.h);
                     // the reply's value: threads dispatching, and in its
                     // high 32 bits those left alone (blocking SIGSYS)
+  PerfEvent = 28,   // PerfEventMsg: sample a perf event of every thread
+                    // (perf_events.h); the reply's value: threads given
+                    // it
 
   // ---- GPU channel (runtime/agent/gpu) ----
   // A second socket, one end of a socketpair the CLI's GPU backend makes
@@ -206,6 +209,20 @@ struct ProfileMsg {
   uint32_t program;  // id from the Program reply
   uint32_t pad;
   uint64_t native_entry; // the program's JIT'd entry; 0: interpret
+};
+
+// A software:/hardware: probe: its program runs on a thread every `count`
+// events of that thread (runtime/agent/perf_events.h).
+struct PerfEventMsg {
+  uint32_t type; // perf_event_attr's type and config
+  uint32_t program;
+  uint64_t config;
+  uint64_t count;
+  uint64_t probe_id;     // ctx.probe_id
+  uint64_t native_entry; // the program's JIT'd entry; 0: interpret
+  uint32_t in_kernel;    // 1: count the kernel's part too
+  uint32_t pad;
+  uint64_t period; // of the event: the gcd of its probes' counts
 };
 
 // A system call probe: its program runs at system call `nr` (-1: every

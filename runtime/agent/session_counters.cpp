@@ -3,6 +3,7 @@
 #include "runtime/agent/session_counters.h"
 
 #include "runtime/agent/agent_counters.h"
+#include "runtime/agent/perf_events.h"
 #include "runtime/agent/profile.h"
 #include "runtime/agent/protocol.h"
 #include "runtime/agent/raw_notice.h"
@@ -23,12 +24,12 @@ namespace c = counter;
 
 // The order of kNames is the order of values().
 constexpr const char *kNames[] = {
-    c::kNestedSkips,     c::kShadowOverflows, c::kRefusedClaims,
-    c::kVectorSkips,     c::kUnwoundEntries,  c::kAbandonedRuns,
-    c::kNoticeTimeouts,  c::kInsnBudget,      c::kMissingHelper,
-    c::kProfileOverruns, c::kProfileUntimed,  c::kProfileLate,
-    c::kProfileBlocked,  c::kSyscallUntraced, c::kSyscallClonesRefused,
-    c::kSyscallSandboxed};
+    c::kNestedSkips,      c::kShadowOverflows, c::kRefusedClaims,
+    c::kVectorSkips,      c::kUnwoundEntries,  c::kAbandonedRuns,
+    c::kNoticeTimeouts,   c::kInsnBudget,      c::kMissingHelper,
+    c::kProfileOverruns,  c::kProfileUntimed,  c::kProfileLate,
+    c::kProfileBlocked,   c::kSyscallUntraced, c::kSyscallClonesRefused,
+    c::kSyscallSandboxed, c::kPerfClosed,      c::kPerfNested};
 constexpr size_t kCount = sizeof kNames / sizeof kNames[0];
 
 struct Values {
@@ -47,7 +48,8 @@ Values values() {
            g_run_errors[size_t(vm::RunStatus::MissingHelper)].load(
                std::memory_order_relaxed),
            p.overruns, p.untimed, p.late, p.blocked, s.untraced_threads,
-           s.clones_refused, uint64_t(s.sandboxed)}};
+           s.clones_refused, uint64_t(s.sandboxed), perf::counters().closed,
+           perf::counters().nested}};
 }
 
 Values g_baseline; // written before arm_exit_report arms the channel

@@ -22,6 +22,19 @@ void on_sigill(int sig, siginfo_t *info, void *context);
 helpers::ChainedSignal g_trap{SIGTRAP, on_sigtrap};
 helpers::ChainedSignal g_ill{SIGILL, on_sigill};
 
+std::atomic<PerfTrapHandler> g_perf_handler{nullptr};
+
+// siginfo_t's perf fields (glibc 2.36 does not name them): sig_data follows
+// si_addr in the fault union (the kernel's _sigfault._perf._data).
+constexpr int kTrapPerf = 6;
+uint64_t perf_sig_data(const siginfo_t *info) {
+  uint64_t data;
+  std::memcpy(&data,
+              reinterpret_cast<const char *>(&info->si_addr) + sizeof(void *),
+              sizeof data);
+  return data;
+}
+
 struct AtomicCounters {
   std::atomic<uint64_t> patching{0}, boundary{0}, trap_site{0}, retried{0},
       foreign{0};
@@ -111,6 +124,15 @@ void on_sigtrap(int sig, siginfo_t *info, void *context) {
   int saved_errno = errno;
   auto *uc = static_cast<ucontext_t *>(context);
   greg_t *g = uc->uc_mcontext.gregs;
+  if (info->si_code == kTrapPerf) {
+    const uint64_t data = perf_sig_data(info);
+    PerfTrapHandler perf = g_perf_handler.load(std::memory_order_acquire);
+    if (perf && data >> 32 == kPerfTrapCookie) {
+      perf(data, context);
+      errno = saved_errno;
+      return;
+    }
+  }
   // int3 reports SI_KERNEL with rip after the int3.
   bool ours = info->si_code == SI_KERNEL &&
               handle(static_cast<uint64_t>(g[REG_RIP]) - 1, g, true);
@@ -179,6 +201,10 @@ Result<void> install_trap_handlers() {
   if (!r)
     return r;
   return helpers::install_first(g_ill);
+}
+
+void set_perf_trap_handler(PerfTrapHandler handler) {
+  g_perf_handler.store(handler, std::memory_order_release);
 }
 
 bool filter_trap_sigaction(int sig, const struct sigaction *act,

@@ -22,6 +22,7 @@
 #include "runtime/hook/pt_regs.h"
 #include "runtime/result.h"
 
+#include <cstdint>
 #include <signal.h>
 
 namespace ubtrace::runtime::hook {
@@ -39,6 +40,15 @@ Result<void> install_trap_handlers();
 // interposes sigaction() and signal().
 bool filter_trap_sigaction(int sig, const struct sigaction *act,
                            struct sigaction *old);
+
+// SIGTRAPs a perf event sends (si_code TRAP_PERF; perf_event_attr's sigtrap)
+// whose sig_data has kPerfTrapCookie in its high 32 bits go to `handler`
+// (the agent's perf events, runtime/agent/perf_events.h) with that
+// sig_data and the signal's context; other SIGTRAPs are handled as before.
+// nullptr takes it away.
+inline constexpr uint32_t kPerfTrapCookie = 0x75627065; // "ubpe"
+using PerfTrapHandler = void (*)(uint64_t sig_data, void *context);
+void set_perf_trap_handler(PerfTrapHandler handler);
 
 // The general registers of a signal's context (ucontext_t's
 // uc_mcontext.gregs) as pt_regs: orig_rax -1, rip and the rest as the

@@ -413,7 +413,7 @@ HINT: Did you mean 'uprobe'?
             R"(stdin:1:1-8: ERROR: Invalid probe type: xyzzy
 xyzzy:a { }
 ~~~~~~~
-HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile, test, software and tracepoint probes
+HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile, test, software, hardware and tracepoint probes
 )");
   // A name in capitals gets the capitalised spelling.
   EXPECT_EQ(probe("BEGN"),
@@ -438,7 +438,7 @@ TEST_P(UnsupportedProbe, IsRejectedWithTheSupportedList) {
                 ": ERROR: " + provider +
                 " probes are not supported by ubtrace: it runs begin, end, "
                 "interval, uprobe, uretprobe, usdt, kernel, kernelret, self, "
-                "bench, profile, test, software and tracepoint probes\n" +
+                "bench, profile, test, software, hardware and tracepoint probes\n" +
                 src + "\n" + underline + "\n");
 }
 
@@ -451,8 +451,6 @@ INSTANTIATE_TEST_SUITE_P(
         std::make_pair("kr:vfs_read", "kretprobe"),
         std::make_pair("rawtracepoint:sched_switch", "rawtracepoint"),
         std::make_pair("rt:sched_switch", "rawtracepoint"),
-        std::make_pair("hardware:cache-misses:1000000", "hardware"),
-        std::make_pair("h:cycles:1e6", "hardware"),
         std::make_pair("watchpoint:0x10000000:8:rw", "watchpoint"),
         std::make_pair("w:0x1000:4:w", "watchpoint"),
         std::make_pair("asyncwatchpoint:0x1000:4:w", "asyncwatchpoint"),
@@ -468,7 +466,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(AttachPointPass, EveryAttachPointOfAProbeIsChecked) {
   EXPECT_EQ(
       diagnostics("BEGIN, kprobe:f, t:a:b { }"),
-      R"(stdin:1:8-16: ERROR: kprobe probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile, test, software and tracepoint probes
+      R"(stdin:1:8-16: ERROR: kprobe probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile, test, software, hardware and tracepoint probes
 BEGIN, kprobe:f, t:a:b { }
        ~~~~~~~~
 stdin:1:18-23: ERROR: Invalid tracepoint probe 't:a:b': ubtrace runs the system call tracepoints (syscalls and raw_syscalls) inside the traced process; a tracepoints need the kernel's

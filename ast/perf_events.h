@@ -1,0 +1,45 @@
+// The perf events software:EVENT and hardware:EVENT probes name, as the
+// kernel numbers them (linux/perf_event.h: PERF_TYPE_SOFTWARE and
+// PERF_TYPE_HARDWARE, and each type's config), with bpftrace's aliases and
+// default counts. Shared by the attach point pass (which takes a name to
+// its event), `ubtrace -l` (which lists them) and the manual.
+//
+// Decision: cpu-clock and task-clock, whose counts are nanoseconds of CPU
+// time, are sampled as profile probes are (each thread's CPU-time timer,
+// no perf event and no privilege needed); every other event is a perf
+// event of each thread of the traced process, opened inside it
+// (runtime/agent/perf_events.h).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace ubtrace::ast {
+
+struct PerfEventInfo {
+  std::string_view name;
+  std::string_view alias; // "" when none
+  uint32_t type;          // PERF_TYPE_SOFTWARE (1) or PERF_TYPE_HARDWARE (0)
+  uint64_t config;
+  uint64_t default_count; // when the attach point gives none
+  bool cpu_time;          // sampled on the CPU-time timers instead
+  // Happens only in the kernel (context switches, migrations): counted
+  // with the kernel's part. Every other event counts the program's user
+  // space only: a fault the kernel takes writing a signal frame would
+  // otherwise send the thread another SIGTRAP before its handler's first
+  // instruction, and a count of 1 would recurse until the stack ran out.
+  bool in_kernel;
+};
+
+inline constexpr uint32_t kPerfTypeHardware = 0;
+inline constexpr uint32_t kPerfTypeSoftware = 1;
+
+// Both lists, in name order.
+std::span<const PerfEventInfo> software_events();
+std::span<const PerfEventInfo> hardware_events();
+
+// The event a name or alias means, or nullptr.
+const PerfEventInfo *find_perf_event(bool hardware, std::string_view name);
+
+} // namespace ubtrace::ast
