@@ -265,6 +265,22 @@ private:
   // software:/hardware: probes: one entry per probe.
   std::vector<std::unique_ptr<HookEntry>> perf_entries_;
   Result<uint64_t> add_perf_event(const PerfEventMsg &p);
+  // A request that adds probes: its message read, `add` run, its value or
+  // error the reply.
+  template <class Msg>
+  void add_from(const Message &m, const char *malformed,
+                Result<uint64_t> (Agent::*add)(const Msg &)) {
+    Msg msg{};
+    if (!m.read(msg)) {
+      reply(-EINVAL, 0, malformed);
+      return;
+    }
+    auto r = (this->*add)(msg);
+    if (!r)
+      reply(-EINVAL, 0, r.error());
+    else
+      reply(0, *r);
+  }
 };
 
 Agent *g_agent = nullptr;
@@ -869,45 +885,13 @@ void Agent::handle(const Message &m) {
     reply(0, !mode ? 0 : *mode == runtime::hook::PatchMode::Jump ? 1 : 2);
     return;
   }
-  case MsgType::Profile: {
-    ProfileMsg p{};
-    if (!m.read(p)) {
-      reply(-EINVAL, 0, "bad Profile message");
-      return;
-    }
-    auto r = add_profile(p);
-    if (!r)
-      reply(-EINVAL, 0, r.error());
-    else
-      reply(0, *r);
-    return;
-  }
-  case MsgType::PerfEvent: {
-    PerfEventMsg p{};
-    if (!m.read(p)) {
-      reply(-EINVAL, 0, "bad PerfEvent message");
-      return;
-    }
-    auto r = add_perf_event(p);
-    if (!r)
-      reply(-EINVAL, 0, r.error());
-    else
-      reply(0, *r);
-    return;
-  }
-  case MsgType::Syscall: {
-    SyscallMsg s{};
-    if (!m.read(s)) {
-      reply(-EINVAL, 0, "bad Syscall message");
-      return;
-    }
-    auto r = add_syscall(s);
-    if (!r)
-      reply(-EINVAL, 0, r.error());
-    else
-      reply(0, *r);
-    return;
-  }
+  case MsgType::Profile:
+    return add_from<ProfileMsg>(m, "bad Profile message", &Agent::add_profile);
+  case MsgType::PerfEvent:
+    return add_from<PerfEventMsg>(m, "bad PerfEvent message",
+                                  &Agent::add_perf_event);
+  case MsgType::Syscall:
+    return add_from<SyscallMsg>(m, "bad Syscall message", &Agent::add_syscall);
   case MsgType::Semaphore: {
     SemaphoreMsg s{};
     if (!m.read(s)) {

@@ -105,14 +105,7 @@ void dispatch(uint32_t index, void *context) {
   // An agent thread created by a sampled one inherited its event.
   if (profile::is_agent_tid(static_cast<int32_t>(raw_syscall(SYS_gettid))))
     return;
-  const ucontext_t *uc = static_cast<const ucontext_t *>(context);
-  struct {
-    runtime::hook::PtRegs regs;
-    uint8_t tail[runtime::hook::kRegsTailRoom]; // the probe's context
-  } frame;
-  runtime::hook::regs_from_signal_context(uc->uc_mcontext.gregs, frame.regs);
-  runtime::hook::ubt_hook_dispatch_signal(&frame.regs, run_event,
-                                          &g_event_ids[index]);
+  runtime::hook::dispatch_in_signal(context, run_event, &g_event_ids[index]);
 }
 
 long open_event(perf_event_attr &attr, int32_t tid) {

@@ -288,17 +288,9 @@ void on_signal(int, siginfo_t *info, void *context) {
     g_overruns.fetch_add(runs - kMaxReplays, std::memory_order_relaxed);
     runs = kMaxReplays;
   }
-  ucontext_t *uc = static_cast<ucontext_t *>(context);
-  for (uint64_t i = 0; i < runs; i++) {
-    struct {
-      runtime::hook::PtRegs regs;
-      uint8_t tail[runtime::hook::kRegsTailRoom]; // the probe's context
-    } frame;
-    // Afresh each time: a probe may write to its context.
-    runtime::hook::regs_from_signal_context(uc->uc_mcontext.gregs, frame.regs);
-    runtime::hook::ubt_hook_dispatch_signal(&frame.regs, run_period,
-                                            &g_periods[index]);
-  }
+  // The registers afresh each time: a probe may write to its context.
+  for (uint64_t i = 0; i < runs; i++)
+    runtime::hook::dispatch_in_signal(context, run_period, &g_periods[index]);
   errno = saved_errno;
 }
 

@@ -3,6 +3,7 @@
 #include "runtime/helpers/signal_chain.h"
 #include "runtime/hook/pt_regs.h"
 #include "runtime/hook/site.h"
+#include "runtime/hook/site_bindings.h"
 #include "runtime/hook/trap_bytes.h"
 #include "runtime/hook/trap_table.h"
 
@@ -201,6 +202,16 @@ Result<void> install_trap_handlers() {
   if (!r)
     return r;
   return helpers::install_first(g_ill);
+}
+
+void dispatch_in_signal(const void *ucontext, Handler fn, void *user) {
+  const auto *uc = static_cast<const ucontext_t *>(ucontext);
+  struct {
+    PtRegs regs;
+    uint8_t tail[kRegsTailRoom]; // the probe's context
+  } frame;
+  regs_from_signal_context(uc->uc_mcontext.gregs, frame.regs);
+  ubt_hook_dispatch_signal(&frame.regs, fn, user);
 }
 
 void set_perf_trap_handler(PerfTrapHandler handler) {

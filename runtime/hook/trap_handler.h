@@ -56,6 +56,12 @@ void set_perf_trap_handler(PerfTrapHandler handler);
 // out of the frame).
 void regs_from_signal_context(const void *gregs, PtRegs &r);
 
+// Runs fn under the hooks' guard (ubt_hook_dispatch_signal) with the
+// registers a signal interrupted, in a frame with the probe context's room
+// after them: for samples taken in signal handlers (profile, perf events).
+// `ucontext` is the handler's third argument.
+void dispatch_in_signal(const void *ucontext, Handler fn, void *user);
+
 // How often each kind of trap was taken (since the process started).
 struct TrapCounters {
   uint64_t patching = 0;  // transient int3 of a Jump site being patched

@@ -33,7 +33,7 @@ TEST(Selector, KindsAsInfoListsThem) {
   EXPECT_EQ(probe_kinds_of(BackendKind::Cli),
             "begin, end, interval, self, bench, test");
   EXPECT_EQ(probe_kinds_of(BackendKind::Userspace),
-            "uprobe, uretprobe, usdt, profile, tracepoint");
+            "uprobe, uretprobe, usdt, profile, tracepoint, software, hardware");
   EXPECT_EQ(probe_kinds_of(BackendKind::Gpu), "kernel, kernelret");
   EXPECT_EQ(backend_for(runtime::ProbeKind::Uretprobe), BackendKind::Userspace);
   EXPECT_EQ(backend_for(runtime::ProbeKind::GpuKernelExit), BackendKind::Gpu);
@@ -58,10 +58,11 @@ TEST(Selector, AgreesWithTheProbeKindTable) {
       {"profile", "profile:hz:99"},
       {"test", "test:a"},
       {"software", "software:cpu-clock:1000000"},
+      {"hardware", "hardware:cycles:100000"},
       {"tracepoint", "tracepoint:syscalls:sys_enter_openat"}};
   // Rows that share another's runtime kind (and backend).
   const std::map<std::string_view, const char *> runs_as = {
-      {"software", "profile"}};
+      {"software", "profile"}, {"hardware", "software, hardware"}};
   size_t n = 0;
   const ast::ProbeKindInfo *rows = ast::probe_kind_table(n);
   std::set<std::string> kinds;
