@@ -137,22 +137,30 @@ int list_probes(const std::string &pattern, int pid, backends::Reporter &report,
           std::cout << type << ":" << unit << ":\n";
       return 0;
     }
-  // Software and hardware events (ast/perf_events.h): each name and alias.
-  for (const char *type : {"software", "hardware"})
-    if (pattern.rfind(std::string(type) + ":", 0) == 0 ||
-        pattern.rfind(std::string(1, type[0]) + ":", 0) == 0) {
-      std::string rest = pattern.substr(pattern.find(':') + 1);
-      if (size_t colon = rest.find(':'); colon != std::string::npos)
-        rest = rest.substr(0, colon);
-      runtime::symbols::Wildcard want(rest.empty() ? "*" : rest);
-      bool hardware = type[0] == 'h';
+  // Software and hardware events (ast/perf_events.h): each name and alias;
+  // the type may be a wildcard ("*ware:*").
+  if (size_t colon = pattern.find(':'); colon != std::string::npos) {
+    std::string type_part = pattern.substr(0, colon);
+    std::string rest = pattern.substr(colon + 1);
+    if (size_t end = rest.find(':'); end != std::string::npos)
+      rest = rest.substr(0, end);
+    runtime::symbols::Wildcard types(type_part);
+    runtime::symbols::Wildcard want(rest.empty() ? "*" : rest);
+    bool listed = false;
+    for (const char *type : {"software", "hardware"}) {
+      if (type_part != std::string(1, type[0]) && !types.matches(type))
+        continue;
+      listed = true;
       for (const auto &e :
-           hardware ? ast::hardware_events() : ast::software_events())
+           type[0] == 'h' ? ast::hardware_events() : ast::software_events())
         for (std::string_view name : {e.name, e.alias})
           if (!name.empty() && want.matches(std::string(name)))
             std::cout << type << ":" << name << ":\n";
-      return 0;
     }
+    // A type wildcard that names user-space probes too lists those below.
+    if (listed && !types.matches("uprobe") && !types.matches("usdt"))
+      return 0;
+  }
   // System call tracepoints (ast/syscalls.h); -lv adds their fields.
   if (pattern.rfind("tracepoint:", 0) == 0 || pattern.rfind("t:", 0) == 0) {
     std::string rest = pattern.substr(pattern.find(':') + 1);
