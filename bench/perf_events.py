@@ -13,10 +13,8 @@ page fault. bpftrace needs root; it is skipped otherwise.
 import os
 import re
 import shutil
-import statistics
-import subprocess
 
-from cli_args import build, option
+from cli_args import build, median_printed, option
 
 
 repeat = int(option("--repeat", "5"))
@@ -24,19 +22,6 @@ pages = int(option("--pages", "200000"))
 ubtrace = os.path.join(build, "ubtrace")
 prog = os.path.abspath(os.path.join(build, "tests", "testprogs", "page_faults"))
 LINE = re.compile(r"ns per page (\d+)")
-
-
-def per_page(cmd):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=900)
-    out = r.stdout.decode() + r.stderr.decode()
-    m = LINE.search(out)
-    if not m:
-        raise RuntimeError(f"{cmd[0]} failed: {out[-400:]}")
-    return int(m.group(1))
-
-
-def median(cmd):
-    return statistics.median(per_page(cmd) for _ in range(repeat))
 
 
 def main():
@@ -57,7 +42,7 @@ def main():
     base = None
     print(f"{pages} page faults, median of {repeat} runs")
     for name, cmd in rows:
-        ns = median(cmd)
+        ns = median_printed(cmd, LINE, repeat)
         if base is None:
             base = ns
         print(f"{name:36s} {ns:6d} ns/page  (+{ns - base} ns)")

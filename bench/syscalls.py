@@ -13,34 +13,23 @@ bpftrace needs root; strace needs ptrace; each is skipped otherwise.
 import os
 import re
 import shutil
-import statistics
-import subprocess
 import sys
 
-from cli_args import build, option
+from cli_args import build, median_printed, option
 
 
 repeat = int(option("--repeat", "5"))
 calls = int(option("--calls", "1000000"))
 ubtrace = os.path.join(build, "ubtrace")
 prog = os.path.abspath(os.path.join(build, "tests", "testprogs", "syscaller"))
-LINE = re.compile(r"calls (\d+) ns (\d+) ns/call")
+LINE = re.compile(r"calls \d+ ns (\d+) ns/call")
 PROBED = "tracepoint:syscalls:sys_enter_getppid { @ = count(); }"
 RAW = "tracepoint:raw_syscalls:sys_enter { @[args.id] = count(); }"
 OTHER = "tracepoint:syscalls:sys_enter_openat { @ = count(); }"
 
 
-def per_call(cmd):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=900)
-    out = r.stdout.decode() + r.stderr.decode()
-    m = LINE.search(out)
-    if not m:
-        raise RuntimeError(f"{cmd[0]} failed: {out[-400:]}")
-    return int(m.group(2))
-
-
 def median(cmd):
-    return statistics.median(per_call(cmd) for _ in range(repeat))
+    return median_printed(cmd, LINE, repeat)
 
 
 def main():

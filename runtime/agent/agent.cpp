@@ -265,6 +265,8 @@ private:
   // software:/hardware: probes: one entry per probe.
   std::vector<std::unique_ptr<HookEntry>> perf_entries_;
   Result<uint64_t> add_perf_event(const PerfEventMsg &p);
+  std::unique_ptr<Site> sample_site(uint32_t program, uint64_t probe_id,
+                                    uint64_t native_entry);
   // A request that adds probes: its message read, `add` run, its value or
   // error the reply.
   template <class Msg>
@@ -682,6 +684,20 @@ Result<void> Agent::add_hook(const HookMsg &h) {
   return {};
 }
 
+// The site of a probe that runs in a signal handler (a profile or perf
+// event sample): no function, no arguments.
+std::unique_ptr<Site> Agent::sample_site(uint32_t program, uint64_t probe_id,
+                                         uint64_t native_entry) {
+  auto site = std::make_unique<Site>();
+  site->native = reinterpret_cast<NativeEntry>(native_entry);
+  site->program = programs_[program].get();
+  site->probe_id = probe_id;
+  site->func_ip = 0;
+  site->usdt_nargs = 0;
+  site->entry_args = false;
+  return site;
+}
+
 Result<uint64_t> Agent::add_profile(const ProfileMsg &p) {
   if (p.program >= nprograms_)
     return make_error("no program " + std::to_string(p.program));
@@ -694,14 +710,7 @@ Result<uint64_t> Agent::add_profile(const ProfileMsg &p) {
     entry = profile_entries_.back().get();
     entry->address = p.period_ns; // the period, for the lookup above
   }
-  auto site = std::make_unique<Site>();
-  site->native = reinterpret_cast<NativeEntry>(p.native_entry);
-  site->program = programs_[p.program].get();
-  site->probe_id = p.probe_id;
-  site->func_ip = 0;
-  site->usdt_nargs = 0;
-  site->entry_args = false;
-  entry->append(std::move(site));
+  entry->append(sample_site(p.program, p.probe_id, p.native_entry));
   profiled_ = true;
   auto armed = profile::add_period(p.period_ns, &on_hit, entry);
   if (!armed)
@@ -715,14 +724,7 @@ Result<uint64_t> Agent::add_perf_event(const PerfEventMsg &p) {
   if (p.count == 0)
     return make_error("a count of 0");
   auto entry = std::make_unique<HookEntry>();
-  auto site = std::make_unique<Site>();
-  site->native = reinterpret_cast<NativeEntry>(p.native_entry);
-  site->program = programs_[p.program].get();
-  site->probe_id = p.probe_id;
-  site->func_ip = 0;
-  site->usdt_nargs = 0;
-  site->entry_args = false;
-  entry->append(std::move(site));
+  entry->append(sample_site(p.program, p.probe_id, p.native_entry));
   HookEntry *raw = entry.get();
   perf_entries_.push_back(std::move(entry));
   profiled_ = true; // detach waits for samples running
