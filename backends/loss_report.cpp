@@ -68,6 +68,10 @@ constexpr Meaning kMeanings[] = {
     {c::kPerfNested, "perf_nested", "perf event sample",
      "dropped: the event fell due again while the thread handled the last "
      "sample (the handler's own page faults, say)"},
+    {c::kPerfUnarmed, "perf_unarmed", "thread",
+     "never counted for software/hardware events: no perf event was opened "
+     "for them (each takes a descriptor of the process, and ubtrace takes "
+     "at most a quarter of its limit; or the kernel refused)"},
     {kRingDeadWriters, "dead_writer", "event",
      "lost: the writer died before submitting"},
     {kRingStalledWriters, "stalled_writer", "event",

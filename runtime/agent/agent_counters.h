@@ -57,5 +57,8 @@ inline constexpr const char *kPerfClosed = "perf_closed";
 // Samples an event sent while the thread handled the last one (the
 // handler's own page faults): dropped.
 inline constexpr const char *kPerfNested = "perf_nested";
+// Threads alive at the attach given no event (perf_events.h's budget of
+// descriptors, or the kernel refused): never sampled.
+inline constexpr const char *kPerfUnarmed = "perf_unarmed";
 
 } // namespace ubtrace::agent::counter

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/ucontext.h>
 #include <time.h>
@@ -48,7 +49,7 @@ std::atomic<uint32_t> g_nevents{0}; // listeners published
 __thread uint64_t t_samples[kMaxEvents]
     __attribute__((tls_model("initial-exec")));
 std::atomic<bool> g_active{false};
-std::atomic<uint64_t> g_closed{0}, g_nested{0};
+std::atomic<uint64_t> g_closed{0}, g_nested{0}, g_unarmed{0};
 
 // Set while this thread handles one of our traps: an event the handler
 // itself causes (a page fault on a stack or state page it touches first)
@@ -82,9 +83,7 @@ void run_event(runtime::hook::PtRegs *regs, void *user) {
   }
 }
 
-uint32_t g_event_ids[kMaxEvents] = {0, 1, 2, 3, 4, 5, 6, 7};
-
-void dispatch(uint32_t index, void *context);
+uint32_t g_event_ids[kMaxEvents]; // i at [i]: run_event's argument
 
 // On the thread the event overflowed on (the hook runtime's SIGTRAP
 // handler): its probes, with the registers the trap interrupted.
@@ -96,16 +95,23 @@ void on_trap(uint64_t sig_data, void *context) {
     g_nested.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  t_in_trap = true;
-  dispatch(index, context);
-  t_in_trap = false;
-}
-
-void dispatch(uint32_t index, void *context) {
   // An agent thread created by a sampled one inherited its event.
   if (profile::is_agent_tid(static_cast<int32_t>(raw_syscall(SYS_gettid))))
     return;
+  t_in_trap = true;
   runtime::hook::dispatch_in_signal(context, run_event, &g_event_ids[index]);
+  t_in_trap = false;
+}
+
+// The descriptors the events may take from the program's table: a quarter
+// of its limit. One per thread alive at the attach, each in the program's
+// table: a process with a thousand threads would otherwise lose every
+// descriptor it may still open.
+size_t descriptor_budget() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+    return 1024;
+  return size_t(limit.rlim_cur / 4);
 }
 
 long open_event(perf_event_attr &attr, int32_t tid) {
@@ -183,6 +189,7 @@ Result<uint32_t> add_event(uint32_t type, uint64_t config, uint64_t period,
   if (!open_it)
     return g_events[index].threads;
   g_events[index] = {type, config, period, in_kernel, 0};
+  g_event_ids[index] = index;
   g_nevent_slots++;
 
   perf_event_attr attr{};
@@ -198,17 +205,23 @@ Result<uint32_t> add_event(uint32_t type, uint64_t config, uint64_t period,
   attr.exclude_hv = 1;
   attr.exclude_kernel = in_kernel ? 0 : 1;
   attr.exclude_callchain_kernel = 1;
-  uint32_t threads = 0;
+  uint32_t threads = 0, unarmed = 0;
   int first_error = 0;
+  const size_t budget = descriptor_budget();
   for (int32_t tid : profile::threads_now()) {
     if (profile::is_agent_tid(tid))
       continue;
+    if (g_fds.size() >= budget) {
+      unarmed++;
+      continue;
+    }
     long fd = open_event(attr, tid);
     if (fd < 0) {
       if (errno == ESRCH)
         continue; // the thread ended meanwhile
       if (!first_error)
         first_error = errno;
+      unarmed++;
       continue;
     }
     uint64_t id = 0;
@@ -221,6 +234,7 @@ Result<uint32_t> add_event(uint32_t type, uint64_t config, uint64_t period,
     g_nevent_slots--;
     return make_error(why_not(first_error, type, in_kernel));
   }
+  g_unarmed.fetch_add(unarmed, std::memory_order_relaxed);
   g_events[index].threads = threads;
   return threads;
 }
@@ -274,7 +288,8 @@ void check(int every_ms) {
 
 Counters counters() {
   return {g_closed.load(std::memory_order_relaxed),
-          g_nested.load(std::memory_order_relaxed)};
+          g_nested.load(std::memory_order_relaxed),
+          g_unarmed.load(std::memory_order_relaxed)};
 }
 
 } // namespace ubtrace::agent::perf

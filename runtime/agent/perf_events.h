@@ -23,7 +23,9 @@
 // process; the error names the setting. Hardware events need a PMU: a
 // virtual machine often has none, and the error says that.
 //
-// The descriptors live in the program's descriptor table: a program that
+// The descriptors live in the program's descriptor table, at most a
+// quarter of its RLIMIT_NOFILE (threads past that are not sampled, and
+// counted: perf_unarmed). A program that
 // closes them (closefrom at startup, say) ends the sampling of those threads
 // and their descendants; the agent's periodic check counts that as a loss
 // (perf_closed), never trusting a descriptor it did not find still naming
@@ -60,6 +62,9 @@ void check(int every_ms);
 struct Counters {
   uint64_t closed = 0; // events whose descriptor the program took
   uint64_t nested = 0; // samples taken while handling one: dropped
+  // Threads given no event: past the descriptor budget (a quarter of the
+  // process's RLIMIT_NOFILE), or refused by the kernel.
+  uint64_t unarmed = 0;
 };
 Counters counters();
 

@@ -29,8 +29,27 @@ constexpr const char *kNames[] = {
     c::kNoticeTimeouts,   c::kInsnBudget,      c::kMissingHelper,
     c::kProfileOverruns,  c::kProfileUntimed,  c::kProfileLate,
     c::kProfileBlocked,   c::kSyscallUntraced, c::kSyscallClonesRefused,
-    c::kSyscallSandboxed, c::kPerfClosed,      c::kPerfNested};
+    c::kSyscallSandboxed, c::kPerfClosed,      c::kPerfNested,
+    c::kPerfUnarmed};
 constexpr size_t kCount = sizeof kNames / sizeof kNames[0];
+
+// Every counter's encoding (a length, the name, the value) fits: the
+// encoder stops at kEncodedCountersMax, and counters past it (once the
+// three perf ones, when the limit was 512) were never reported.
+constexpr size_t encoded_size() {
+  size_t total = 0;
+  for (const char *name : kNames) {
+    size_t len = 0;
+    while (name[len])
+      len++;
+    total += 4 + len + 8;
+  }
+  return total;
+}
+static_assert(encoded_size() <= kEncodedCountersMax,
+              "raise kEncodedCountersMax: the counters do not fit");
+static_assert(kEncodedCountersMax <= kRawNoticeMax,
+              "the counters travel in one raw notice");
 
 struct Values {
   uint64_t v[kCount];
@@ -49,7 +68,7 @@ Values values() {
                std::memory_order_relaxed),
            p.overruns, p.untimed, p.late, p.blocked, s.untraced_threads,
            s.clones_refused, uint64_t(s.sandboxed), perf::counters().closed,
-           perf::counters().nested}};
+           perf::counters().nested, perf::counters().unarmed}};
 }
 
 Values g_baseline; // written before arm_exit_report arms the channel

@@ -35,8 +35,9 @@ extern std::atomic<uint64_t> g_run_errors[3];
 void start_session_counters();
 
 // The session's counters as named values (named_values.h) in `out`;
-// returns the bytes written, at most kEncodedCountersMax.
-inline constexpr size_t kEncodedCountersMax = 512;
+// returns the bytes written, at most kEncodedCountersMax (one raw notice;
+// session_counters.cpp checks at compile time that every counter fits).
+inline constexpr size_t kEncodedCountersMax = 1000;
 size_t encode_session_counters(uint8_t *out);
 
 // The exit report is sent from now on, on the raw notice channel (and the
