@@ -224,9 +224,13 @@ private:
   std::vector<Semaphore> semaphores_;
   bool forgot_any_ = false; // hooks went to forgotten_hooks() this session
   std::vector<LoadedObject> startup_objects_;
+
+public:
   // Whether the code at `address` lies in an object the program may still
   // unload (not the program itself, not what it was started with).
   bool unloadable(uint64_t address) const;
+
+private:
   uint64_t unloads_seen_ = 0; // objects_unloaded() at the last revalidation
 
   Result<void> send(const Message &m);
@@ -286,6 +290,24 @@ private:
 };
 
 Agent *g_agent = nullptr;
+
+// Code that stays mapped as long as the process: the program, what it was
+// started with, libc and the dynamic loader (which nothing unloads). libc's
+// and the loader's functions are called as the ABI says; the program's may
+// be anything (hand-written assembly with its own conventions).
+syscalls::SiteFacts site_facts(uint64_t address) {
+  syscalls::SiteFacts facts;
+  const struct link_map *map = object_of(address);
+  if (!map || !g_agent)
+    return facts; // in no object: JIT code, a trampoline
+  static const struct link_map *libc =
+      object_of(reinterpret_cast<uint64_t>(&getpid));
+  static const struct link_map *loader =
+      object_of(reinterpret_cast<uint64_t>(&_r_debug));
+  facts.abi_calls = map == libc || map == loader;
+  facts.permanent = facts.abi_calls || !g_agent->unloadable(address);
+  return facts;
+}
 void set_gpu_channel(OwnedFd fd); // below
 
 // A forked child lets go of the channel (owned_fd.h) and sends no notice
@@ -491,6 +513,7 @@ void Agent::detach_all() {
   profile::stop();
   perf::stop();
   syscalls::stop();
+  syscalls::restore_sites();
   // Hooks whose library is gone are forgotten, not unpatched: their code
   // is unmapped, or another's.
   (void)revalidate();
@@ -499,12 +522,15 @@ void Agent::detach_all() {
   for (auto &h : hooks_)
     (void)runtime::hook::uninstall_hook(h->id);
   hooks_.clear();
-  // Dispatches of forgotten hooks are over too before the programs go.
-  if (forgot_any_ || profiled_ || !syscall_entries_.empty())
-    runtime::hook::wait_for_running_dispatches();
+  // No system call probe starts from here (a call that was on its way when
+  // tracing stopped may still come back to its exit probes)...
   for (auto &side : g_syscall_entries)
     for (auto &e : side)
-      e.store(nullptr, std::memory_order_relaxed);
+      e.store(nullptr, std::memory_order_release);
+  // ...and dispatches of forgotten hooks, samples and system call probes
+  // that began before are over before the programs go.
+  if (forgot_any_ || profiled_ || !syscall_entries_.empty())
+    runtime::hook::wait_for_running_dispatches();
   syscall_entries_.clear();
   profile_entries_.clear();
   perf_entries_.clear();
@@ -1014,12 +1040,16 @@ void Agent::serve() {
   constexpr int kProfileWakeMs = 20;
   constexpr int kProfileRescanMs = 100;
   for (;;) {
-    bool sampling = profile::active() || perf::active();
+    bool sampling = profile::active() || perf::active() || syscalls::active();
     auto m = recv_message(sock_, sampling ? kProfileWakeMs : kOwnershipCheckMs);
     if (profile::active())
       profile::rescan(kProfileRescanMs);
     if (perf::active())
       perf::check(kProfileRescanMs);
+    // System call sites served by the dispatch handler since the last
+    // wake go on the fast path (syscalls.h).
+    if (syscalls::active())
+      syscalls::rewrite_sites(&site_facts);
     if (!m && m.error() == kChannelTimedOut)
       continue;
     if (!m)

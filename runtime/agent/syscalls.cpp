@@ -1,9 +1,13 @@
 #include "runtime/agent/syscalls.h"
 
 #include "runtime/agent/profile.h"
+#include "runtime/agent/syscalls_state.h"
 #include "runtime/helpers/host_helpers.h"
 #include "runtime/helpers/safe_copy.h"
 #include "runtime/helpers/signal_chain.h"
+#include "runtime/helpers/thread_identity.h"
+#include "runtime/hook/decoder.h"
+#include "runtime/hook/hook.h"
 #include "runtime/hook/site_bindings.h"
 #include "runtime/hook/trap_handler.h"
 
@@ -17,6 +21,8 @@
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <unordered_set>
+#include <vector>
 
 #ifndef PR_SET_SYSCALL_USER_DISPATCH
 #define PR_SET_SYSCALL_USER_DISPATCH 59
@@ -67,34 +73,47 @@ ubt_syscalls_child_entry:
 )");
 
 namespace ubtrace::agent::syscalls {
+
+namespace state {
+bool g_active = false;
+char *g_selector = nullptr;
+char *g_enabled = nullptr;
+RawSyscall g_raw = nullptr;
+uint64_t g_want[2][kMaxNr / 64];
+bool g_want_all[2];
+long g_tid_offset = -1;
+} // namespace state
+
 namespace {
 
-constexpr char kAllow = 0;          // SYSCALL_DISPATCH_FILTER_ALLOW
-constexpr char kBlock = 1;          // SYSCALL_DISPATCH_FILTER_BLOCK
-constexpr size_t kMaxTid = 4194304; // PID_MAX_LIMIT on 64-bit
+using namespace state;
 constexpr size_t kPage = 4096;
 constexpr size_t kCodePages = 3; // fixed code, then two pages of stubs
 constexpr size_t kStubSize = 64;
 constexpr uint32_t kMaxStubs = (kCodePages - 1) * kPage / kStubSize;
-constexpr int kMaxNr = 1024;
 
 // The exempt code's first page: rt_sigreturn, then a system call taking
 // its number and six arguments as a C function would.
 constexpr uint8_t kFixedCode[] = {
-    0xb8, 0x0f, 0x00, 0x00, 0x00, // mov eax, 15 (rt_sigreturn)
-    0x0f, 0x05,                   // syscall
-    0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
-    0xcc, 0xcc, 0xcc, 0x48, 0x89, 0xf8, // 16: mov rax, rdi
-    0x48, 0x89, 0xf7,                   // mov rdi, rsi
-    0x48, 0x89, 0xd6,                   // mov rsi, rdx
-    0x48, 0x89, 0xca,                   // mov rdx, rcx
-    0x4d, 0x89, 0xc2,                   // mov r10, r8
-    0x4d, 0x89, 0xc8,                   // mov r8, r9
-    0x4c, 0x8b, 0x4c, 0x24, 0x08,       // mov r9, [rsp+8]
-    0x0f, 0x05,                         // syscall
-    0xc3,                               // ret
+    // mov rax, 15 (rt_sigreturn); syscall: glibc's __restore_rt, byte for
+    // byte, which is how unwinders recognise a signal frame (a program's
+    // handler that our handler chains to may throw through it).
+    0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05, 0xcc,
+    0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0x48, 0x89, 0xf8, // 16: mov rax, rdi
+    0x48, 0x89, 0xf7,                                     // mov rdi, rsi
+    0x48, 0x89, 0xd6,                                     // mov rsi, rdx
+    0x48, 0x89, 0xca,                                     // mov rdx, rcx
+    0x4d, 0x89, 0xc2,                                     // mov r10, r8
+    0x4d, 0x89, 0xc8,                                     // mov r8, r9
+    0x4c, 0x8b, 0x4c, 0x24, 0x08,                         // mov r9, [rsp+8]
+    0x0f, 0x05,                                           // syscall
+    0xc3,                                                 // ret
+    0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, // to 48: the rewritten sites'
+    0x0f, 0x05, 0xc3,                   // direct path: syscall; ret
 };
 constexpr size_t kSyscallAt = 16;
+constexpr size_t kDirectAt = 48;
+static_assert(sizeof kFixedCode == kDirectAt + 3);
 
 // Shared by a process and its forked children (the memfd is shared): the
 // stubs' keys and the lock that guards making one.
@@ -107,16 +126,9 @@ struct Control {
 uint8_t *g_exec = nullptr;    // the exempt range (read + execute)
 uint8_t *g_write = nullptr;   // the same pages, writable, then Control
 Control *g_control = nullptr; // in g_write's last page
-char *g_selector = nullptr;   // [tid]
-char *g_enabled = nullptr;    // [tid]: dispatch turned on by this thread
-using RawSyscall = long (*)(long, long, long, long, long, long, long);
-RawSyscall g_raw = nullptr;
 
-std::atomic<bool> g_active{false};
 std::atomic<bool> g_stopped{false};
 Handler g_handler = nullptr;
-std::atomic<uint64_t> g_want[2][kMaxNr / 64];
-std::atomic<bool> g_want_all[2];
 int g_cookie; // its address marks our own enabling signals
 
 std::atomic<uint64_t> g_calls{0};
@@ -136,14 +148,6 @@ int32_t my_tid() {
   return static_cast<int32_t>(raw(SYS_gettid));
 }
 
-bool wanted(int nr, bool exit) {
-  if (g_want_all[exit].load(std::memory_order_relaxed))
-    return true;
-  return nr >= 0 && nr < kMaxNr &&
-         (g_want[exit][nr / 64].load(std::memory_order_relaxed) >> (nr % 64)) &
-             1;
-}
-
 // Turns dispatch on for the calling thread, its selector at ALLOW.
 bool enable_self(int32_t tid) {
   if (tid <= 0 || size_t(tid) >= kMaxTid)
@@ -155,6 +159,7 @@ bool enable_self(int32_t tid) {
   if (rc != 0)
     return false;
   g_enabled[tid] = 1;
+  t_tid = tid;
   return true;
 }
 
@@ -262,13 +267,36 @@ long sigaction_stripped(char *selector, long sig, long act, long old,
   return rc;
 }
 
-struct Event {
-  int nr;
-  bool exit;
-};
-void run_probes(runtime::hook::PtRegs *regs, void *user) {
+} // namespace
+
+void state::run_probes(runtime::hook::PtRegs *regs, void *user) {
   const auto *e = static_cast<const Event *>(user);
   g_handler(regs, e->nr, e->exit);
+}
+
+namespace {
+
+// Call sites the dispatch handler served, for the agent's thread to
+// rewrite (rewrite_sites): lock-free open addressing, written from the
+// handler, entries never removed.
+constexpr size_t kNotedSites = 4096; // a power of two
+std::atomic<uint64_t> g_noted[kNotedSites];
+std::atomic<bool> g_noted_new{false};
+
+void note_site(uint64_t site) {
+  size_t h = static_cast<size_t>((site * 0x9e3779b97f4a7c15ull) >> 52);
+  for (size_t i = 0; i < 16; i++) {
+    std::atomic<uint64_t> &slot = g_noted[(h + i) & (kNotedSites - 1)];
+    uint64_t seen = slot.load(std::memory_order_relaxed);
+    if (seen == site)
+      return;
+    if (seen == 0 &&
+        (slot.compare_exchange_strong(seen, site, std::memory_order_relaxed) ||
+         seen == site)) {
+      g_noted_new.store(true, std::memory_order_release);
+      return;
+    }
+  }
 }
 
 void probe(char *selector, const greg_t *gregs, int nr, bool exit,
@@ -317,6 +345,12 @@ void dispatch(ucontext_t *uc, char *selector) {
     rc = sigaction_stripped(selector, a[0], a[1], a[2], a[3]);
     break;
   default:
+    // A call made outside the exempt range and the rewritten sites'
+    // trampolines: its site may be rewritten (not ours: g_exec's).
+    if (uint64_t site = static_cast<uint64_t>(g[REG_RIP]) - 2;
+        (site < reinterpret_cast<uint64_t>(g_exec) ||
+         site >= reinterpret_cast<uint64_t>(g_exec) + kCodePages * kPage))
+      note_site(site);
     rc = raw(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     // A seccomp filter may forbid the calls the handler makes (gettid,
     // rt_sigprocmask): from now on every system call runs untouched.
@@ -340,6 +374,7 @@ void on_signal(int sig, siginfo_t *info, void *context) {
                        ? &g_selector[tid]
                        : nullptr;
   if (info->si_code == SYS_USER_DISPATCH && selector) {
+    t_tid = tid; // after a vfork child wrote its own (syscalls_state.h)
     dispatch(uc, selector);
     errno = saved_errno;
     return;
@@ -403,11 +438,168 @@ void unblock_in_handlers() {
   }
 }
 
+// The bounds of the function holding `pc`, from its FDE in .eh_frame (as
+// the unwinder finds it): {0, 0} when none covers it.
+struct DwarfEhBases {
+  void *tbase, *dbase, *func;
+};
+extern "C" const void *_Unwind_Find_FDE(void *pc, DwarfEhBases *bases);
+
+uint64_t uleb(const uint8_t *&p, const uint8_t *end) {
+  uint64_t v = 0;
+  for (int shift = 0; p < end && shift < 64; shift += 7) {
+    uint8_t b = *p++;
+    v |= uint64_t(b & 0x7f) << shift;
+    if (!(b & 0x80))
+      break;
+  }
+  return v;
+}
+
+// The size of a pointer in DWARF encoding `enc` (0: not understood).
+size_t encoded_size(uint8_t enc) {
+  switch (enc & 0x0f) {
+  case 0x00: // absptr
+  case 0x04: // udata8
+  case 0x0c: // sdata8
+    return 8;
+  case 0x02:
+  case 0x0a:
+    return 2;
+  case 0x03:
+  case 0x0b:
+    return 4;
+  default:
+    return 0;
+  }
+}
+
+runtime::hook::FunctionBounds function_of(uint64_t pc) {
+  DwarfEhBases bases{};
+  const auto *fde = static_cast<const uint8_t *>(
+      _Unwind_Find_FDE(reinterpret_cast<void *>(pc), &bases));
+  if (!fde || !bases.func)
+    return {};
+  uint32_t len, cie_delta;
+  std::memcpy(&len, fde, 4);
+  std::memcpy(&cie_delta, fde + 4, 4);
+  if (len < 8 || len == 0xffffffffu)
+    return {};
+  const uint8_t *cie = fde + 4 - cie_delta;
+  uint32_t cie_len;
+  std::memcpy(&cie_len, cie, 4);
+  if (cie_len < 8 || cie_len == 0xffffffffu)
+    return {};
+  const uint8_t *p = cie + 8, *end = cie + 4 + cie_len;
+  uint8_t version = *p++;
+  const char *aug = reinterpret_cast<const char *>(p);
+  size_t aug_len = strnlen(aug, static_cast<size_t>(end - p));
+  p += aug_len + 1;
+  if (std::strstr(aug, "eh"))
+    p += 8;
+  uleb(p, end); // code alignment
+  uleb(p, end); // data alignment (signed: only skipped)
+  if (version == 1)
+    p++;
+  else
+    uleb(p, end);
+  uint8_t enc = 0;
+  if (aug[0] == 'z') {
+    uleb(p, end);
+    for (const char *a = aug + 1; *a && p < end; a++) {
+      if (*a == 'R') {
+        enc = *p++;
+      } else if (*a == 'P') {
+        size_t n = encoded_size(*p++);
+        if (!n)
+          return {};
+        p += n;
+      } else if (*a == 'L') {
+        p++;
+      } else if (*a != 'S' && *a != 'B') {
+        return {};
+      }
+    }
+  }
+  size_t n = encoded_size(enc);
+  if (!n || p > end || 8 + 2 * n > len + 4)
+    return {};
+  uint64_t range = 0;
+  std::memcpy(&range, fde + 8 + n, n); // little-endian, unsigned
+  uint64_t start = reinterpret_cast<uint64_t>(bases.func);
+  if (pc < start || pc - start >= range)
+    return {};
+  return {start, range};
+}
+
+// The agent thread's view of the noted sites: those it has tried.
+std::unordered_set<uint64_t> *g_tried = nullptr;
+std::vector<uint64_t> *g_rewritten = nullptr;
+// The calls a rewritten site hands to ubt_syscalls_fast (nonzero), by ax;
+// the others it makes at once (hook.h, SyscallPath). Probed calls, and
+// those the fast path leaves to dispatch (ubt_syscalls_fast's list).
+uint8_t g_slow[65536];
+std::atomic<uint64_t> g_sites_rewritten{0};
+std::atomic<uint64_t> g_sites_kept{0};
+constexpr size_t kMaxRewrites = 1024;
+
 } // namespace
+
+size_t rewrite_sites(SiteFacts (*facts)(uint64_t site)) {
+  if (!is_active() || !g_noted_new.exchange(false, std::memory_order_acquire))
+    return 0;
+  if (!g_tried) {
+    g_tried = new std::unordered_set<uint64_t>;
+    g_rewritten = new std::vector<uint64_t>;
+  }
+  size_t done = 0;
+  for (auto &slot : g_noted) {
+    uint64_t site = slot.load(std::memory_order_relaxed);
+    if (!site || !g_tried->insert(site).second)
+      continue;
+    // Code the program may unmap (a library it can dlclose, JIT code) is
+    // left to dispatch: a rewrite there could outlive the code.
+    SiteFacts known = facts(site);
+    runtime::hook::FunctionBounds f;
+    bool ok = g_rewritten->size() < kMaxRewrites && known.permanent &&
+              (f = function_of(site)).size != 0;
+    if (ok) {
+      runtime::hook::SyscallPath path;
+      path.entry = known.abi_calls && !runtime::hook::code_touches_vector_state(
+                                          f.start, f.size)
+                       ? &ubt_syscalls_fast_abi
+                       : &ubt_syscalls_fast;
+      path.slow = g_slow;
+      path.direct = reinterpret_cast<uint64_t>(g_exec + kDirectAt);
+      ok = bool(runtime::hook::install_syscall_site(site, f, path));
+    }
+    if (ok) {
+      g_rewritten->push_back(site);
+      g_sites_rewritten.fetch_add(1, std::memory_order_relaxed);
+      done++;
+    } else {
+      g_sites_kept.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  return done;
+}
+
+void restore_sites() {
+  if (!g_rewritten)
+    return;
+  for (uint64_t site : *g_rewritten)
+    (void)runtime::hook::remove_syscall_site(site);
+  g_rewritten->clear();
+  // A later session notes and rewrites them again (a note racing with this
+  // is lost: its site stays on dispatch then).
+  g_tried->clear();
+  for (auto &slot : g_noted)
+    slot.store(0, std::memory_order_relaxed);
+}
 
 Result<Started> start(Handler fn) {
   Started out;
-  if (g_active.load(std::memory_order_acquire))
+  if (is_active())
     return out;
   if (runtime::helpers::sandboxed())
     return make_error("the process runs under a seccomp filter, which may "
@@ -432,14 +624,22 @@ Result<Started> start(Handler fn) {
                       "with CONFIG_GENERIC_ENTRY), which system call probes "
                       "run on");
   raw(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 0, 0, 0, 0);
+  runtime::helpers::prepare_thread_identity();
+  g_tid_offset = runtime::helpers::thread_id_offset();
+  for (int nr : {SYS_rt_sigreturn, SYS_clone, SYS_clone3, SYS_fork, SYS_vfork,
+                 SYS_rt_sigprocmask, SYS_rt_sigaction, SYS_seccomp, SYS_prctl})
+    g_slow[nr] = 1;
   g_handler = fn;
   g_chain.restorer = reinterpret_cast<void (*)()>(g_exec);
   g_chain.onstack = false;
+  // The returns of our other handlers (hook traps, fault-safe reads,
+  // profiling samples) are not the program's rt_sigreturn calls either.
+  runtime::helpers::set_shared_restorer(g_chain.restorer);
   if (auto ok = runtime::helpers::install_first(g_chain); !ok)
     return std::move(ok).take_error();
   unblock_in_handlers();
   g_stopped.store(false, std::memory_order_relaxed);
-  g_active.store(true, std::memory_order_release);
+  __atomic_store_n(&g_active, true, __ATOMIC_RELEASE);
   int32_t me = my_tid();
   pid_t pid = getpid();
   std::vector<int32_t> asked, skipped;
@@ -492,14 +692,18 @@ Result<Started> start(Handler fn) {
 
 void want(int nr, bool exit) {
   if (nr < 0)
-    g_want_all[exit].store(true, std::memory_order_relaxed);
+    std::memset(g_slow, 1, sizeof g_slow);
   else if (nr < kMaxNr)
-    g_want[exit][nr / 64].fetch_or(uint64_t{1} << (nr % 64),
-                                   std::memory_order_relaxed);
+    g_slow[nr] = 1;
+  if (nr < 0)
+    __atomic_store_n(&g_want_all[exit], true, __ATOMIC_RELAXED);
+  else if (nr < kMaxNr)
+    __atomic_fetch_or(&g_want[exit][nr / 64], uint64_t{1} << (nr % 64),
+                      __ATOMIC_RELAXED);
 }
 
 void stop() {
-  if (!g_active.exchange(false, std::memory_order_acq_rel))
+  if (!__atomic_exchange_n(&g_active, false, __ATOMIC_ACQ_REL))
     return;
   g_stopped.store(true, std::memory_order_release);
   // Every selector to ALLOW: no thread traps from here on, whatever it
@@ -512,7 +716,7 @@ void stop() {
 }
 
 bool active() {
-  return g_active.load(std::memory_order_acquire);
+  return is_active();
 }
 
 int blocked_signal() {
@@ -540,6 +744,8 @@ Counters counters() {
   c.untraced_threads = g_untraced.load(std::memory_order_relaxed);
   c.clones_refused = g_refused.load(std::memory_order_relaxed);
   c.sandboxed = g_sandboxed.load(std::memory_order_relaxed);
+  c.sites_rewritten = g_sites_rewritten.load(std::memory_order_relaxed);
+  c.sites_kept = g_sites_kept.load(std::memory_order_relaxed);
   return c;
 }
 
@@ -549,7 +755,7 @@ Counters counters() {
 // instruction (the stub's child path): dispatch on, as its parent had it.
 extern "C" void ubt_syscalls_child() {
   using namespace ubtrace::agent::syscalls;
-  if (!g_active.load(std::memory_order_acquire))
+  if (!is_active())
     return;
   int32_t tid = my_tid();
   if (enable_self(tid))

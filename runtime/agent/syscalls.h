@@ -42,14 +42,30 @@
 // ALLOW: system calls run untouched from that instant, on every thread,
 // whatever it blocks.
 //
-// Cost: a signal per system call of the process while any system call
-// probe is attached (~2 us here); rewriting the `syscall` sites of loaded
-// code to jump to the probes directly is the fast path still to come.
+// Fast path: rewritten sites. Each call site the handler serves is noted
+// (a lock-free table); the agent's thread then rewrites its `syscall`
+// instruction into a jump to a trampoline (runtime/hook/hook.h,
+// install_syscall_site) that calls ubt_syscalls_fast (syscall_fast.cpp):
+// it runs the probes and makes the call from the exempt range, with no
+// signal. Lazy rewriting finds the sites that matter (the ones that run)
+// wherever they are, with dispatch as the net for every other: code not
+// yet rewritten, code that cannot be (a site whose following bytes hold a
+// branch target or end the function, no FDE to bound its function, code
+// the program may unmap: libraries it may dlclose, JIT code), the calls
+// the handler must adjust (the clone family, rt_sigreturn, rt_sigprocmask,
+// rt_sigaction, seccomp, prctl), which the trampoline runs as the program
+// wrote them, and threads whose id the fast path cannot tell without a
+// system call (a vfork child). The rewrites come out at detach
+// (restore_sites); their trampolines stay, inert.
+//
+// Cost: a signal per call at a site not rewritten (~2 us here); at a
+// rewritten site, bench/RESULTS.md.
 #pragma once
 
 #include "runtime/hook/pt_regs.h"
 #include "runtime/result.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <signal.h>
 
@@ -71,6 +87,18 @@ Result<Started> start(Handler fn);
 void want(int nr, bool exit);
 // Every system call runs untouched from now on.
 void stop();
+// What the agent knows of the code at a call site.
+struct SiteFacts {
+  bool permanent = false; // mapped as long as the process
+  bool abi_calls = false; // its functions are only called as the ABI says
+                          // (libc and the loader): one that touches no
+                          // vector register needs none saved
+};
+// The agent's thread: rewrites the sites noted since the last call, those
+// in permanent code. Returns how many.
+size_t rewrite_sites(SiteFacts (*facts)(uint64_t site));
+// The agent's thread, after stop(): puts the instructions back.
+void restore_sites();
 bool active();
 
 // The preload's view: SIGSYS must stay deliverable while active.
@@ -88,6 +116,8 @@ struct Counters {
                                  // with EAGAIN
   bool sandboxed = false;        // the program installed a seccomp filter:
                                  // tracing stopped there
+  uint64_t sites_rewritten = 0;  // call sites on the fast path
+  uint64_t sites_kept = 0;       // call sites left to dispatch
 };
 Counters counters();
 

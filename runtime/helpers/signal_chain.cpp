@@ -73,6 +73,27 @@ unsigned long our_flags(const ChainedSignal &s) {
                    : kOurFlags & ~static_cast<unsigned long>(SA_ONSTACK);
 }
 
+// The rt_sigreturn code every handler of ours returns through when it has
+// none of its own (set_shared_restorer), and the signals ours is on.
+std::atomic<void (*)()> g_shared_restorer{nullptr};
+constexpr int kMaxChains = 16;
+std::atomic<ChainedSignal *> g_chains[kMaxChains];
+
+void (*restorer_of(const ChainedSignal &s))() {
+  return s.restorer ? s.restorer
+                    : g_shared_restorer.load(std::memory_order_acquire);
+}
+
+void remember(ChainedSignal &s) {
+  for (auto &slot : g_chains) {
+    ChainedSignal *seen = slot.load(std::memory_order_acquire);
+    if (seen == &s)
+      return;
+    if (!seen && slot.compare_exchange_strong(seen, &s))
+      return;
+  }
+}
+
 bool has_function(const struct sigaction &a) {
   if (a.sa_flags & SA_SIGINFO)
     return a.sa_sigaction != nullptr;
@@ -113,10 +134,11 @@ Result<void> install_first(ChainedSignal &s) {
   // overflow must still reach the program's handler on its altstack.
   ours.sa_flags = static_cast<int>(our_flags(s));
   publish(s, previous); // before ours runs: it may chain at once
-  if (s.restorer) {
+  remember(s);
+  if (void (*restorer)() = restorer_of(s)) {
     KernelSigaction raw{reinterpret_cast<void *>(s.ours),
                         our_flags(s) | kSaRestorer,
-                        reinterpret_cast<void *>(s.restorer), 0};
+                        reinterpret_cast<void *>(restorer), 0};
     long rc = probe_safe::raw_syscall(SYS_rt_sigaction, s.sig,
                                       reinterpret_cast<long>(&raw), 0, 8);
     if (rc != 0)
@@ -127,6 +149,27 @@ Result<void> install_first(ChainedSignal &s) {
   }
   s.installed.store(true, std::memory_order_release);
   return {};
+}
+
+void set_shared_restorer(void (*restorer)()) {
+  g_shared_restorer.store(restorer, std::memory_order_release);
+  for (auto &slot : g_chains) {
+    ChainedSignal *s = slot.load(std::memory_order_acquire);
+    if (!s || s->restorer)
+      continue;
+    KernelSigaction current{};
+    if (probe_safe::raw_syscall(SYS_rt_sigaction, s->sig, 0,
+                                reinterpret_cast<long>(&current), 8) != 0 ||
+        !(current.flags & SA_SIGINFO) ||
+        current.handler != reinterpret_cast<void *>(s->ours))
+      continue; // not ours now: ensure_first puts ours back with it
+    KernelSigaction ours{
+        reinterpret_cast<void *>(s->ours), our_flags(*s) | kSaRestorer,
+        reinterpret_cast<void *>(restorer ? restorer : &ubt_restore_rt),
+        current.mask};
+    probe_safe::raw_syscall(SYS_rt_sigaction, s->sig,
+                            reinterpret_cast<long>(&ours), 0, 8);
+  }
 }
 
 bool filter_sigaction(ChainedSignal &s, const struct sigaction *act,
@@ -168,9 +211,11 @@ bool ensure_first(ChainedSignal &s) {
   theirs.sa_flags = static_cast<int>(current.flags);
   probe_safe::copy_bytes(&theirs.sa_mask, &current.mask, sizeof current.mask);
   publish(s, theirs);
-  KernelSigaction ours{
-      reinterpret_cast<void *>(s.ours), our_flags(s) | kSaRestorer,
-      reinterpret_cast<void *>(s.restorer ? s.restorer : &ubt_restore_rt), 0};
+  KernelSigaction ours{reinterpret_cast<void *>(s.ours),
+                       our_flags(s) | kSaRestorer,
+                       reinterpret_cast<void *>(
+                           restorer_of(s) ? restorer_of(s) : &ubt_restore_rt),
+                       0};
   return probe_safe::raw_syscall(SYS_rt_sigaction, s.sig,
                                  reinterpret_cast<long>(&ours), 0, 8) == 0;
 }

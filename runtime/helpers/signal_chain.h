@@ -50,6 +50,12 @@ struct ChainedSignal {
 // there. Off the probe path.
 Result<void> install_first(ChainedSignal &s);
 
+// Every handler of ours without a restorer of its own returns through
+// `restorer` from now on (null: the usual one): under syscall user
+// dispatch, one in the exempt range, so that our handlers' returns are
+// not taken for the program's rt_sigreturn calls. Off the probe path.
+void set_shared_restorer(void (*restorer)());
+
 // The preload's sigaction() for s.sig. Returns false when the request is for
 // the kernel (ours not installed, ours itself, or the default action: then
 // ours is replaced, as without us).

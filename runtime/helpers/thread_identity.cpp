@@ -32,6 +32,10 @@ void prepare_thread_identity() {
     g_tid_offset = field[2];
 }
 
+long thread_id_offset() {
+  return g_tid_offset;
+}
+
 const volatile int32_t *thread_id_word() {
   if (g_tid_offset < 0)
     return nullptr;

@@ -15,5 +15,8 @@ void prepare_thread_identity();
 
 // The calling thread's id word; null when the field is not known.
 const volatile int32_t *thread_id_word();
+// The field's offset from glibc's thread pointer (fs:0x10), -1 when not
+// known: for general-registers-only code that reads it inline.
+long thread_id_offset();
 
 } // namespace ubtrace::runtime::helpers

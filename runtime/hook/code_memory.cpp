@@ -21,8 +21,10 @@ struct Chunk {
 };
 
 std::vector<Chunk> &chunks() {
-  static std::vector<Chunk> all; // installer-side only, under its lock
-  return all;
+  // Installer-side only, under its lock; never destroyed (the agent's
+  // thread may install while exit() runs the static destructors).
+  static auto *all = new std::vector<Chunk>;
+  return *all;
 }
 uint64_t g_mapped_bytes = 0;
 

@@ -61,6 +61,45 @@ InsnKind classify(const ZydisDecodedInstruction &in) {
   }
 }
 
+// Whether the instruction reads or writes x87, MMX, SSE/AVX/AVX-512 or
+// mask registers (or saves, restores or clears them).
+bool touches_vector_state(const ZydisDecodedInstruction &in,
+                          const ZydisDecodedOperand *ops) {
+  switch (in.meta.category) {
+  case ZYDIS_CATEGORY_AVX:
+  case ZYDIS_CATEGORY_AVX2:
+  case ZYDIS_CATEGORY_AVX512:
+  case ZYDIS_CATEGORY_SSE:
+  case ZYDIS_CATEGORY_MMX:
+  case ZYDIS_CATEGORY_X87_ALU:
+  case ZYDIS_CATEGORY_FCMOV:
+  case ZYDIS_CATEGORY_KMASK:
+  case ZYDIS_CATEGORY_XSAVE:
+  case ZYDIS_CATEGORY_XSAVEOPT:
+  case ZYDIS_CATEGORY_AMX_TILE:
+    return true;
+  default:
+    break;
+  }
+  for (int i = 0; i < in.operand_count; ++i) {
+    if (ops[i].type != ZYDIS_OPERAND_TYPE_REGISTER)
+      continue;
+    switch (ZydisRegisterGetClass(ops[i].reg.value)) {
+    case ZYDIS_REGCLASS_X87:
+    case ZYDIS_REGCLASS_MMX:
+    case ZYDIS_REGCLASS_XMM:
+    case ZYDIS_REGCLASS_YMM:
+    case ZYDIS_REGCLASS_ZMM:
+    case ZYDIS_REGCLASS_MASK:
+    case ZYDIS_REGCLASS_TMM:
+      return true;
+    default:
+      break;
+    }
+  }
+  return false;
+}
+
 } // namespace
 
 bool ends_flow(InsnKind kind) {
@@ -103,6 +142,7 @@ Result<DecodedInsn> decode_insn(const uint8_t *code, size_t avail,
   for (int i = 0; i < in.length; ++i)
     d.bytes[i] = code[i];
   d.kind = classify(in);
+  d.vector_state = touches_vector_state(in, ops);
   d.mnemonic = ZydisMnemonicGetString(in.mnemonic);
   if (in.attributes & ZYDIS_ATTRIB_HAS_MODRM)
     d.modrm_offset = in.raw.modrm.offset;
@@ -154,6 +194,22 @@ Result<DecodedInsn> decode_insn(const uint8_t *code, size_t avail,
       d.kind = InsnKind::Unsupported;
   }
   return d;
+}
+
+} // namespace ubtrace::runtime::hook
+
+namespace ubtrace::runtime::hook {
+
+bool code_touches_vector_state(uint64_t start, uint64_t size) {
+  uint64_t pc = start, end = start + size;
+  while (pc < end) {
+    Result<DecodedInsn> in =
+        decode_insn(reinterpret_cast<const uint8_t *>(pc), end - pc, pc);
+    if (!in || in->vector_state)
+      return true; // undecodable: may be anything
+    pc += in->length;
+  }
+  return false;
 }
 
 } // namespace ubtrace::runtime::hook

@@ -42,6 +42,8 @@ struct DecodedInsn {
   // rsp (its value changes once a return address is pushed).
   uint8_t modrm_offset = 0;
   bool uses_rsp = false;
+  // It reads or writes x87, MMX, vector or mask registers.
+  bool vector_state = false;
   const char *mnemonic = ""; // for messages
 };
 
@@ -52,5 +54,12 @@ Result<DecodedInsn> decode_insn(const uint8_t *code, size_t avail,
 
 // Whether control never falls through past the instruction.
 bool ends_flow(InsnKind kind);
+
+// Whether any instruction of the mapped code [start, start + size), decoded
+// from its start, touches x87, MMX, vector or mask registers (true also
+// when some bytes do not decode). A function for which this is false, and
+// that is only ever called as the ABI says (which makes every vector
+// register caller-saved), has no vector value live anywhere inside it.
+bool code_touches_vector_state(uint64_t start, uint64_t size);
 
 } // namespace ubtrace::runtime::hook

@@ -35,12 +35,19 @@ template <class F> auto keeping_vector_state(F f) {
   uint32_t lo = static_cast<uint32_t>(cpu.xsave_mask);
   uint32_t hi = static_cast<uint32_t>(cpu.xsave_mask >> 32);
   if (xsave) {
-    // Volatile stores: a plain loop could become a call to memset, which
-    // uses vector registers before they are saved.
+    // XRSTOR faults unless the header's reserved bytes are zero, and
+    // neither form writes all of them. Volatile stores: a plain loop could
+    // become a call to memset, which uses vector registers before they are
+    // saved.
     volatile uint64_t *header = reinterpret_cast<uint64_t *>(area + 512);
     for (int i = 0; i < 8; ++i)
       header[i] = 0;
-    __asm__ volatile("xsave64 (%0)" ::"r"(area), "a"(lo), "d"(hi) : "memory");
+    // XSAVEC skips the components in their initial state.
+    if (cpu.save_insn == VectorSaveInsn::Xsavec)
+      __asm__ volatile("xsavec64 (%0)" ::"r"(area), "a"(lo), "d"(hi)
+                       : "memory");
+    else
+      __asm__ volatile("xsave64 (%0)" ::"r"(area), "a"(lo), "d"(hi) : "memory");
   } else {
     __asm__ volatile("fxsave64 (%0)" ::"r"(area) : "memory");
   }
@@ -328,6 +335,15 @@ extern "C" bool ubt_hook_dispatch_signal(PtRegs *regs, Handler fn, void *user) {
   leave(ts);
   release_if_transient(ts);
   return true;
+}
+
+// For callers that reach a handler from code that saved no vector state
+// (the system call fast path, runtime/agent/syscalls.h): the dispatch runs
+// with the traced code's vector and x87 state kept around it.
+extern "C" bool ubt_hook_dispatch_keeping_vectors(PtRegs *regs, Handler fn,
+                                                  void *user) {
+  return keeping_vector_state(
+      [&] { return ubt_hook_dispatch_signal(regs, fn, user); });
 }
 
 } // namespace ubtrace::runtime::hook

@@ -17,13 +17,17 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <sys/mman.h>
+#include <vector>
 
 namespace ubtrace::runtime::hook {
 namespace {
 
 std::mutex g_lock;
 // By requested address; erased only by forget_hook (the Site stays).
-std::map<uint64_t, Site *> g_sites;
+// Never destroyed: the agent's thread may install (system call sites) while
+// the program's exit() runs the static destructors.
+std::map<uint64_t, Site *> &g_sites = *new std::map<uint64_t, Site *>;
 bool g_initialized = false;
 bool g_masks_guarded = false;
 bool g_guard_required = false;
@@ -184,14 +188,19 @@ Result<void> register_traps(Site &site) {
 }
 
 Result<Site *> create_site(uint64_t address, HookKind kind,
-                           const HookOptions &options, const MemoryMap &map) {
+                           const HookOptions &options, const MemoryMap &map,
+                           const SyscallPath *syscall = nullptr,
+                           uint64_t syscall_at = 0) {
+  uint64_t syscall_entry =
+      syscall ? reinterpret_cast<uint64_t>(syscall->entry) : 0;
   if (const Site *other = overlapping(address, address + 1))
     return make_error("cannot hook " + hex(address) +
                       ": inside the bytes patched for the hook at " +
                       hex(other->plan.address));
   const CpuFeatures &cpu = cpu_features();
   Result<PatchPlan> plan =
-      plan_patch(address, options.function, map, cpu.shadow_stack);
+      plan_patch(address, options.function, map, cpu.shadow_stack,
+                 syscall_at ? syscall_at + 2 : 0);
   if (!plan)
     return std::move(plan).take_error();
   if (const Site *other = overlapping(plan->patch_start, plan->patch_end())) {
@@ -207,9 +216,21 @@ Result<Site *> create_site(uint64_t address, HookKind kind,
     plan = std::move(trap);
   }
 
+  if (syscall_entry && plan->mode != PatchMode::Jump)
+    return make_error("cannot rewrite the syscall at " + hex(syscall_at) +
+                      ": " + plan->trap_reason);
+  if (syscall_entry && plan->displaced_bytes > sizeof(Site::original))
+    return make_error("cannot rewrite the syscall at " + hex(syscall_at) +
+                      ": the instructions around it are too long");
   auto *site = new Site;
   site->plan = std::move(*plan);
   site->lean_return_entry = kind == HookKind::Return;
+  site->syscall_entry = syscall_entry;
+  site->syscall_address = syscall_at;
+  if (syscall) {
+    site->syscall_slow = reinterpret_cast<uint64_t>(syscall->slow);
+    site->syscall_direct = syscall->direct;
+  }
   for (uint32_t i = 0;
        i < site->plan.displaced_bytes && i < sizeof site->original; ++i)
     site->original[i] =
@@ -217,6 +238,12 @@ Result<Site *> create_site(uint64_t address, HookKind kind,
   Result<void> built = {};
   if (site->plan.mode == PatchMode::Jump) {
     built = build_jump_site(*site, map);
+    if (!built && syscall_entry) {
+      std::string why = "cannot rewrite the syscall at " + hex(syscall_at) +
+                        ": " + built.error();
+      delete site;
+      return make_error(why);
+    }
     if (!built) {
       // No trampoline within reach: the int3 path still works.
       Result<PatchPlan> trap =
@@ -389,6 +416,128 @@ Result<HookId> install_hook(uint64_t address, HookKind kind, Handler handler,
     return std::move(attached).take_error();
   }
   return HookId{address, kind};
+}
+
+namespace {
+
+// The instruction starts of `function` before `address`, nearest first (at
+// most `count`), by decoding it from its start; empty if decoding does not
+// land on `address`.
+std::vector<uint64_t> starts_before(uint64_t address, FunctionBounds function,
+                                    const MemoryRegion &region, size_t count) {
+  std::vector<uint64_t> starts;
+  if (function.start < region.start || address > region.end)
+    return {};
+  uint64_t pc = function.start;
+  while (pc < address) {
+    Result<DecodedInsn> in =
+        decode_insn(reinterpret_cast<const uint8_t *>(pc), address - pc, pc);
+    if (!in)
+      return {};
+    starts.push_back(pc);
+    pc += in->length;
+  }
+  if (pc != address)
+    return {};
+  std::reverse(starts.begin(), starts.end());
+  if (starts.size() > count)
+    starts.resize(count);
+  return starts;
+}
+
+} // namespace
+
+Result<void> install_syscall_site(uint64_t address, FunctionBounds function,
+                                  const SyscallPath &path) {
+  if (!path.entry || !path.slow || !path.direct)
+    return make_error("install_syscall_site: no entry");
+  if (!function.size || !function.start)
+    return make_error("cannot rewrite the syscall at " + hex(address) +
+                      ": its function's bounds are unknown");
+  std::lock_guard<std::mutex> guard(g_lock);
+  Result<MemoryMap> map = MemoryMap::read_self();
+  if (!map)
+    return std::move(map).take_error();
+  Result<void> ready = initialize(*map);
+  if (!ready)
+    return std::move(ready).take_error();
+  Result<void> traps = install_trap_handlers();
+  if (!traps)
+    return std::move(traps).take_error();
+  const auto *code = reinterpret_cast<const uint8_t *>(address);
+  const MemoryRegion *region = map->find(address);
+  if (!region || address + 2 > region->end || !(region->prot & PROT_READ) ||
+      code[0] != 0x0f || code[1] != 0x05)
+    return make_error(hex(address) + " holds no syscall instruction");
+  HookOptions options;
+  options.function = function;
+  options.allow_trap = false;
+  // The jump goes over the syscall and what follows it, or else over what
+  // precedes it and the syscall (`mov eax, NR; syscall; ret`): threads
+  // then come back from the kernel past the patch.
+  std::vector<uint64_t> candidates{address};
+  for (uint64_t start : starts_before(address, function, *region, 4))
+    candidates.push_back(start);
+  Result<Site *> created = make_error("no candidate");
+  std::string first_error;
+  for (uint64_t start : candidates) {
+    if (auto it = g_sites.find(start); it != g_sites.end()) {
+      // Rewritten by an earlier session and put back since: patch it again
+      // with the trampoline it has.
+      Site *old = it->second;
+      if (old->syscall_address != address || old->attached)
+        continue;
+      if (Result<void> safe = traps_allowed(*old, start); !safe)
+        return safe;
+      return attach_patch(*old, *map);
+    }
+    created =
+        create_site(start, HookKind::Entry, options, *map, &path, address);
+    if (created)
+      break;
+    if (first_error.empty())
+      first_error = created.error();
+  }
+  if (!created)
+    return make_error(first_error.empty() ? hex(address) + " is hooked already"
+                                          : first_error);
+  Site *site = *created;
+  uint64_t key = site->plan.address;
+  if (Result<void> safe = traps_allowed(*site, key); !safe) {
+    forget_patch(*site); // never attached; the site stays allocated
+    g_sites.erase(key);
+    return safe;
+  }
+  Result<void> attached = attach_patch(*site, *map);
+  if (!attached) {
+    forget_patch(*site);
+    g_sites.erase(key);
+    return attached;
+  }
+  return {};
+}
+
+Result<void> remove_syscall_site(uint64_t address) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  Site *site = nullptr;
+  for (const auto &[start, s] : g_sites)
+    if (s->syscall_address == address)
+      site = s;
+  if (!site)
+    return make_error(hex(address) + " is not a rewritten syscall");
+  if (!site->attached)
+    return {};
+  // Restoring takes a transient int3 unless it is one atomic store: with a
+  // thread blocking SIGTRAP the rewrite stays (its entry then lets the
+  // instruction run as before).
+  if (!patches_atomically(*site) && find_trap_blocker().tid) {
+    ++g_patches_left_in;
+    return make_error("left in: a thread blocks SIGTRAP");
+  }
+  Result<MemoryMap> map = MemoryMap::read_self();
+  if (!map)
+    return std::move(map).take_error();
+  return detach_patch(*site, *map);
 }
 
 Result<void> keep_entry_args(uint64_t address) {

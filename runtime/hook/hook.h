@@ -181,6 +181,35 @@ inline Result<HookId> install_return_hook(uint64_t address, Handler handler,
   return install_hook(address, HookKind::Return, handler, user, options);
 }
 
+// System call sites (runtime/agent/syscalls.h's fast path). The `syscall`
+// instruction at `address` (inside `function`, whose bounds must be known
+// so that branches into the patched bytes can be ruled out) becomes a jump
+// to a trampoline (trampoline.h, emit_syscall_trampoline). There, with the
+// registers as the instruction would have found them:
+//  * slow[ax] == 0 (a call nobody probes): `call direct`, code that makes
+//    the call as `syscall; ret` where the caller's dispatch lets it
+//    through. No frame, no flags touched: a few ns.
+//  * otherwise entry(regs) (rip = the address after the instruction),
+//    which either makes the call itself, storing the result in regs->rax
+//    and 0 in regs->rcx, or leaves a nonzero rcx and everything else as it
+//    was; the instruction then runs in the trampoline. Other changes to
+//    general registers are written back.
+// The jump covers the instruction and what follows it, or else what
+// precedes it and the instruction. Fails when only an int3 could go there
+// (the caller keeps its slow path). Threads blocked in the kernel at the
+// instruction when the jump goes in resume on a trap byte and are sent to
+// the relocated code. Never from a signal handler.
+using SyscallEntry = void (*)(PtRegs *regs);
+struct SyscallPath {
+  SyscallEntry entry = nullptr;
+  const uint8_t *slow = nullptr; // 65536 bytes, indexed by ax
+  uint64_t direct = 0;
+};
+Result<void> install_syscall_site(uint64_t address, FunctionBounds function,
+                                  const SyscallPath &path);
+// Restores the instruction (the trampoline stays: threads may be in it).
+Result<void> remove_syscall_site(uint64_t address);
+
 // Removes the hook; when it returns, no thread runs or will run its
 // handler.
 Result<void> uninstall_hook(HookId id);

@@ -105,7 +105,8 @@ Result<PatchPlan> plan_as_trap(const PatchPlan &jump_plan, std::string reason,
 }
 
 Result<PatchPlan> plan_patch(uint64_t address, FunctionBounds function,
-                             const MemoryMap &map, bool shadow_stack) {
+                             const MemoryMap &map, bool shadow_stack,
+                             uint64_t cover_to) {
   const MemoryRegion *region = map.find(address);
   if (!region)
     return make_error("cannot hook " + hex(address) + ": not mapped");
@@ -149,8 +150,15 @@ Result<PatchPlan> plan_patch(uint64_t address, FunctionBounds function,
   // Decode what a 5-byte jump would cover; note the first reason it cannot.
   std::string no_jump;
   bool too_short = bounded && limit - plan.patch_start < kJumpSize;
+  uint64_t cover_end = plan.patch_start + kJumpSize;
+  if (cover_to > cover_end)
+    cover_end = cover_to;
   uint64_t pc = plan.patch_start;
-  while (pc < plan.patch_start + kJumpSize) {
+  while (pc < cover_end) {
+    if (plan.insn_count == kMaxDisplaced) {
+      no_jump = "too many instructions to cover";
+      break;
+    }
     if (pc >= limit) {
       no_jump = bounded ? "the function is too short for a 5-byte jump"
                         : "the code ends before 5 bytes";
@@ -169,7 +177,7 @@ Result<PatchPlan> plan_patch(uint64_t address, FunctionBounds function,
       no_jump = "the function is too short for a 5-byte jump";
       break;
     }
-    bool covered = pc >= plan.patch_start + kJumpSize;
+    bool covered = pc >= cover_end;
     if (in->kind == InsnKind::Endbr64 && plan.insn_count > 1) {
       no_jump = "an endbr64 (an indirect branch target) lies inside the bytes "
                 "a jump would cover";

@@ -47,9 +47,12 @@ struct PatchPlan {
 };
 
 // Plans a hook at `address` from the code currently there. Fails (with the
-// reason) when not even the trap path can run it.
+// reason) when not even the trap path can run it. A Jump plan covers at
+// least 5 bytes, and at least up to `cover_to` when that is further (a
+// rewritten system call: the instructions before it and itself).
 Result<PatchPlan> plan_patch(uint64_t address, FunctionBounds function,
-                             const MemoryMap &map, bool shadow_stack);
+                             const MemoryMap &map, bool shadow_stack,
+                             uint64_t cover_to = 0);
 
 // Turns a Jump plan into the Trap plan for the same address (when the
 // trampoline cannot be placed).

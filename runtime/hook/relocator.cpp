@@ -98,7 +98,7 @@ Result<void> relocate(CodeBuffer &code, const DecodedInsn *insns, size_t count,
       x86::jcc(code, in.condition, in.branch_target);
       break;
     case InsnKind::CallRel: {
-      if (!last)
+      if (!last || !resume)
         return insn_error(in, "a call must be the last displaced instruction");
       Result<void> r = emit_call(code, return_address, [&]() -> Result<void> {
         x86::jmp(code, in.branch_target);
@@ -109,7 +109,7 @@ Result<void> relocate(CodeBuffer &code, const DecodedInsn *insns, size_t count,
       break;
     }
     case InsnKind::CallIndirect: {
-      if (!last)
+      if (!last || !resume)
         return insn_error(in, "a call must be the last displaced instruction");
       if (in.uses_rsp)
         return insn_error(in, "its operand depends on rsp");
@@ -131,10 +131,10 @@ Result<void> relocate(CodeBuffer &code, const DecodedInsn *insns, size_t count,
     case InsnKind::Unsupported:
       return insn_error(in, "this form of instruction is not relocated");
     }
-    if (!last && ends_flow(in.kind))
+    if ((!last || !resume) && ends_flow(in.kind))
       return insn_error(in, "control ends here before the patch does");
   }
-  if (count > 0 && relocated_falls_through(insns[count - 1].kind))
+  if (resume && count > 0 && relocated_falls_through(insns[count - 1].kind))
     x86::jmp(code, resume);
   if (!code.ok())
     return make_error("trampoline code buffer overflow");

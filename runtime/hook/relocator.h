@@ -25,7 +25,8 @@
 namespace ubtrace::runtime::hook {
 
 // Emits `count` consecutive instructions into `code`, followed by a jump to
-// `resume` (the first byte after them) when the last one falls through.
+// `resume` (the first byte after them) when the last one falls through
+// (resume 0: no jump; the caller's code follows).
 // starts[i] receives the offset in `code` where instruction i begins.
 Result<void> relocate(CodeBuffer &code, const DecodedInsn *insns, size_t count,
                       uint64_t resume, uint32_t *starts);

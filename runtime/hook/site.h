@@ -29,6 +29,12 @@ struct Site {
   // site was made for a return hook. Sites made for an entry hook do without
   // (measured: its checks cost entry hooks several ns in some layouts).
   bool lean_return_entry = false;
+  // A rewritten `syscall` instruction (install_syscall_site, hook.h): the
+  // trampoline calls this instead of a dispatcher. 0 for hook sites.
+  uint64_t syscall_entry = 0;
+  uint64_t syscall_slow = 0;    // the table of calls the entry must see
+  uint64_t syscall_direct = 0;  // `syscall; ret` for the others
+  uint64_t syscall_address = 0; // the instruction, inside the patch
 };
 
 } // namespace ubtrace::runtime::hook

@@ -58,5 +58,9 @@ extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,
 // saved the vector state. False when it did not run (nested, an excluded
 // thread, no hook state left).
 extern "C" bool ubt_hook_dispatch_signal(PtRegs *regs, Handler fn, void *user);
+// The same from code that saved no vector state: it is saved around the
+// run (general-registers-only callers, such as the system call fast path).
+extern "C" bool ubt_hook_dispatch_keeping_vectors(PtRegs *regs, Handler fn,
+                                                  void *user);
 
 } // namespace ubtrace::runtime::hook

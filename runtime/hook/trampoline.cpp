@@ -360,9 +360,80 @@ std::optional<LeanEntry> emit_lean_return_entry(CodeBuffer &c, Site &site) {
 
 } // namespace
 
+Result<void> emit_syscall_trampoline(CodeBuffer &c, Site &site,
+                                     const CpuFeatures &cpu,
+                                     uint32_t &displaced_offset) {
+  constexpr int32_t kRedZone = 128;
+  const PatchPlan &plan = site.plan;
+  auto is_syscall = [](const DecodedInsn &in) {
+    return in.length == 2 && in.bytes[0] == 0x0f && in.bytes[1] == 0x05;
+  };
+  uint32_t k = plan.insn_count;
+  for (uint32_t i = 0; i < plan.insn_count; ++i)
+    if (is_syscall(plan.insns[i])) {
+      if (k != plan.insn_count || plan.insns[i].address != site.syscall_address)
+        return make_error("the bytes a jump covers hold another syscall");
+      k = i;
+    }
+  if (k == plan.insn_count)
+    return make_error("the syscall is not among the covered instructions");
+  displaced_offset = 0;
+  // What precedes the syscall, relocated (no jump back: it goes on here).
+  Result<void> r = relocate(c, plan.insns, k, 0, site.starts);
+  if (!r)
+    return r;
+  site.starts[k] = static_cast<uint32_t>(c.size());
+  // rcx and r11 are the kernel's to clobber at a system call: scratch.
+  x86::lea_rsp(c, -kRedZone);
+  const uint8_t lookup[] = {
+      0x0f, 0xb7, 0xc8, // movzx ecx, ax
+  };
+  c.bytes(lookup, sizeof lookup);
+  x86::mov_imm64(c, Reg::R11, site.syscall_slow);
+  const uint8_t pick[] = {
+      0x41, 0x0f, 0xb6, 0x0c, 0x0b, // movzx ecx, byte [r11+rcx]
+      0xe3, 0x05,                   // jrcxz direct
+  };
+  c.bytes(pick, sizeof pick);
+  size_t to_full = x86::jmp_near_forward(c);
+  // direct: nobody probes this call.
+  x86::mov_imm64(c, Reg::R11, site.syscall_direct);
+  x86::call(c, Reg::R11);
+  x86::lea_rsp(c, kRedZone);
+  size_t direct_done = x86::jmp_near_forward(c);
+  // full: the entry sees the call.
+  x86::bind_near(c, to_full);
+  emit_frame_save(c, cpu, 0, kRedZone);
+  x86::mov_imm64(c, Reg::Rax, site.syscall_address + 2);
+  x86::store_rsp(c, pt_regs_offset::kRip, Reg::Rax);
+  x86::cld(c);
+  x86::and_rsp_imm8(c, -16);
+  x86::mov(c, Reg::Rdi, Reg::Rbx);
+  x86::mov_imm64(c, Reg::Rax, site.syscall_entry);
+  x86::call(c, Reg::Rax);
+  emit_frame_restore(c, cpu, 0);
+  x86::lea_rsp(c, kRedZone);
+  const uint8_t tail[] = {0xe3, 0x02,  // jrcxz done
+                          0x0f, 0x05}; // syscall
+  c.bytes(tail, sizeof tail);
+  x86::bind_near(c, direct_done);
+  if (k + 1 < plan.insn_count)
+    r = relocate(c, plan.insns + k + 1, plan.insn_count - k - 1,
+                 plan.patch_end(), site.starts + k + 1);
+  else
+    x86::jmp(c, plan.patch_end());
+  if (!r)
+    return r;
+  if (!c.ok())
+    return make_error("trampoline code buffer overflow");
+  return {};
+}
+
 Result<void> emit_entry_trampoline(CodeBuffer &c, Site &site,
                                    const CpuFeatures &cpu,
                                    uint32_t &displaced_offset) {
+  if (site.syscall_entry)
+    return emit_syscall_trampoline(c, site, cpu, displaced_offset);
   constexpr int32_t kRedZone = 128;
   std::optional<LeanEntry> lean;
   if (site.lean_return_entry && site.plan.at_function_entry)

@@ -84,6 +84,33 @@ Result<void> emit_entry_trampoline(CodeBuffer &c, Site &site,
                                    const CpuFeatures &cpu,
                                    uint32_t &displaced_offset);
 
+// The trampoline of a rewritten `syscall` (site.syscall_entry, hook.h's
+// install_syscall_site): the instructions before it relocated, then in its
+// place
+//
+//   lea rsp,[rsp-128]                  step over the red zone
+//   movzx ecx, ax; r11 = slow table; movzx ecx, byte [r11+rcx]
+//   jrcxz direct; jmp full
+// direct:                              a call nobody probes
+//   r11 = direct; call r11             (`syscall; ret`, let through)
+//   lea rsp,[rsp+128]; jmp done
+// full:
+//   push a pt_regs frame (rip = the address after the syscall, as the
+//   kernel shows it); cld; align 16; call syscall_entry(frame)
+//   restore the frame (rax and rcx as the entry left them)
+//   lea rsp,[rsp+128]
+//   jrcxz done                         rcx = 0: the entry made the call
+//   syscall                            otherwise it runs here, as before
+// done:
+//   <the instructions after it, relocated>; jmp patch_end
+//
+// rcx and r11 are what the kernel clobbers at a system call, so using them
+// costs the program nothing; nothing on the direct path touches the flags
+// (the kernel keeps them across a call).
+Result<void> emit_syscall_trampoline(CodeBuffer &c, Site &site,
+                                     const CpuFeatures &cpu,
+                                     uint32_t &displaced_offset);
+
 // The Trap site's out-of-line copy of its instruction, then the jump back.
 Result<void> emit_out_of_line(CodeBuffer &c, Site &site);
 

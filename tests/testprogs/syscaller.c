@@ -13,6 +13,18 @@
 //               makes system calls
 //   seccomp     installs a filter that allows everything, then opens
 //   loop N      N getppid() calls, timed: prints "calls N ns T ns/call"
+//   rewrite T N T threads make getpid() calls through one inline `syscall`
+//               (the site) until a tracer rewrites it (or 5 s pass), then
+//               N more each; prints "site rewritten|untouched", "calls C"
+//               and whether every result was the pid
+//   blocked     a thread blocks in read() at the site while the main
+//               thread's getpid() calls there get it rewritten; then a
+//               write wakes it: prints what it read
+//   libcwrap N  getppid() through libc until a tracer rewrites its code
+//               (or 5 s pass), then N more: prints "libc getppid
+//               rewritten|untouched" and "calls C"
+//   vectors N   N calls at the site with xmm0-15 (and ymm0-15 with AVX)
+//               holding patterns: prints whether they all survived
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -28,6 +40,110 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+// One `syscall` instruction that the modes rewrite, blocked and vectors
+// share, with a label on it.
+__attribute__((noinline)) static long site_call(long nr, long a, long b,
+                                                long c) {
+  long r;
+  register long r10 __asm__("r10") = 0;
+  __asm__ volatile(".globl syscaller_site\n"
+                   "syscaller_site:\n\t"
+                   "syscall"
+                   : "=a"(r)
+                   : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
+                   : "rcx", "r11", "memory");
+  return r;
+}
+extern const volatile unsigned char syscaller_site[];
+
+static int site_rewritten(void) {
+  return syscaller_site[0] != 0x0f || syscaller_site[1] != 0x05;
+}
+
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+struct rewrite_state {
+  int n;
+  long calls;
+  long wrong;
+};
+
+static void *rewrite_body(void *arg) {
+  struct rewrite_state *st = arg;
+  long pid = getpid();
+  double until = seconds() + 5;
+  while (!site_rewritten() && seconds() < until) {
+    st->calls++;
+    st->wrong += site_call(SYS_getpid, 4242, 0, 0) != pid;
+  }
+  for (int i = 0; i < st->n; i++) {
+    st->calls++;
+    st->wrong += site_call(SYS_getpid, 4242, 0, 0) != pid;
+  }
+  return NULL;
+}
+
+static int pipe_fds[2];
+static char read_buf[16];
+static long read_result;
+
+static void *reader(void *arg) {
+  (void)arg;
+  read_result = site_call(SYS_read, pipe_fds[0], (long)read_buf, 5);
+  return NULL;
+}
+
+// xmm0-15 (ymm0-15 with AVX) hold patterns across a call at the site.
+static int vectors_survive(void) {
+  unsigned char in[16][32], out[16][32];
+  for (int r = 0; r < 16; r++)
+    for (int b = 0; b < 32; b++)
+      in[r][b] = (unsigned char)(r * 37 + b * 11 + 1);
+  int avx = __builtin_cpu_supports("avx");
+  long pid = getpid(), got;
+#define LOAD(op, n) op " " #n "*32(%[in]), %%" REGS(n) "\n\t"
+#define STORE(op, n) op " %%" REGS(n) ", " #n "*32(%[out])\n\t"
+#define ALL(M, op)                                                             \
+  M(op, 0)                                                                     \
+  M(op, 1) M(op, 2) M(op, 3) M(op, 4) M(op, 5) M(op, 6) M(op, 7) M(op, 8)      \
+      M(op, 9) M(op, 10) M(op, 11) M(op, 12) M(op, 13) M(op, 14) M(op, 15)
+  register long r10 __asm__("r10") = 0;
+  if (avx) {
+#define REGS(n) "ymm" #n
+    __asm__ volatile(
+        ALL(LOAD, "vmovdqu") "mov %[nr], %%eax\n\t"
+                             "call site_call_asm\n\t" ALL(STORE, "vmovdqu")
+        : "=a"(got)
+        : [in] "r"(in), [out] "r"(out), [nr] "i"(SYS_getpid), "r"(r10)
+        : "rcx", "r11", "rdi", "rsi", "rdx", "memory", "xmm0", "xmm1", "xmm2",
+          "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+          "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+#undef REGS
+  } else {
+#define REGS(n) "xmm" #n
+    __asm__ volatile(
+        ALL(LOAD, "movdqu") "mov %[nr], %%eax\n\t"
+                            "call site_call_asm\n\t" ALL(STORE, "movdqu")
+        : "=a"(got)
+        : [in] "r"(in), [out] "r"(out), [nr] "i"(SYS_getpid), "r"(r10)
+        : "rcx", "r11", "rdi", "rsi", "rdx", "memory", "xmm0", "xmm1", "xmm2",
+          "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+          "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+#undef REGS
+  }
+  if (got != pid)
+    return 0;
+  int width = avx ? 32 : 16;
+  for (int r = 0; r < 16; r++)
+    if (memcmp(in[r], out[r], width))
+      return 0;
+  return 1;
+}
 
 static long inline_openat(const char *path) {
   long r;
@@ -73,6 +189,22 @@ static void *blocker(void *arg) {
          now & set ? "blocked" : "kept deliverable");
   return NULL;
 }
+
+// The site again, callable from asm with rax = nr and nothing else used:
+// the vector test's registers are all live around it.
+__asm__(".text\n"
+        ".globl site_call_asm\n"
+        ".type site_call_asm, @function\n"
+        "site_call_asm:\n\t"
+        ".cfi_startproc\n\t"
+        "nopl 0(%rax,%rax,1)\n" // 5 bytes: room for a jump before it
+        ".globl syscaller_site_asm\n"
+        "syscaller_site_asm:\n\t"
+        "syscall\n\t"
+        "ret\n\t"
+        ".cfi_endproc\n"
+        ".size site_call_asm, .-site_call_asm\n");
+extern const volatile unsigned char syscaller_site_asm[];
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "libc";
@@ -137,6 +269,72 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &b);
     long ns = (b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec);
     printf("calls %d ns %ld ns/call\n", n, n ? ns / n : 0);
+  } else if (!strcmp(mode, "rewrite")) {
+    int threads = n < 1 ? 1 : n > 16 ? 16 : n;
+    int each = argc > 3 ? atoi(argv[3]) : 1000;
+    pthread_t t[16];
+    struct rewrite_state st[16];
+    for (int i = 0; i < threads; i++) {
+      st[i] = (struct rewrite_state){each, 0, 0};
+      pthread_create(&t[i], NULL, rewrite_body, &st[i]);
+    }
+    long calls = 0, wrong = 0;
+    for (int i = 0; i < threads; i++) {
+      pthread_join(t[i], NULL);
+      calls += st[i].calls;
+      wrong += st[i].wrong;
+    }
+    printf("site %s\n", site_rewritten() ? "rewritten" : "untouched");
+    printf("calls %ld\n", calls);
+    printf("wrong results %ld\n", wrong);
+  } else if (!strcmp(mode, "blocked")) {
+    if (pipe(pipe_fds) != 0)
+      return 1;
+    pthread_t t;
+    pthread_create(&t, NULL, reader, NULL);
+    usleep(100000); // the reader is in the kernel, at the site
+    long pid = getpid(), wrong = 0;
+    double until = seconds() + 5;
+    while (!site_rewritten() && seconds() < until)
+      wrong += site_call(SYS_getpid, 4242, 0, 0) != pid;
+    printf("site %s\n", site_rewritten() ? "rewritten" : "untouched");
+    if (write(pipe_fds[1], "hello", 5) != 5)
+      return 1;
+    pthread_join(t, NULL);
+    printf("reader got %ld: %.5s\n", read_result, read_buf);
+    printf("wrong results %ld\n", wrong);
+  } else if (!strcmp(mode, "libcwrap")) {
+    // Its first bytes as loaded, then whether they change.
+    volatile const unsigned char *code = (const unsigned char *)&getppid;
+    unsigned char before[8];
+    for (int i = 0; i < 8; i++)
+      before[i] = code[i];
+    long calls = 0;
+    double until = seconds() + 5;
+    int changed = 0;
+    while (!changed && seconds() < until) {
+      getppid();
+      calls++;
+      for (int i = 0; i < 8; i++)
+        changed |= code[i] != before[i];
+    }
+    for (int i = 0; i < n; i++, calls++)
+      getppid();
+    printf("libc getppid %s\n", changed ? "rewritten" : "untouched");
+    printf("calls %ld\n", calls);
+  } else if (!strcmp(mode, "vectors")) {
+    int kept = 1;
+    double until = seconds() + 5;
+    while ((syscaller_site_asm[0] == 0x0f && syscaller_site_asm[1] == 0x05) &&
+           seconds() < until)
+      kept &= vectors_survive();
+    printf("site %s\n",
+           syscaller_site_asm[0] == 0x0f && syscaller_site_asm[1] == 0x05
+               ? "untouched"
+               : "rewritten");
+    for (int i = 0; i < n; i++)
+      kept &= vectors_survive();
+    printf("vector registers %s\n", kept ? "kept" : "CHANGED");
   } else if (!strcmp(mode, "seccomp")) {
     struct sock_filter allow[] = {
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),

@@ -82,5 +82,24 @@ TEST(HookDecoder, TruncatedInstructionFails) {
   EXPECT_EQ(in.error(), "cannot decode the instruction at 0x1000");
 }
 
+// Which functions may hold a vector value across a system call made in
+// them (syscall_fast.cpp's choice of entry).
+TEST(HookDecoder, VectorStateOfWholeFunctions) {
+  FunctionBounds avx = testing::bounds_of(hk_ymm_add);
+  FunctionBounds avx_caller = testing::bounds_of(hk_ymm_run);
+  FunctionBounds integer = testing::bounds_of(hk_rip_lea);
+  FunctionBounds calls = testing::bounds_of(hk_invoke);
+  EXPECT_TRUE(code_touches_vector_state(avx.start, avx.size));
+  EXPECT_TRUE(code_touches_vector_state(avx_caller.start, avx_caller.size));
+  EXPECT_FALSE(code_touches_vector_state(integer.start, integer.size));
+  EXPECT_FALSE(code_touches_vector_state(calls.start, calls.size));
+  EXPECT_TRUE(first(avx.start).vector_state);
+  EXPECT_FALSE(first(integer.start).vector_state);
+  // Bytes that do not decode may be anything.
+  static const uint8_t junk[] = {0x0f, 0x0b, 0xff, 0xff, 0xff};
+  EXPECT_TRUE(code_touches_vector_state(reinterpret_cast<uint64_t>(junk) + 2,
+                                        3));
+}
+
 } // namespace
 } // namespace ubtrace::runtime::hook
