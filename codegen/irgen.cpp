@@ -435,8 +435,14 @@ void IRGen::gen_probe(Probe &p, size_t index) {
     Backend backend = backend_of(*ap->kind);
     gpu_ |= backend == Backend::Gpu;
     usdt += *ap->kind == ProbeKind::Usdt;
+    // uprobes and USDT probes name a binary; profile, perf event and
+    // tracepoint probes run in the traced process without one, and
+    // uaddr() there means the program's own symbols ("").
+    bool names_binary = *ap->kind == ProbeKind::Uprobe ||
+                        *ap->kind == ProbeKind::Uretprobe ||
+                        *ap->kind == ProbeKind::Usdt;
     if (backend == Backend::Userspace)
-      probe_targets_.insert(ap->target);
+      probe_targets_.insert(names_binary ? ap->target : std::string());
   }
   usdt_ = usdt > 0 && usdt == p.attach_points.size();
   mixed_usdt_ = usdt > 0 && !usdt_;

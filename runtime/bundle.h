@@ -247,7 +247,8 @@ struct ProbeSpec {
 // A symbol uaddr() names: the backend writes its address in the traced
 // process into the globals map after abi::Globals (8 bytes, in order).
 struct UaddrSpec {
-  std::string binary; // the probe's target as written (path or library name)
+  std::string binary; // the probe's target as written (path or library
+                      // name); "" for the traced program itself
   std::string symbol;
   template <class Archive> void serialize(Archive &ar) { ar(binary, symbol); }
 };

@@ -852,8 +852,17 @@ Result<std::vector<uint64_t>> UserspaceTarget::symbol_addresses(
   runtime::symbols::BinaryResolveOptions ro;
   ro.pid = pid_;
   for (const auto &u : symbols) {
-    std::string where = "uaddr(\"" + u.symbol + "\") in " + u.binary;
-    auto files = runtime::symbols::resolve_binary(u.binary, ro);
+    std::string where =
+        "uaddr(\"" + u.symbol + "\") in " +
+        (u.binary.empty() ? std::string("the traced program") : u.binary);
+    // A probe that names no binary (profile, tracepoint): the program,
+    // through its /proc link (the mappings match it by inode).
+    auto files = u.binary.empty()
+                     ? Result<std::vector<runtime::symbols::ResolvedBinary>>(
+                           std::vector<runtime::symbols::ResolvedBinary>{
+                               {"/proc/" + std::to_string(pid_) + "/exe",
+                                runtime::symbols::BinarySource::GivenPath}})
+                     : runtime::symbols::resolve_binary(u.binary, ro);
     if (!files)
       return make_error(where + ": " + files.error());
     std::optional<uint64_t> address;
