@@ -3,19 +3,25 @@
 run: a loop of getppid() calls (tests/testprogs/syscaller loop N) untraced,
 under ubtrace with the call probed and with only another call probed,
 under Debian's bpftrace (kernel tracepoint, filtered on the command's pid)
-and under strace.
+and under strace; then the same through an inline `syscall` in the
+program (inlineloop: a site whose vector registers ubtrace must keep).
+A row with syscall user dispatch on and nothing trapped shows the
+kernel's part of ubtrace's cost (syscaller dispatchloop).
 
     bench/syscalls.py [BUILD_DIR] [--repeat R] [--calls N]
 
-Prints ns per call for each (medians of R runs) and the added cost.
+Prints ns per call for each (medians of R runs) and the added cost, over
+the whole run and over its second half (ubtrace rewrites a call site
+after the first calls there: the second half is the steady cost).
 bpftrace needs root; strace needs ptrace; each is skipped otherwise.
 """
 import os
 import re
 import shutil
-import sys
+import statistics
+import subprocess
 
-from cli_args import build, median_printed, option
+from cli_args import build, option
 
 
 repeat = int(option("--repeat", "5"))
@@ -23,19 +29,36 @@ calls = int(option("--calls", "1000000"))
 ubtrace = os.path.join(build, "ubtrace")
 prog = os.path.abspath(os.path.join(build, "tests", "testprogs", "syscaller"))
 LINE = re.compile(r"calls \d+ ns (\d+) ns/call")
+LATE = re.compile(r"second half (\d+) ns/call")
 PROBED = "tracepoint:syscalls:sys_enter_getppid { @ = count(); }"
 RAW = "tracepoint:raw_syscalls:sys_enter { @[args.id] = count(); }"
 OTHER = "tracepoint:syscalls:sys_enter_openat { @ = count(); }"
 
 
-def median(cmd):
-    return median_printed(cmd, LINE, repeat)
+def medians(cmd):
+    """Medians over `repeat` runs of the whole run's and the second half's
+    ns per call, as the program prints them."""
+    whole, late = [], []
+    for _ in range(repeat):
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=900)
+        out = r.stdout.decode()
+        m, n = LINE.search(out), LATE.search(out)
+        if not m or not n:
+            raise RuntimeError(f"{cmd[0]} failed: {out[-400:]}")
+        whole.append(int(m.group(1)))
+        late.append(int(n.group(1)))
+    return int(statistics.median(whole)), int(statistics.median(late))
 
 
-def main():
-    target = [prog, "loop", str(calls)]
+def table(mode):
+    target = [prog, mode, str(calls)]
     target_cmd = " ".join(target)
     rows = [("untraced", target)]
+    if mode == "loop":
+        # What any use of syscall user dispatch costs, in the kernel.
+        rows.append(("dispatch on, nothing trapped (kernel's part)",
+                     [prog, "dispatchloop", str(calls)]))
     rows.append(("ubtrace, sys_enter_getppid probed", [ubtrace, "-c", target_cmd, "-e", PROBED]))
     rows.append(("ubtrace, raw_syscalls:sys_enter probed", [ubtrace, "-c", target_cmd, "-e", RAW]))
     rows.append(("ubtrace, only sys_enter_openat probed", [ubtrace, "-c", target_cmd, "-e", OTHER]))
@@ -48,15 +71,23 @@ def main():
     if shutil.which("strace"):
         rows.append(("strace -f -e trace=getppid", ["strace", "-f", "-qq", "-o", "/dev/null",
                                                      "-e", "trace=getppid"] + target))
-    print(f"syscaller loop {calls}: ns per getppid(), medians of {repeat} runs\n")
+    print(f"syscaller {mode} {calls}: ns per getppid(), medians of {repeat} runs\n")
+    print(f"{'':42s} {'whole run':>16s}   {'second half':>16s}")
     base = None
     for name, cmd in rows:
-        ns = median(cmd)
+        ns, late = medians(cmd)
         if base is None:
-            base = ns
-            print(f"{name:42s} {ns:7d} ns")
+            base = (ns, late)
+            print(f"{name:42s} {ns:7d} ns{'':9s} {late:7d} ns")
         else:
-            print(f"{name:42s} {ns:7d} ns  (+{ns - base} ns per call)")
+            print(f"{name:42s} {ns:7d} ns (+{ns - base[0]:4d})"
+                  f" {late:7d} ns (+{late - base[1]:4d})")
+    print()
+
+
+def main():
+    table("loop")
+    table("inlineloop")
 
 
 if __name__ == "__main__":
