@@ -53,6 +53,19 @@ Result<void> initialize(const MemoryMap &map) {
   return {};
 }
 
+// The process's mappings, with what every install needs set up first
+// (under g_lock).
+Result<MemoryMap> map_for_install() {
+  Result<MemoryMap> map = MemoryMap::read_self();
+  if (!map)
+    return map;
+  if (Result<void> ready = initialize(*map); !ready)
+    return std::move(ready).take_error();
+  if (Result<void> traps = install_trap_handlers(); !traps)
+    return std::move(traps).take_error();
+  return map;
+}
+
 // A site whose patch (or requested address) overlaps [start, end), if any.
 const Site *overlapping(uint64_t start, uint64_t end) {
   for (const auto &[address, site] : g_sites) {
@@ -356,15 +369,9 @@ Result<HookId> install_hook(uint64_t address, HookKind kind, Handler handler,
   if (!handler)
     return make_error("install_hook: no handler");
   std::lock_guard<std::mutex> guard(g_lock);
-  Result<MemoryMap> map = MemoryMap::read_self();
+  Result<MemoryMap> map = map_for_install();
   if (!map)
     return std::move(map).take_error();
-  Result<void> ready = initialize(*map);
-  if (!ready)
-    return std::move(ready).take_error();
-  Result<void> traps = install_trap_handlers();
-  if (!traps)
-    return std::move(traps).take_error();
   if (kind == HookKind::Return) {
     if (cpu_features().shadow_stack)
       return make_error("cannot hook returns: this process runs with a CET "
@@ -455,15 +462,9 @@ Result<void> install_syscall_site(uint64_t address, FunctionBounds function,
     return make_error("cannot rewrite the syscall at " + hex(address) +
                       ": its function's bounds are unknown");
   std::lock_guard<std::mutex> guard(g_lock);
-  Result<MemoryMap> map = MemoryMap::read_self();
+  Result<MemoryMap> map = map_for_install();
   if (!map)
     return std::move(map).take_error();
-  Result<void> ready = initialize(*map);
-  if (!ready)
-    return std::move(ready).take_error();
-  Result<void> traps = install_trap_handlers();
-  if (!traps)
-    return std::move(traps).take_error();
   const auto *code = reinterpret_cast<const uint8_t *>(address);
   const MemoryRegion *region = map->find(address);
   if (!region || address + 2 > region->end || !(region->prot & PROT_READ) ||

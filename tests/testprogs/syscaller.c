@@ -18,14 +18,14 @@
 //   dispatchloop N  the same as loop, with syscall user dispatch on and
 //               nothing trapped
 //   rewrite T N T threads make getpid() calls through one inline `syscall`
-//               (the site) until a tracer rewrites it (or 5 s pass), then
+//               (the site) until a tracer rewrites it (or 10 s pass), then
 //               N more each; prints "site rewritten|untouched", "calls C"
 //               and whether every result was the pid
 //   blocked     a thread blocks in read() at the site while the main
 //               thread's getpid() calls there get it rewritten; then a
 //               write wakes it: prints what it read
 //   libcwrap N  getppid() through libc until a tracer rewrites its code
-//               (or 5 s pass), then N more: prints "libc getppid
+//               (or 10 s pass), then N more: prints "libc getppid
 //               rewritten|untouched" and "calls C"
 //   vectors N   N calls at the site with xmm0-15 (and ymm0-15 with AVX)
 //               holding patterns: prints whether they all survived
@@ -80,7 +80,7 @@ struct rewrite_state {
 static void *rewrite_body(void *arg) {
   struct rewrite_state *st = arg;
   long pid = getpid();
-  double until = seconds() + 5;
+  double until = seconds() + 10;
   while (!site_rewritten() && seconds() < until) {
     st->calls++;
     st->wrong += site_call(SYS_getpid, 4242, 0, 0) != pid;
@@ -116,30 +116,26 @@ static int vectors_survive(void) {
   M(op, 0)                                                                     \
   M(op, 1)                                                                     \
   M(op, 2)                                                                     \
-  M(op, 3) M(op, 4) M(op, 5) M(op, 6) M(op, 7) M(op, 8) M(op, 9) M(op, 10)     \
-      M(op, 11) M(op, 12) M(op, 13) M(op, 14) M(op, 15)
+  M(op, 3)                                                                     \
+  M(op, 4) M(op, 5) M(op, 6) M(op, 7) M(op, 8) M(op, 9) M(op, 10) M(op, 11)    \
+      M(op, 12) M(op, 13) M(op, 14) M(op, 15)
   register long r10 __asm__("r10") = 0;
+#define KEEP_ACROSS_CALL(op)                                                   \
+  __asm__ volatile(                                                            \
+      ALL(LOAD, op) "mov %[nr], %%eax\n\t"                                     \
+                    "call site_call_asm\n\t" ALL(STORE, op)                    \
+      : "=a"(got)                                                              \
+      : [in] "r"(in), [out] "r"(out), [nr] "i"(SYS_getpid), "r"(r10)           \
+      : "rcx", "r11", "rdi", "rsi", "rdx", "memory", "xmm0", "xmm1", "xmm2",   \
+        "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",       \
+        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15")
   if (avx) {
 #define REGS(n) "ymm" #n
-    __asm__ volatile(
-        ALL(LOAD, "vmovdqu") "mov %[nr], %%eax\n\t"
-                             "call site_call_asm\n\t" ALL(STORE, "vmovdqu")
-        : "=a"(got)
-        : [in] "r"(in), [out] "r"(out), [nr] "i"(SYS_getpid), "r"(r10)
-        : "rcx", "r11", "rdi", "rsi", "rdx", "memory", "xmm0", "xmm1", "xmm2",
-          "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
-          "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+    KEEP_ACROSS_CALL("vmovdqu");
 #undef REGS
   } else {
 #define REGS(n) "xmm" #n
-    __asm__ volatile(
-        ALL(LOAD, "movdqu") "mov %[nr], %%eax\n\t"
-                            "call site_call_asm\n\t" ALL(STORE, "movdqu")
-        : "=a"(got)
-        : [in] "r"(in), [out] "r"(out), [nr] "i"(SYS_getpid), "r"(r10)
-        : "rcx", "r11", "rdi", "rsi", "rdx", "memory", "xmm0", "xmm1", "xmm2",
-          "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
-          "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+    KEEP_ACROSS_CALL("movdqu");
 #undef REGS
   }
   if (got != pid)
@@ -317,7 +313,7 @@ int main(int argc, char **argv) {
     pthread_create(&t, NULL, reader, NULL);
     usleep(100000); // the reader is in the kernel, at the site
     long pid = getpid(), wrong = 0;
-    double until = seconds() + 5;
+    double until = seconds() + 10;
     while (!site_rewritten() && seconds() < until)
       wrong += site_call(SYS_getpid, 4242, 0, 0) != pid;
     printf("site %s\n", site_rewritten() ? "rewritten" : "untouched");
@@ -333,7 +329,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 8; i++)
       before[i] = code[i];
     long calls = 0;
-    double until = seconds() + 5;
+    double until = seconds() + 10;
     int changed = 0;
     while (!changed && seconds() < until) {
       getppid();
@@ -347,7 +343,7 @@ int main(int argc, char **argv) {
     printf("calls %ld\n", calls);
   } else if (!strcmp(mode, "vectors")) {
     int kept = 1;
-    double until = seconds() + 5;
+    double until = seconds() + 10;
     while ((syscaller_site_asm[0] == 0x0f && syscaller_site_asm[1] == 0x05) &&
            seconds() < until)
       kept &= vectors_survive();
