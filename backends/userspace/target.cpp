@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -38,6 +39,10 @@ namespace ubtrace::backends {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+
+// How long a command we started gets to end on SIGTERM at the end of the
+// trace before it is killed.
+constexpr std::chrono::milliseconds kTermGrace{1000};
 
 static std::string hex_address(uint64_t a) {
   char buf[24];
@@ -229,9 +234,21 @@ UserspaceTarget::~UserspaceTarget() {
     close(impl_->sock);
   if (impl_->spawned) {
     // A command we started and that still runs ends with the trace (as
-    // with bpftrace -c); the SpawnedProcess reaps it.
-    if (!impl_->end)
+    // with bpftrace -c): SIGTERM first, so that it can clean up, then
+    // SIGKILL if it is still there a second later (it may ignore or block
+    // SIGTERM, or wait for a child that does, as `unshare --fork` does).
+    if (!impl_->end) {
       (void)impl_->spawned->kill(SIGTERM);
+      auto st = impl_->spawned->wait_for(kTermGrace);
+      if (st && !*st) {
+        std::fprintf(stderr,
+                     "WARNING: process %d (%s) did not end within %lld ms of "
+                     "SIGTERM: killed\n",
+                     static_cast<int>(pid_), impl_->comm.c_str(),
+                     static_cast<long long>(kTermGrace.count()));
+        (void)impl_->spawned->kill(SIGKILL);
+      }
+    }
     auto st = impl_->spawned->wait();
     (void)st;
   }

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -285,6 +286,23 @@ Result<std::optional<ExitStatus>> SpawnedProcess::try_wait() {
     return std::optional<ExitStatus>();
   status_ = ExitStatus::from_wait_status(status);
   return std::optional<ExitStatus>(*status_);
+}
+
+Result<std::optional<ExitStatus>>
+SpawnedProcess::wait_for(std::chrono::milliseconds timeout) {
+  Deadline deadline(timeout);
+  for (;;) {
+    auto st = try_wait();
+    if (!st || *st || deadline.expired())
+      return st;
+    int slice = std::min(50, std::max(deadline.remaining_ms(), 1));
+    if (pidfd_.valid()) {
+      pollfd p{pidfd_.get(), POLLIN, 0};
+      (void)::poll(&p, 1, slice); // readable once it exits; EINTR: again
+    } else {
+      ::usleep(static_cast<useconds_t>(slice) * 1000);
+    }
+  }
 }
 
 Result<void> SpawnedProcess::kill(int sig) {

@@ -66,6 +66,9 @@ public:
   Result<ExitStatus> wait();
   // nullopt while it runs.
   Result<std::optional<ExitStatus>> try_wait();
+  // Reaps the process if it exits within `timeout`; nullopt if it still
+  // runs then.
+  Result<std::optional<ExitStatus>> wait_for(std::chrono::milliseconds timeout);
   Result<void> kill(int sig);
   // Gives up ownership: the destructor will neither kill nor reap.
   void release() { owned_ = false; }
