@@ -185,7 +185,7 @@ Val IRGen::gen_assert(Call &c) {
   b_.CreateCondBr(ok, good, bad);
   b_.SetInsertPoint(bad);
   runtime::FormatSpec spec = located_format(
-      c.loc, "assertion failed: " + static_cast<String *>(A[1])->value);
+      c.loc, "assert failed: " + static_cast<String *>(A[1])->value);
   uint64_t id = bundle_.printf_formats.size();
   bundle_.printf_formats.push_back(spec);
   gen_simple_event(abi::EventType::Errorf, id);

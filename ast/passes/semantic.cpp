@@ -522,19 +522,11 @@ void Semantic::check_map_keys(Map &m) {
   } else {
     Type c = common_type(info.key, key);
     if (c.is_none()) {
-      auto list = [](const Type &t) {
-        std::string s = "[";
-        if (t.kind == TypeKind::Tuple) {
-          for (size_t i = 0; i < t.fields.size(); i++)
-            s += (i ? ", " : "") + type_str(*t.fields[i].type);
-        } else {
-          s += type_str(t);
-        }
-        return s + "]";
-      };
+      // Quoted as one type, a tuple for several keys: '(int64,string[3])'.
       err(m.loc) << "Argument mismatch for " << m.name
-                 << ": trying to access with arguments: " << list(key)
-                 << " when map expects arguments: " << list(info.key);
+                 << ": trying to access with arguments: '" << type_str(key)
+                 << "' when map expects arguments: '" << type_str(info.key)
+                 << "'";
       return;
     }
     // Strings of other sizes are the same type but not the same layout

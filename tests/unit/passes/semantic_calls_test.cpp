@@ -575,7 +575,7 @@ BEGIN { @m[1] = 1; delete(@m, 1, 2); }
 TEST(Calls, DeleteKeyOfTheWrongType) {
   EXPECT_EQ(
       diagnostics("BEGIN { @m[1] = 1; delete(@m, \"a\"); }"),
-      R"BT(stdin:1:27-29: ERROR: Argument mismatch for @m: trying to access with arguments: [string[2]] when map expects arguments: [int64]
+      R"BT(stdin:1:27-29: ERROR: Argument mismatch for @m: trying to access with arguments: 'string[2]' when map expects arguments: 'int64'
 BEGIN { @m[1] = 1; delete(@m, "a"); }
                           ~~
 )BT");
@@ -593,7 +593,7 @@ BEGIN { @m[1] = 1; $h = has_key(@m); }
 TEST(Calls, HasKeyKeyType) {
   EXPECT_EQ(
       diagnostics("BEGIN { @m[1] = 1; $h = has_key(@m, \"a\"); }"),
-      R"BT(stdin:1:33-35: ERROR: Argument mismatch for @m: trying to access with arguments: [string[2]] when map expects arguments: [int64]
+      R"BT(stdin:1:33-35: ERROR: Argument mismatch for @m: trying to access with arguments: 'string[2]' when map expects arguments: 'int64'
 BEGIN { @m[1] = 1; $h = has_key(@m, "a"); }
                                 ~~
 )BT");

@@ -31,7 +31,7 @@ TEST(Maps, MapReadBeforeAssignedInAnotherProbe) {
 TEST(Maps, KeyTypeMismatch) {
   EXPECT_EQ(
       diagnostics("BEGIN { @m[1] = 1; @m[\"a\"] = 2; }"),
-      R"BT(stdin:1:20-27: ERROR: Argument mismatch for @m: trying to access with arguments: [string[2]] when map expects arguments: [int64]
+      R"BT(stdin:1:20-27: ERROR: Argument mismatch for @m: trying to access with arguments: 'string[2]' when map expects arguments: 'int64'
 BEGIN { @m[1] = 1; @m["a"] = 2; }
                    ~~~~~~~
 )BT");
@@ -40,7 +40,7 @@ BEGIN { @m[1] = 1; @m["a"] = 2; }
 TEST(Maps, KeyCountMismatch) {
   EXPECT_EQ(
       diagnostics("BEGIN { @m[1, \"a\"] = 1; @m[3] = 3; }"),
-      R"BT(stdin:1:25-30: ERROR: Argument mismatch for @m: trying to access with arguments: [int64] when map expects arguments: [int64, string[2]]
+      R"BT(stdin:1:25-30: ERROR: Argument mismatch for @m: trying to access with arguments: 'int64' when map expects arguments: '(int64,string[2])'
 BEGIN { @m[1, "a"] = 1; @m[3] = 3; }
                         ~~~~~
 )BT");
