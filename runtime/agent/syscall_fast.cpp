@@ -51,24 +51,8 @@ template <bool kKeepVectors> void fast(runtime::hook::PtRegs *r) {
   if (*selector != kBlock)
     return; // the agent's own code, or tracing stopped: not traced
   int nr = static_cast<int>(r->rax);
-  switch (nr) {
-  // What the dispatch handler must do itself (syscalls.cpp): calls that
-  // cannot return through this frame, and calls it adjusts. The
-  // instruction runs in the trampoline, where dispatch catches it. (The
-  // same list is marked in syscalls.cpp's g_slow.)
-  case SYS_rt_sigreturn:
-  case SYS_clone:
-  case SYS_clone3:
-  case SYS_fork:
-  case SYS_vfork:
-  case SYS_rt_sigprocmask:
-  case SYS_rt_sigaction:
-  case SYS_seccomp:
-  case SYS_prctl:
-    return;
-  default:
-    break;
-  }
+  if (dispatch_only(nr))
+    return; // the instruction runs in the trampoline, under dispatch
   long a[6] = {static_cast<long>(r->rdi), static_cast<long>(r->rsi),
                static_cast<long>(r->rdx), static_cast<long>(r->r10),
                static_cast<long>(r->r8),  static_cast<long>(r->r9)};

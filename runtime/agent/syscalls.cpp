@@ -595,6 +595,16 @@ void restore_sites() {
   g_tried->clear();
   for (auto &slot : g_noted)
     slot.store(0, std::memory_order_relaxed);
+  // A later session wants its own calls: nothing of this one's stays
+  // probed (a call still on its way reads either: tracing has stopped).
+  for (int exit = 0; exit < 2; exit++) {
+    __atomic_store_n(&g_want_all[exit], false, __ATOMIC_RELAXED);
+    for (auto &word : g_want[exit])
+      __atomic_store_n(&word, uint64_t{0}, __ATOMIC_RELAXED);
+  }
+  for (size_t nr = 0; nr < sizeof g_slow; nr++)
+    __atomic_store_n(&g_slow[nr], uint8_t{dispatch_only(int(nr))},
+                     __ATOMIC_RELAXED);
 }
 
 Result<Started> start(Handler fn) {
@@ -626,8 +636,7 @@ Result<Started> start(Handler fn) {
   raw(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, 0, 0, 0, 0);
   runtime::helpers::prepare_thread_identity();
   g_tid_offset = runtime::helpers::thread_id_offset();
-  for (int nr : {SYS_rt_sigreturn, SYS_clone, SYS_clone3, SYS_fork, SYS_vfork,
-                 SYS_rt_sigprocmask, SYS_rt_sigaction, SYS_seccomp, SYS_prctl})
+  for (int nr : state::kDispatchOnly)
     g_slow[nr] = 1;
   g_handler = fn;
   g_chain.restorer = reinterpret_cast<void (*)()>(g_exec);

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <sys/syscall.h>
 
 namespace ubtrace::agent::syscalls::state {
 
@@ -15,6 +16,22 @@ inline constexpr char kAllow = 0;          // SYSCALL_DISPATCH_FILTER_ALLOW
 inline constexpr char kBlock = 1;          // SYSCALL_DISPATCH_FILTER_BLOCK
 inline constexpr size_t kMaxTid = 4194304; // PID_MAX_LIMIT on 64-bit
 inline constexpr int kMaxNr = 1024;
+
+// What the dispatch handler must do itself (syscalls.cpp): calls that
+// cannot return through a rewritten site's frame, and calls it adjusts.
+// Their sites' calls go raw, where dispatch catches them; both paths read
+// this one list.
+inline constexpr int kDispatchOnly[] = {
+    SYS_rt_sigreturn,   SYS_clone,         SYS_clone3,
+    SYS_fork,           SYS_vfork,         SYS_rt_sigprocmask,
+    SYS_rt_sigaction,   SYS_seccomp,       SYS_prctl};
+
+inline constexpr bool dispatch_only(int nr) {
+  for (int x : kDispatchOnly)
+    if (x == nr)
+      return true;
+  return false;
+}
 
 // Read and written with __atomic builtins (<atomic> does not build with
 // general registers only).
