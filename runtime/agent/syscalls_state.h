@@ -22,9 +22,8 @@ inline constexpr int kMaxNr = 1024;
 // Their sites' calls go raw, where dispatch catches them; both paths read
 // this one list.
 inline constexpr int kDispatchOnly[] = {
-    SYS_rt_sigreturn,   SYS_clone,         SYS_clone3,
-    SYS_fork,           SYS_vfork,         SYS_rt_sigprocmask,
-    SYS_rt_sigaction,   SYS_seccomp,       SYS_prctl};
+    SYS_rt_sigreturn,   SYS_clone,        SYS_clone3,  SYS_fork, SYS_vfork,
+    SYS_rt_sigprocmask, SYS_rt_sigaction, SYS_seccomp, SYS_prctl};
 
 inline constexpr bool dispatch_only(int nr) {
   for (int x : kDispatchOnly)
