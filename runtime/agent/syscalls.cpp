@@ -219,6 +219,17 @@ uint64_t stub_for(uint64_t ret) {
   return out;
 }
 
+// Signals no mask set through a dispatched call may block: SIGSYS, which
+// dispatch delivers, and SIGTRAP and SIGILL, which the hooks' traps raise
+// (the kernel kills a thread that takes one it blocks). The preload keeps
+// the last two out of masks set through libc (preload_signals.c); here
+// that holds for raw calls too, glibc's own among them: a thread on its way
+// out blocks every signal, then calls madvise and munmap, whose sites may
+// be rewritten (trap bytes) under it.
+constexpr uint64_t kKeptDeliverable = (uint64_t{1} << (SIGSYS - 1)) |
+                                      (uint64_t{1} << (SIGTRAP - 1)) |
+                                      (uint64_t{1} << (SIGILL - 1));
+
 // rt_sigprocmask made on the mask the handler's return restores: the
 // thread's mask is set to the program's, the call made (the kernel checks
 // and copies), the result read back into the context.
@@ -236,7 +247,7 @@ long sigprocmask_in_context(char *selector, ucontext_t *uc, long how, long set,
   if (set && how != SIG_UNBLOCK &&
       runtime::helpers::safe_read(&given, 8,
                                   reinterpret_cast<const void *>(set)) == 0) {
-    given &= ~(uint64_t{1} << (SIGSYS - 1));
+    given &= ~kKeptDeliverable;
     set_arg = reinterpret_cast<long>(&given);
   }
   long rc = raw(SYS_rt_sigprocmask, how, set_arg, old, 8);
@@ -246,8 +257,8 @@ long sigprocmask_in_context(char *selector, ucontext_t *uc, long how, long set,
   return rc;
 }
 
-// rt_sigaction with SIGSYS out of the new handler's mask; ours stays first
-// on SIGSYS.
+// rt_sigaction with kKeptDeliverable out of the new handler's mask; ours
+// stays first on SIGSYS.
 long sigaction_stripped(char *selector, long sig, long act, long old,
                         long size) {
   Allowed allowed(selector);
@@ -258,7 +269,7 @@ long sigaction_stripped(char *selector, long sig, long act, long old,
   if (act && size == 8 &&
       runtime::helpers::safe_read(&copy, sizeof copy,
                                   reinterpret_cast<const void *>(act)) == 0) {
-    copy.mask &= ~(uint64_t{1} << (SIGSYS - 1));
+    copy.mask &= ~kKeptDeliverable;
     act_arg = reinterpret_cast<long>(&copy);
   }
   long rc = raw(SYS_rt_sigaction, sig, act_arg, old, size);

@@ -200,10 +200,12 @@ Result<void> register_traps(Site &site) {
   return {};
 }
 
+// With `syscall`, the patch covers the instruction at `syscall_at`; with
+// `syscall_last` too, it ends right after it.
 Result<Site *> create_site(uint64_t address, HookKind kind,
                            const HookOptions &options, const MemoryMap &map,
                            const SyscallPath *syscall = nullptr,
-                           uint64_t syscall_at = 0) {
+                           uint64_t syscall_at = 0, bool syscall_last = false) {
   uint64_t syscall_entry =
       syscall ? reinterpret_cast<uint64_t>(syscall->entry) : 0;
   if (const Site *other = overlapping(address, address + 1))
@@ -232,6 +234,10 @@ Result<Site *> create_site(uint64_t address, HookKind kind,
   if (syscall_entry && plan->mode != PatchMode::Jump)
     return make_error("cannot rewrite the syscall at " + hex(syscall_at) +
                       ": " + plan->trap_reason);
+  if (syscall_entry && syscall_last && plan->patch_end() != syscall_at + 2)
+    return make_error("cannot rewrite the syscall at " + hex(syscall_at) +
+                      " from " + hex(address) +
+                      ": the jump would cover what follows it");
   if (syscall_entry && plan->displaced_bytes > sizeof(Site::original))
     return make_error("cannot rewrite the syscall at " + hex(syscall_at) +
                       ": the instructions around it are too long");
@@ -473,12 +479,16 @@ Result<void> install_syscall_site(uint64_t address, FunctionBounds function,
   HookOptions options;
   options.function = function;
   options.allow_trap = false;
-  // The jump goes over the syscall and what follows it, or else over what
-  // precedes it and the syscall (`mov eax, NR; syscall; ret`): threads
-  // then come back from the kernel past the patch.
-  std::vector<uint64_t> candidates{address};
-  for (uint64_t start : starts_before(address, function, *region, 4))
-    candidates.push_back(start);
+  // The jump goes over what precedes the syscall and the syscall (libc's
+  // `mov eax, NR; syscall`), so that threads in the kernel there come
+  // back past the patch, onto the code as it was. Only where that cannot
+  // be does it cover the syscall and what follows: a thread in the kernel
+  // then returns onto a trap byte inside the jump, and the trap handler
+  // sends it on (it dies instead if it blocks SIGILL and SIGTRAP: dispatch
+  // keeps both out of the masks set while system call probes run).
+  std::vector<uint64_t> candidates =
+      starts_before(address, function, *region, 4);
+  candidates.push_back(address);
   Result<Site *> created = make_error("no candidate");
   std::string first_error;
   for (uint64_t start : candidates) {
@@ -492,8 +502,8 @@ Result<void> install_syscall_site(uint64_t address, FunctionBounds function,
         return safe;
       return attach_patch(*old, *map);
     }
-    created =
-        create_site(start, HookKind::Entry, options, *map, &path, address);
+    created = create_site(start, HookKind::Entry, options, *map, &path, address,
+                          start != address);
     if (created)
       break;
     if (first_error.empty())

@@ -73,7 +73,8 @@
 // preload does not see (a raw rt_sigprocmask system call, a pointer to
 // pthread_sigmask taken before a -p attach, an object dlopened after it,
 // glibc's own internal masks, a signal handler running during
-// sigsuspend/ppoll/pselect with such a mask)
+// sigsuspend/ppoll/pselect with such a mask; while system call probes run,
+// their dispatch keeps both out of masks set by raw calls too)
 //  * dies at an int3 site, or at a non-atomic patch going in, if it blocked
 //    after the install checked;
 //  * dies if it was between the first instructions of a function (within
@@ -194,11 +195,12 @@ inline Result<HookId> install_return_hook(uint64_t address, Handler handler,
 //    and 0 in regs->rcx, or leaves a nonzero rcx and everything else as it
 //    was; the instruction then runs in the trampoline. Other changes to
 //    general registers are written back.
-// The jump covers the instruction and what follows it, or else what
-// precedes it and the instruction. Fails when only an int3 could go there
-// (the caller keeps its slow path). Threads blocked in the kernel at the
-// instruction when the jump goes in resume on a trap byte and are sent to
-// the relocated code. Never from a signal handler.
+// The jump covers what precedes the instruction and the instruction, so
+// that threads in the kernel there when it goes in come back past it;
+// only where that cannot be, the instruction and what follows it (those
+// threads then resume on a trap byte and are sent to the relocated code).
+// Fails when only an int3 could go there (the caller keeps its slow path).
+// Never from a signal handler.
 using SyscallEntry = void (*)(PtRegs *regs);
 struct SyscallPath {
   SyscallEntry entry = nullptr;

@@ -17,10 +17,16 @@
 //   inlineloop N the same through the program's own inline syscall
 //   dispatchloop N  the same as loop, with syscall user dispatch on and
 //               nothing trapped
-//   rewrite T N T threads make getpid() calls through one inline `syscall`
-//               (the site) until a tracer rewrites it (or 10 s pass), then
-//               N more each; prints "site rewritten|untouched", "calls C"
-//               and whether every result was the pid
+//   rewrite T N T threads (up to 2000) make getpid() calls through one
+//               inline `syscall` (the site) until a tracer rewrites it (or
+//               10 s pass), then N more each; prints "site
+//               rewritten|untouched", "calls C" and whether every result was
+//               the pid
+//   forkrewrite N  forks children in a loop while the site is rewritten
+//               (and N more after): each child makes 200 getpid() calls at
+//               the site, checks each result is its own pid and exits;
+//               prints "site rewritten|untouched", "children C" and "bad B"
+//               (children whose results were wrong or that died)
 //   blocked     a thread blocks in read() at the site while the main
 //               thread's getpid() calls there get it rewritten; then a
 //               write wakes it: prints what it read
@@ -289,13 +295,19 @@ int main(int argc, char **argv) {
     printf("calls %d ns %ld ns/call\n", n, n ? ns / n : 0);
     printf("second half %ld ns/call\n", n - n / 2 ? late / (n - n / 2) : 0);
   } else if (!strcmp(mode, "rewrite")) {
-    int threads = n < 1 ? 1 : n > 16 ? 16 : n;
+    int threads = n < 1 ? 1 : n > 2000 ? 2000 : n;
     int each = argc > 3 ? atoi(argv[3]) : 1000;
-    pthread_t t[16];
-    struct rewrite_state st[16];
+    pthread_t *t = calloc(threads, sizeof *t);
+    struct rewrite_state *st = calloc(threads, sizeof *st);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64 * 1024);
     for (int i = 0; i < threads; i++) {
       st[i] = (struct rewrite_state){each, 0, 0};
-      pthread_create(&t[i], NULL, rewrite_body, &st[i]);
+      if (pthread_create(&t[i], &attr, rewrite_body, &st[i]) != 0) {
+        printf("cannot start thread %d\n", i);
+        return 1;
+      }
     }
     long calls = 0, wrong = 0;
     for (int i = 0; i < threads; i++) {
@@ -306,6 +318,32 @@ int main(int argc, char **argv) {
     printf("site %s\n", site_rewritten() ? "rewritten" : "untouched");
     printf("calls %ld\n", calls);
     printf("wrong results %ld\n", wrong);
+  } else if (!strcmp(mode, "forkrewrite")) {
+    long children = 0, bad = 0, after = 0;
+    double until = seconds() + 10;
+    while (after < n && (site_rewritten() || seconds() < until)) {
+      if (site_rewritten())
+        after++;
+      pid_t c = fork();
+      if (c < 0)
+        return 1;
+      if (c == 0) {
+        long me = getpid(), wrong = 0;
+        for (int i = 0; i < 200; i++)
+          wrong += site_call(SYS_getpid, 4242, 0, 0) != me;
+        _exit(wrong != 0);
+      }
+      // The parent's calls keep the site noted while children come and go.
+      site_call(SYS_getpid, 4242, 0, 0);
+      int status;
+      while (waitpid(c, &status, 0) < 0)
+        ;
+      children++;
+      bad += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    }
+    printf("site %s\n", site_rewritten() ? "rewritten" : "untouched");
+    printf("children %ld\n", children);
+    printf("bad %ld\n", bad);
   } else if (!strcmp(mode, "blocked")) {
     if (pipe(pipe_fds) != 0)
       return 1;
