@@ -22,6 +22,9 @@
 //               10 s pass), then N more each; prints "site
 //               rewritten|untouched", "calls C" and whether every result was
 //               the pid
+//   rewriteblocked T N  the same, each thread blocking every signal
+//               first with a raw rt_sigprocmask; also prints how many
+//               threads still had SIGTRAP blocked at the end
 //   forkrewrite N  forks children in a loop while the site is rewritten
 //               (and N more after): each child makes 200 getpid() calls at
 //               the site, checks each result is its own pid and exits;
@@ -81,10 +84,16 @@ struct rewrite_state {
   int n;
   long calls;
   long wrong;
+  int block_all; // block every signal first, with a raw rt_sigprocmask
+  int trap_blocked; // SIGTRAP was still blocked at the end
 };
 
 static void *rewrite_body(void *arg) {
   struct rewrite_state *st = arg;
+  if (st->block_all) {
+    unsigned long all = ~0ul;
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, 8);
+  }
   long pid = getpid();
   double until = seconds() + 10;
   while (!site_rewritten() && seconds() < until) {
@@ -95,6 +104,9 @@ static void *rewrite_body(void *arg) {
     st->calls++;
     st->wrong += site_call(SYS_getpid, 4242, 0, 0) != pid;
   }
+  unsigned long now = 0;
+  syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &now, 8);
+  st->trap_blocked = (now >> (SIGTRAP - 1)) & 1;
   return NULL;
 }
 
@@ -294,7 +306,8 @@ int main(int argc, char **argv) {
     long late = (b.tv_sec - m.tv_sec) * 1000000000L + (b.tv_nsec - m.tv_nsec);
     printf("calls %d ns %ld ns/call\n", n, n ? ns / n : 0);
     printf("second half %ld ns/call\n", n - n / 2 ? late / (n - n / 2) : 0);
-  } else if (!strcmp(mode, "rewrite")) {
+  } else if (!strcmp(mode, "rewrite") || !strcmp(mode, "rewriteblocked")) {
+    int block_all = !strcmp(mode, "rewriteblocked");
     int threads = n < 1 ? 1 : n > 2000 ? 2000 : n;
     int each = argc > 3 ? atoi(argv[3]) : 1000;
     pthread_t *t = calloc(threads, sizeof *t);
@@ -303,18 +316,21 @@ int main(int argc, char **argv) {
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 64 * 1024);
     for (int i = 0; i < threads; i++) {
-      st[i] = (struct rewrite_state){each, 0, 0};
+      st[i] = (struct rewrite_state){each, 0, 0, block_all, 0};
       if (pthread_create(&t[i], &attr, rewrite_body, &st[i]) != 0) {
         printf("cannot start thread %d\n", i);
         return 1;
       }
     }
-    long calls = 0, wrong = 0;
+    long calls = 0, wrong = 0, trap_blocked = 0;
     for (int i = 0; i < threads; i++) {
       pthread_join(t[i], NULL);
       calls += st[i].calls;
       wrong += st[i].wrong;
+      trap_blocked += st[i].trap_blocked;
     }
+    if (block_all)
+      printf("threads with SIGTRAP blocked %ld\n", trap_blocked);
     printf("site %s\n", site_rewritten() ? "rewritten" : "untouched");
     printf("calls %ld\n", calls);
     printf("wrong results %ld\n", wrong);
