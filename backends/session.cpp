@@ -734,20 +734,22 @@ int Session::run() {
       metrics_->service(
           [this](output::Exposition d) { return metrics_text(d); });
     if (user_) {
+      // Its agent is gone: nothing fires any more. A -p trace ends there;
+      // a command (-c) is waited for, as bpftrace does. Said first: a
+      // program it exec'd may have ended already.
+      if (user_->agent_gone() && !agent_gone_said_) {
+        agent_gone_said_ = true;
+        print_runtime_error(agent_gone_text(user_->pid(), user_->comm(),
+                                            user_->exec_comm(), opts_.pid != 0),
+                            {});
+        if (opts_.pid)
+          break;
+      }
       // The traced process is done: so is the trace (as with bpftrace -c
       // and -p).
       if ((target_end_ = user_->ended())) {
         drain();
         break;
-      }
-      // Its agent is gone: nothing fires any more. A -p trace ends there;
-      // a command (-c) is waited for, as bpftrace does.
-      if (user_->agent_gone() && !agent_gone_said_) {
-        agent_gone_said_ = true;
-        print_runtime_error(
-            agent_gone_text(user_->pid(), user_->comm(), opts_.pid != 0), {});
-        if (opts_.pid)
-          break;
       }
     }
   }

@@ -50,7 +50,7 @@ std::optional<output::ProcessExit> exit_record(const ProcessEnd &end,
 
 // The warning for an agent that hung up while its process lives on.
 std::string agent_gone_text(pid_t pid, const std::string &comm,
-                            bool ends_trace);
+                            const std::string &exec_comm, bool ends_trace);
 
 // The name of a running process ("" when unreadable).
 std::string process_comm(pid_t pid);

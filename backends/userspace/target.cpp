@@ -7,6 +7,7 @@
 #include "runtime/agent/named_values.h"
 #include "runtime/agent/program_wire.h"
 #include "runtime/agent/protocol.h"
+#include "runtime/file_text.h"
 #include "runtime/hook/trap_safety.h"
 #include "runtime/inject/channel.h"
 #include "runtime/inject/command_line.h"
@@ -56,6 +57,33 @@ static bool channel_hung_up(int sock) {
   return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
 }
 
+// The name of the program a process whose agent hung up runs now, if it
+// exec'd one. Alive, its memory tells: a program without the agent. Gone
+// (an exit drops the memory before the descriptors; a zombie keeps its
+// stat until reaped), its name changed and the agent never said goodbye
+// (it sends its counters from the exit path). "" when it did not exec, as
+// far as can be told, or closed the agent's files.
+static std::string exec_after_hangup(int pid, const std::string &comm,
+                                     const std::string &agent_file,
+                                     bool said_goodbye) {
+  auto read = [pid](const char *what) {
+    auto text = read_file("/proc/" + std::to_string(pid) + "/" + what);
+    return text ? *text : std::string();
+  };
+  std::string stat = read("stat");
+  size_t open = stat.find('('), close = stat.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open)
+    return "";
+  std::string now = stat.substr(open + 1, close - open - 1);
+  std::string maps = read("maps");
+  if (!maps.empty())
+    return agent_file.empty() ||
+                   maps.find("/" + agent_file + "\n") != std::string::npos
+               ? ""
+               : now;
+  return now != comm && !said_goodbye ? now : "";
+}
+
 static std::string busy_message(int pid) {
   return "process " + std::to_string(pid) +
          " is traced by another ubtrace already (one at a time per process)";
@@ -69,6 +97,11 @@ struct UserspaceTarget::Impl {
   bool detached = false;
   bool agent_gone = false; // the agent hung up (its channel is closed)
   std::chrono::steady_clock::time_point hung_up_at{};
+  // Why, once looked at: the program the process exec'd ("" when it did
+  // not, or that could not be told).
+  bool hangup_judged = false;
+  std::string exec_comm;
+  std::string agent_file; // the agent library's file name
   std::string comm;
   std::optional<ProcessWatch> watch; // -p: the process is not our child
   std::optional<ProcessEnd> end;
@@ -297,6 +330,7 @@ UserspaceTarget::launch(const std::string &command, const std::string &agent) {
     return make_error("the agent did not start in '" + command +
                       "': " + spoke.error());
   impl->comm = process_comm(impl->pid); // the program's, after its exec
+  impl->agent_file = fs::path(agent).filename().string();
   auto hi = impl->hello();
   if (!hi)
     return std::move(hi).take_error();
@@ -334,6 +368,7 @@ UserspaceTarget::attach(int pid, const std::string &agent) {
   impl->pid = pid;
   impl->sock = channel->release_fd().release();
   impl->comm = process_comm(pid);
+  impl->agent_file = fs::path(agent).filename().string();
   impl->watch.emplace(std::move(watch));
   auto hi = impl->hello();
   if (!hi)
@@ -925,10 +960,8 @@ Result<size_t> UserspaceTarget::service() {
       auto r = agent::recv_message(im.sock, 0);
       if (!r) {
         // Nothing now, or the agent hung up (all it sent is read).
-        if (!im.agent_gone && channel_hung_up(im.sock)) {
-          im.agent_gone = true;
-          im.hung_up_at = std::chrono::steady_clock::now();
-        }
+        if (!im.agent_gone && channel_hung_up(im.sock))
+          note_hangup(im);
         break;
       }
       m = std::move(*r);
@@ -1146,10 +1179,36 @@ Result<void> UserspaceTarget::go() {
   return {};
 }
 
+void UserspaceTarget::note_hangup(Impl &im) {
+  im.agent_gone = true;
+  im.hung_up_at = std::chrono::steady_clock::now();
+  if (im.hangup_judged)
+    return;
+  im.hangup_judged = true;
+  // What it sent before it hung up, kept for service(): its goodbye is
+  // among them if it exited.
+  bool goodbye = im.counters_final;
+  for (int n = 0; n < 4096; ++n) {
+    auto r = agent::recv_message(im.sock, 0);
+    if (!r)
+      break;
+    goodbye = goodbye || r->type == agent::MsgType::Counters;
+    im.notices.push_back(std::move(*r));
+  }
+  for (const auto &m : im.notices)
+    goodbye = goodbye || m.type == agent::MsgType::Counters;
+  im.exec_comm = exec_after_hangup(im.pid, im.comm, im.agent_file, goodbye);
+}
+
 std::optional<ProcessEnd> UserspaceTarget::ended() {
   Impl &im = *impl_;
   if (im.end)
     return im.end;
+  // Judged before the process is reaped: an exec'd program that ends at
+  // once still says so.
+  if (!im.agent_gone && !im.detached && im.sock >= 0 &&
+      channel_hung_up(im.sock))
+    note_hangup(im);
   if (im.spawned) {
     auto st = im.spawned->try_wait();
     if (st && *st)
@@ -1164,8 +1223,16 @@ bool UserspaceTarget::agent_gone() {
   // A process that dies closes its files a moment before it can be seen
   // to have ended: a hangup counts once that moment has passed with the
   // process alive.
-  return impl_->agent_gone && !ended() &&
+  if (!impl_->agent_gone)
+    return false;
+  if (!impl_->exec_comm.empty())
+    return true; // it exec'd: said even if the new program has ended
+  return !ended() &&
          std::chrono::steady_clock::now() - impl_->hung_up_at >= 500ms;
+}
+
+const std::string &UserspaceTarget::exec_comm() const {
+  return impl_->exec_comm;
 }
 
 const std::string &UserspaceTarget::comm() const {

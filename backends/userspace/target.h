@@ -95,10 +95,14 @@ public:
   // status; for -p what its zombie still shows (process_end.h), a zombie
   // nobody reaps included.
   std::optional<ProcessEnd> ended();
-  // The agent closed its channel (learnt by service()) and the process
-  // lives on half a second later (it exec'd another program, or closed the
-  // agent's descriptors): no probe fires any more.
+  // The agent closed its channel (learnt by service(), or by ended()
+  // before it reaps) because the process exec'd another program, or it
+  // lives on half a second later (it closed the agent's descriptors): no
+  // probe fires any more.
   bool agent_gone();
+  // The name of the program the process exec'd when its agent hung up,
+  // "" if it did not (as far as /proc tells).
+  const std::string &exec_comm() const;
   // The name the process had when the trace began.
   const std::string &comm() const;
   // The agent's loss counters of this session (runtime/agent/
@@ -113,6 +117,7 @@ public:
 
 private:
   struct Impl;
+  static void note_hangup(Impl &im);
   explicit UserspaceTarget(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
   int pid_ = 0;
