@@ -59,6 +59,9 @@ constexpr Meaning kMeanings[] = {
      "started, or could not turn syscall user dispatch on"},
     {c::kSyscallClonesRefused, "syscall_clone_refused", "clone call",
      "failed with EAGAIN: no clone stub was left for their call site"},
+    {c::kSyscallChildExits, "syscall_child_exits_unseen", "thread",
+     "left out of clone's exit probes: made with CLONE_VM but no TLS of "
+     "their own, they run on their parent's, which the probes need"},
     {c::kSyscallSandboxed, "syscall_sandboxed", "process",
      "untraced for system calls from its seccomp filter on (the filter may "
      "forbid the calls tracing makes)"},

@@ -45,10 +45,13 @@ inline constexpr const char *kProfileBlocked = "profile_blocked_threads";
 
 // System call probes (syscalls.h): threads whose calls were never traced
 // (they blocked SIGSYS when tracing started, or dispatch could not be
-// turned on); clone calls failed with EAGAIN for want of a stub; processes
-// that installed a seccomp filter, untraced from that call on.
+// turned on); clone calls failed with EAGAIN for want of a stub; children
+// of a clone with CLONE_VM but no TLS of their own, whose exit probes did
+// not run (they share their running parent's TLS); processes that
+// installed a seccomp filter, untraced from that call on.
 inline constexpr const char *kSyscallUntraced = "syscall_untraced_threads";
 inline constexpr const char *kSyscallClonesRefused = "syscall_clones_refused";
+inline constexpr const char *kSyscallChildExits = "syscall_child_exits_unseen";
 inline constexpr const char *kSyscallSandboxed = "syscall_sandboxed";
 
 // software:/hardware: probes (perf_events.h): events whose descriptor the

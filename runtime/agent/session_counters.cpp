@@ -24,13 +24,13 @@ namespace c = counter;
 
 // The order of kNames is the order of values().
 constexpr const char *kNames[] = {
-    c::kNestedSkips,      c::kShadowOverflows, c::kRefusedClaims,
-    c::kVectorSkips,      c::kUnwoundEntries,  c::kAbandonedRuns,
-    c::kNoticeTimeouts,   c::kInsnBudget,      c::kMissingHelper,
-    c::kProfileOverruns,  c::kProfileUntimed,  c::kProfileLate,
-    c::kProfileBlocked,   c::kSyscallUntraced, c::kSyscallClonesRefused,
-    c::kSyscallSandboxed, c::kPerfClosed,      c::kPerfNested,
-    c::kPerfUnarmed};
+    c::kNestedSkips,       c::kShadowOverflows,  c::kRefusedClaims,
+    c::kVectorSkips,       c::kUnwoundEntries,   c::kAbandonedRuns,
+    c::kNoticeTimeouts,    c::kInsnBudget,       c::kMissingHelper,
+    c::kProfileOverruns,   c::kProfileUntimed,   c::kProfileLate,
+    c::kProfileBlocked,    c::kSyscallUntraced,  c::kSyscallClonesRefused,
+    c::kSyscallChildExits, c::kSyscallSandboxed, c::kPerfClosed,
+    c::kPerfNested,        c::kPerfUnarmed};
 constexpr size_t kCount = sizeof kNames / sizeof kNames[0];
 
 // Every counter's encoding (a length, the name, the value) fits: the
@@ -59,16 +59,28 @@ Values values() {
   runtime::hook::ThreadCounters t = runtime::hook::thread_counters();
   profile::Counters p = profile::counters();
   syscalls::Counters s = syscalls::counters();
-  return {{t.nested_skips, t.shadow_overflows, t.refused_claims, t.vector_skips,
-           t.unwound_entries, t.abandoned + t.abandoned_waits,
+  return {{t.nested_skips,
+           t.shadow_overflows,
+           t.refused_claims,
+           t.vector_skips,
+           t.unwound_entries,
+           t.abandoned + t.abandoned_waits,
            notice_wait_timeouts(),
            g_run_errors[size_t(vm::RunStatus::InsnBudgetExceeded)].load(
                std::memory_order_relaxed),
            g_run_errors[size_t(vm::RunStatus::MissingHelper)].load(
                std::memory_order_relaxed),
-           p.overruns, p.untimed, p.late, p.blocked, s.untraced_threads,
-           s.clones_refused, uint64_t(s.sandboxed), perf::counters().closed,
-           perf::counters().nested, perf::counters().unarmed}};
+           p.overruns,
+           p.untimed,
+           p.late,
+           p.blocked,
+           s.untraced_threads,
+           s.clones_refused,
+           s.child_exits_unseen,
+           uint64_t(s.sandboxed),
+           perf::counters().closed,
+           perf::counters().nested,
+           perf::counters().unarmed}};
 }
 
 Values g_baseline; // written before arm_exit_report arms the channel

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <sys/syscall.h>
 
+extern "C" void ubt_syscalls_child(); // syscalls.cpp
+
 namespace ubtrace::agent::syscalls::state {
 
 __thread int32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
@@ -73,6 +75,53 @@ template <bool kKeepVectors> void fast(runtime::hook::PtRegs *r) {
   }
 }
 
+// Whether the child of clone-family call `nr` may run probes: not one
+// made with CLONE_VM but neither a TLS of its own nor CLONE_VFORK, which
+// runs beside its parent on the parent's TLS (the probes' per-thread
+// state). A fresh TLS has t_tid still 0. clone3's flags are read from its
+// arguments, which may be gone only in the case refused anyway (the
+// parent runs on; a vfork parent waits, a fork child has its own copy).
+bool child_may_probe(int nr, const runtime::hook::PtRegs *r) {
+  if (t_tid == 0 || nr == SYS_fork || nr == SYS_vfork)
+    return true;
+  uint64_t flags = 0;
+  if (nr == SYS_clone)
+    flags = r->rdi;
+  else if (nr == SYS_clone3 && r->rdi)
+    flags = *reinterpret_cast<const volatile uint64_t *>(r->rdi);
+  constexpr uint64_t kVm = 0x100, kVfork = 0x4000, kSetTls = 0x80000;
+  return !(flags & kVm) || (flags & (kVfork | kSetTls));
+}
+
+// A clone-family call's return, in the parent and in the child
+// (syscalls.cpp's stubs): dispatch on in the child, then the exit probes.
+// The thread's id is asked of the kernel: a vfork child may have written
+// its own into the TLS it shares with its parent.
+void clone_return(runtime::hook::PtRegs *r) {
+  int nr = static_cast<int>(r->orig_rax);
+  if (r->rax == 0) {
+    bool may = child_may_probe(nr, r);
+    ubt_syscalls_child();
+    if (!may) {
+      if (is_active() && wanted(nr, true))
+        __atomic_fetch_add(&g_child_exits_unseen, 1, __ATOMIC_RELAXED);
+      return;
+    }
+  }
+  if (!is_active() || !wanted(nr, true))
+    return;
+  long tid = g_raw(SYS_gettid, 0, 0, 0, 0, 0, 0);
+  if (tid <= 0 || static_cast<size_t>(tid) >= kMaxTid || !g_enabled[tid])
+    return;
+  t_tid = static_cast<int32_t>(tid);
+  volatile char *selector = selector_of(static_cast<int32_t>(tid));
+  if (*selector != kBlock)
+    return;
+  uint64_t rc = r->rax;
+  probe<true>(r, selector, nr, true);
+  r->rax = rc;
+}
+
 } // namespace
 } // namespace ubtrace::agent::syscalls::state
 
@@ -82,4 +131,9 @@ extern "C" void ubt_syscalls_fast(ubtrace::runtime::hook::PtRegs *r) {
 
 extern "C" void ubt_syscalls_fast_abi(ubtrace::runtime::hook::PtRegs *r) {
   ubtrace::agent::syscalls::state::fast<false>(r);
+}
+
+extern "C" __attribute__((visibility("hidden"))) void
+ubt_syscalls_clone_return(ubtrace::runtime::hook::PtRegs *r) {
+  ubtrace::agent::syscalls::state::clone_return(r);
 }

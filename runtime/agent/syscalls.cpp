@@ -31,45 +31,76 @@
 #define SYS_USER_DISPATCH 2
 #endif
 
-// The stub's child path (below): saves what the program's child expects to
-// find, turns dispatch on for the new task, and returns to the stub.
+// A new task's first step (ubt_syscalls_clone_return): dispatch on.
 extern "C" void ubt_syscalls_child();
-extern "C" void ubt_syscalls_child_entry();
+
+// The stubs' way back (below), in the parent and in the child, with the
+// call's number pushed above its return address: a pt_regs frame of the
+// registers as the call left them (rip the program's return address, the
+// stack pointer the program's), with the tail room a probe's context uses
+// above it, for ubt_syscalls_clone_return (syscall_fast.cpp). Every
+// register and the flags come back as they were.
+extern "C" void ubt_syscalls_clone_return_entry();
 __asm__(R"(
   .text
   .p2align 4
-  .hidden ubt_syscalls_child_entry
-  .globl ubt_syscalls_child_entry
-  .type ubt_syscalls_child_entry, @function
-ubt_syscalls_child_entry:
-  pushfq
+  .hidden ubt_syscalls_clone_return_entry
+  .globl ubt_syscalls_clone_return_entry
+  .type ubt_syscalls_clone_return_entry, @function
+ubt_syscalls_clone_return_entry:
+  sub $128, %rsp
+  push $0
   push %rax
+  pushfq
+  push $0
+  push $0
+  push 176(%rsp)
   push %rdi
   push %rsi
   push %rdx
   push %rcx
+  push %rax
   push %r8
   push %r9
   push %r10
   push %r11
   push %rbx
+  push %rbp
+  push %r12
+  push %r13
+  push %r14
+  push %r15
+  lea 440(%rsp), %rax
+  mov %rax, 152(%rsp)
+  mov 296(%rsp), %rax
+  mov 22(%rax), %rax
+  mov %rax, 128(%rsp)
+  mov 80(%rsp), %rax
+  mov %rsp, %rdi
   mov %rsp, %rbx
   and $-16, %rsp
-  call ubt_syscalls_child
+  call ubt_syscalls_clone_return
   mov %rbx, %rsp
+  pop %r15
+  pop %r14
+  pop %r13
+  pop %r12
+  pop %rbp
   pop %rbx
   pop %r11
   pop %r10
   pop %r9
   pop %r8
+  pop %rax
   pop %rcx
   pop %rdx
   pop %rsi
   pop %rdi
-  pop %rax
+  add $24, %rsp
   popfq
+  add $144, %rsp
   ret
-  .size ubt_syscalls_child_entry, .-ubt_syscalls_child_entry
+  .size ubt_syscalls_clone_return_entry, .-ubt_syscalls_clone_return_entry
 )");
 
 namespace ubtrace::agent::syscalls {
@@ -81,6 +112,7 @@ char *g_enabled = nullptr;
 RawSyscall g_raw = nullptr;
 uint64_t g_want[2][kMaxNr / 64];
 bool g_want_all[2];
+uint64_t g_child_exits_unseen;
 long g_tid_offset = -1;
 } // namespace state
 
@@ -120,7 +152,9 @@ static_assert(sizeof kFixedCode == kDirectAt + 3);
 struct Control {
   std::atomic<uint32_t> lock;
   std::atomic<uint32_t> count;
-  uint64_t keys[kMaxStubs]; // the address after the program's syscall
+  // The address after the program's syscall, its number in the top 16
+  // bits.
+  uint64_t keys[kMaxStubs];
 };
 
 uint8_t *g_exec = nullptr;    // the exempt range (read + execute)
@@ -180,38 +214,43 @@ struct Allowed {
   }
 };
 
-// The stub for the clone-family call whose next instruction is `ret`
-// (made on first use). Null when none is left.
-uint64_t stub_for(uint64_t ret) {
+// The stub for clone-family call `nr` whose next instruction is `ret`
+// (made on first use). Null when none is left. Parent and child come back
+// through ubt_syscalls_clone_return_entry: dispatch on in the child, the
+// exit probes in both.
+uint64_t stub_for(uint64_t ret, int nr) {
+  const uint64_t key = ret | (static_cast<uint64_t>(nr) << 48);
   Control &c = *g_control;
   uint32_t n = c.count.load(std::memory_order_acquire);
   for (uint32_t i = 0; i < n; i++)
-    if (c.keys[i] == ret)
+    if (c.keys[i] == key)
       return reinterpret_cast<uint64_t>(g_exec + kPage + i * kStubSize);
   while (c.lock.exchange(1, std::memory_order_acquire))
     __builtin_ia32_pause();
   n = c.count.load(std::memory_order_relaxed);
   uint64_t out = 0;
   for (uint32_t i = 0; i < n && !out; i++)
-    if (c.keys[i] == ret)
+    if (c.keys[i] == key)
       out = reinterpret_cast<uint64_t>(g_exec + kPage + i * kStubSize);
   if (!out && n < kMaxStubs) {
     uint8_t *w = g_write + kPage + n * kStubSize;
     const uint8_t code[] = {
-        0x0f, 0x05,                               // syscall
-        0x48, 0x85, 0xc0,                         // test rax, rax
-        0x75, 0x13,                               // jnz parent
-        0x48, 0x8d, 0x64, 0x24, 0x80,             // lea rsp, [rsp-128]
-        0xff, 0x15, 0x0e, 0x00, 0x00, 0x00,       // call [child_entry]
-        0x48, 0x8d, 0xa4, 0x24, 0x80, 0,    0, 0, // lea rsp, [rsp+128]
-        0xff, 0x25, 0x08, 0x00, 0x00, 0x00,       // parent: jmp [ret]
+        0x0f, 0x05,                            // syscall
+        0x48, 0x8d, 0x64, 0x24, 0x80,          // lea rsp, [rsp-128]
+        0x68, 0,    0,    0,    0,             // push nr
+        0xff, 0x15, 0x0e, 0,    0,    0,       // call [entry]
+        0x48, 0x8d, 0xa4, 0x24, 0x88, 0, 0, 0, // lea rsp, [rsp+136]
+        0xff, 0x25, 0x08, 0,    0,    0,       // jmp [ret]
     };
     static_assert(sizeof code == 0x20);
     __builtin_memcpy(w, code, sizeof code);
-    uint64_t entry = reinterpret_cast<uint64_t>(&ubt_syscalls_child_entry);
+    uint32_t imm = static_cast<uint32_t>(nr);
+    __builtin_memcpy(w + 0x08, &imm, 4);
+    uint64_t entry =
+        reinterpret_cast<uint64_t>(&ubt_syscalls_clone_return_entry);
     __builtin_memcpy(w + 0x20, &entry, 8);
     __builtin_memcpy(w + 0x28, &ret, 8);
-    c.keys[n] = ret;
+    c.keys[n] = key;
     c.count.store(n + 1, std::memory_order_release);
     out = reinterpret_cast<uint64_t>(g_exec + kPage + n * kStubSize);
   }
@@ -342,7 +381,7 @@ void dispatch(ucontext_t *uc, char *selector) {
   case SYS_clone3:
   case SYS_fork:
   case SYS_vfork:
-    if (uint64_t stub = stub_for(static_cast<uint64_t>(g[REG_RIP]))) {
+    if (uint64_t stub = stub_for(static_cast<uint64_t>(g[REG_RIP]), nr)) {
       g[REG_RIP] = static_cast<greg_t>(stub); // rax still holds nr
     } else {
       g_refused.fetch_add(1, std::memory_order_relaxed);
@@ -763,6 +802,8 @@ Counters counters() {
   c.calls = g_calls.load(std::memory_order_relaxed);
   c.untraced_threads = g_untraced.load(std::memory_order_relaxed);
   c.clones_refused = g_refused.load(std::memory_order_relaxed);
+  c.child_exits_unseen =
+      __atomic_load_n(&state::g_child_exits_unseen, __ATOMIC_RELAXED);
   c.sandboxed = g_sandboxed.load(std::memory_order_relaxed);
   c.sites_rewritten = g_sites_rewritten.load(std::memory_order_relaxed);
   c.sites_kept = g_sites_kept.load(std::memory_order_relaxed);
@@ -771,8 +812,8 @@ Counters counters() {
 
 } // namespace ubtrace::agent::syscalls
 
-// A new task made by a traced thread's clone, fork or vfork, on its first
-// instruction (the stub's child path): dispatch on, as its parent had it.
+// A new task made by a traced thread's clone, fork or vfork, right after
+// the call (the stub's way back): dispatch on, as its parent had it.
 extern "C" void ubt_syscalls_child() {
   using namespace ubtrace::agent::syscalls;
   if (!is_active())

@@ -110,14 +110,16 @@ bool filter_sigaction(int sig, const struct sigaction *act,
 void agent_thread_started();
 
 struct Counters {
-  uint64_t calls = 0;            // system calls intercepted
-  uint64_t untraced_threads = 0; // threads that never turned dispatch on
-  uint64_t clones_refused = 0;   // clone calls with no stub left: failed
-                                 // with EAGAIN
-  bool sandboxed = false;        // the program installed a seccomp filter:
-                                 // tracing stopped there
-  uint64_t sites_rewritten = 0;  // call sites on the fast path
-  uint64_t sites_kept = 0;       // call sites left to dispatch
+  uint64_t calls = 0;              // system calls intercepted
+  uint64_t untraced_threads = 0;   // threads that never turned dispatch on
+  uint64_t clones_refused = 0;     // clone calls with no stub left: failed
+                                   // with EAGAIN
+  uint64_t child_exits_unseen = 0; // CLONE_VM children without a TLS of
+                                   // their own: exit probes not run
+  bool sandboxed = false;          // the program installed a seccomp filter:
+                                   // tracing stopped there
+  uint64_t sites_rewritten = 0;    // call sites on the fast path
+  uint64_t sites_kept = 0;         // call sites left to dispatch
 };
 Counters counters();
 

@@ -41,6 +41,8 @@ extern char *g_enabled;  // [tid]: dispatch turned on by this thread
 using RawSyscall = long (*)(long, long, long, long, long, long, long);
 extern RawSyscall g_raw;
 extern uint64_t g_want[2][kMaxNr / 64];
+// Children whose exit probes could not run (syscall_fast.cpp).
+extern uint64_t g_child_exits_unseen;
 extern bool g_want_all[2];
 // glibc's thread id field, from its thread pointer (-1: unknown).
 extern long g_tid_offset;
