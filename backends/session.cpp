@@ -740,7 +740,8 @@ int Session::run() {
       if (user_->agent_gone() && !agent_gone_said_) {
         agent_gone_said_ = true;
         print_runtime_error(agent_gone_text(user_->pid(), user_->comm(),
-                                            user_->exec_comm(), opts_.pid != 0),
+                                            user_->hangup_reason(),
+                                            opts_.pid != 0),
                             {});
         if (opts_.pid)
           break;

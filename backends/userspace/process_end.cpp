@@ -99,17 +99,14 @@ std::optional<output::ProcessExit> exit_record(const ProcessEnd &end,
 }
 
 std::string agent_gone_text(pid_t pid, const std::string &comm,
-                            const std::string &exec_comm, bool ends_trace) {
+                            const std::string &reason, bool ends_trace) {
   std::string who = "process " + std::to_string(pid);
   if (!comm.empty())
     who += " (" + comm + ")";
-  std::string why =
-      exec_comm.empty()
-          ? "the process exec'd another program or closed the agent's "
-            "descriptors"
-          : "the process exec'd " + exec_comm +
-                ", which ubtrace does not follow";
-  return "the agent in " + who + " hung up: its probes no longer fire (" + why +
+  return "the agent in " + who + " hung up: its probes no longer fire (" +
+         (reason.empty() ? "the process exec'd another program or closed "
+                           "the agent's descriptors"
+                         : reason) +
          ")" + (ends_trace ? "; the trace ends" : "");
 }
 

@@ -49,8 +49,9 @@ std::optional<output::ProcessExit> exit_record(const ProcessEnd &end,
                                                bool attached, bool stopping);
 
 // The warning for an agent that hung up while its process lives on.
+// `reason`: UserspaceTarget::hangup_reason(), "" if unknown.
 std::string agent_gone_text(pid_t pid, const std::string &comm,
-                            const std::string &exec_comm, bool ends_trace);
+                            const std::string &reason, bool ends_trace);
 
 // The name of a running process ("" when unreadable).
 std::string process_comm(pid_t pid);

@@ -57,15 +57,16 @@ static bool channel_hung_up(int sock) {
   return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
 }
 
-// The name of the program a process whose agent hung up runs now, if it
-// exec'd one. Alive, its memory tells: a program without the agent. Gone
-// (an exit drops the memory before the descriptors; a zombie keeps its
-// stat until reaped), its name changed and the agent never said goodbye
-// (it sends its counters from the exit path). "" when it did not exec, as
-// far as can be told, or closed the agent's files.
-static std::string exec_after_hangup(int pid, const std::string &comm,
-                                     const std::string &agent_file,
-                                     bool said_goodbye) {
+// Why a process's agent hung up, judged from /proc before it is reaped.
+// Alive, its memory tells (an exit drops the memory before it closes the
+// descriptors): a program without the agent means it exec'd; the agent
+// still there, that the program closed the agent's descriptors. Gone (a
+// zombie keeps its stat until reaped): an exec if its name changed and
+// the agent never said goodbye (it sends its counters from the exit
+// path); else unknown, most likely its exit.
+static std::string judge_hangup(int pid, const std::string &comm,
+                                const std::string &agent_file,
+                                bool said_goodbye) {
   auto read = [pid](const char *what) {
     auto text = read_file("/proc/" + std::to_string(pid) + "/" + what);
     return text ? *text : std::string();
@@ -75,13 +76,15 @@ static std::string exec_after_hangup(int pid, const std::string &comm,
   if (open == std::string::npos || close == std::string::npos || close < open)
     return "";
   std::string now = stat.substr(open + 1, close - open - 1);
+  std::string exec =
+      "the process exec'd " + now + ", which ubtrace does not follow";
   std::string maps = read("maps");
   if (!maps.empty())
-    return agent_file.empty() ||
+    return !agent_file.empty() &&
                    maps.find("/" + agent_file + "\n") != std::string::npos
-               ? ""
-               : now;
-  return now != comm && !said_goodbye ? now : "";
+               ? "the process closed the agent's descriptors"
+               : exec;
+  return now != comm && !said_goodbye ? exec : "";
 }
 
 static std::string busy_message(int pid) {
@@ -97,10 +100,9 @@ struct UserspaceTarget::Impl {
   bool detached = false;
   bool agent_gone = false; // the agent hung up (its channel is closed)
   std::chrono::steady_clock::time_point hung_up_at{};
-  // Why, once looked at: the program the process exec'd ("" when it did
-  // not, or that could not be told).
+  // Why, once looked at ("" when it could not be told).
   bool hangup_judged = false;
-  std::string exec_comm;
+  std::string hangup_reason;
   std::string agent_file; // the agent library's file name
   std::string comm;
   std::optional<ProcessWatch> watch; // -p: the process is not our child
@@ -1197,7 +1199,7 @@ void UserspaceTarget::note_hangup(Impl &im) {
   }
   for (const auto &m : im.notices)
     goodbye = goodbye || m.type == agent::MsgType::Counters;
-  im.exec_comm = exec_after_hangup(im.pid, im.comm, im.agent_file, goodbye);
+  im.hangup_reason = judge_hangup(im.pid, im.comm, im.agent_file, goodbye);
 }
 
 std::optional<ProcessEnd> UserspaceTarget::ended() {
@@ -1225,14 +1227,14 @@ bool UserspaceTarget::agent_gone() {
   // process alive.
   if (!impl_->agent_gone)
     return false;
-  if (!impl_->exec_comm.empty())
-    return true; // it exec'd: said even if the new program has ended
+  if (!impl_->hangup_reason.empty())
+    return true; // not its exit: said even if the process ended since
   return !ended() &&
          std::chrono::steady_clock::now() - impl_->hung_up_at >= 500ms;
 }
 
-const std::string &UserspaceTarget::exec_comm() const {
-  return impl_->exec_comm;
+const std::string &UserspaceTarget::hangup_reason() const {
+  return impl_->hangup_reason;
 }
 
 const std::string &UserspaceTarget::comm() const {

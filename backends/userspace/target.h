@@ -96,13 +96,14 @@ public:
   // nobody reaps included.
   std::optional<ProcessEnd> ended();
   // The agent closed its channel (learnt by service(), or by ended()
-  // before it reaps) because the process exec'd another program, or it
-  // lives on half a second later (it closed the agent's descriptors): no
-  // probe fires any more.
+  // before it reaps) and not because the process exited: it exec'd
+  // another program or closed the agent's descriptors, as /proc told when
+  // the hangup was seen, or it lives on half a second later. No probe
+  // fires any more.
   bool agent_gone();
-  // The name of the program the process exec'd when its agent hung up,
-  // "" if it did not (as far as /proc tells).
-  const std::string &exec_comm() const;
+  // Why, as /proc told ("the process exec'd sh, which ubtrace does not
+  // follow"); "" when it could not tell.
+  const std::string &hangup_reason() const;
   // The name the process had when the trace began.
   const std::string &comm() const;
   // The agent's loss counters of this session (runtime/agent/

@@ -68,7 +68,7 @@ public:
   std::optional<ProcessEnd> ended();
   // Its agent hung up while the process lives on (target.h).
   bool agent_gone() { return target_->agent_gone(); }
-  const std::string &exec_comm() const { return target_->exec_comm(); }
+  const std::string &hangup_reason() const { return target_->hangup_reason(); }
   // Hands the agent the GPU channel (gpu::GpuBackend's attach()).
   Result<void> pass_gpu_channel(int fd) {
     return target_->pass_gpu_channel(fd);

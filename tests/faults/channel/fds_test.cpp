@@ -49,13 +49,24 @@ Outcome trace_command(const std::string &mode) {
   return o;
 }
 
+// The CLI says why the probes stopped.
+void expect_said(const Outcome &o) {
+  EXPECT_NE(o.err.find("hung up: its probes no longer fire (the process "
+                       "closed the agent's descriptors)"),
+            std::string::npos)
+      << o.err;
+}
+
 TEST(ChannelFds, DaemonThatClosesAndFillsEveryDescriptor) {
-  expect_clean(trace_command("all"));
+  Outcome o = trace_command("all");
+  expect_clean(o);
+  expect_said(o);
 }
 
 TEST(ChannelFds, DaemonThatTakesTheAgentsExactDescriptor) {
   Outcome o = trace_command("exact");
   expect_clean(o);
+  expect_said(o);
   EXPECT_NE(o.out.find("took "), std::string::npos) << o.out;
 }
 

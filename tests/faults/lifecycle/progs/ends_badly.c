@@ -14,13 +14,17 @@
 // thread-segv (a second thread crashes while the first is in work()),
 // wait (the worker waits for SIGKILL, calling work()), exec (runs PROG ARGS:
 // the process lives on without the agent's channel), fork-exec (forks a
-// child that waits for its parent's death, then runs PROG ARGS).
+// child that waits for its parent's death, then runs PROG ARGS), closefds
+// (closes every descriptor from 3 up with a raw close_range, calls work()
+// five times 20 ms apart, exits 0).
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t g_stop;
@@ -49,6 +53,15 @@ static void end_by(const char *mode, char **exec_argv) {
   if (!strcmp(mode, "exec") && exec_argv[0]) {
     execv(exec_argv[0], exec_argv);
     exit(101);
+  }
+  if (!strcmp(mode, "closefds")) {
+    syscall(SYS_close_range, 3u, ~0u, 0u);
+    for (int i = 0; i < 5; i++) {
+      work(i);
+      struct timespec step = {0, 20000000};
+      nanosleep(&step, NULL);
+    }
+    exit(0);
   }
   if (!strcmp(mode, "exit3"))
     exit(3);
