@@ -43,7 +43,7 @@ using namespace std::chrono_literals;
 
 // How long a command we started gets to end on SIGTERM at the end of the
 // trace before it is killed.
-constexpr std::chrono::milliseconds kTermGrace{1000};
+constexpr std::chrono::milliseconds kTermGrace{500};
 
 static std::string hex_address(uint64_t a) {
   char buf[24];
@@ -270,7 +270,7 @@ UserspaceTarget::~UserspaceTarget() {
   if (impl_->spawned) {
     // A command we started and that still runs ends with the trace (as
     // with bpftrace -c): SIGTERM first, so that it can clean up, then
-    // SIGKILL if it is still there a second later (it may ignore or block
+    // SIGKILL if it is still there half a second later (it may ignore or block
     // SIGTERM, or wait for a child that does, as `unshare --fork` does).
     if (!impl_->end) {
       (void)impl_->spawned->kill(SIGTERM);
