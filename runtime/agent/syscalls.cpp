@@ -1,6 +1,7 @@
 #include "runtime/agent/syscalls.h"
 
 #include "runtime/agent/profile.h"
+#include "runtime/agent/syscall_signals.h"
 #include "runtime/agent/syscalls_state.h"
 #include "runtime/helpers/host_helpers.h"
 #include "runtime/helpers/safe_copy.h"
@@ -15,6 +16,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <dlfcn.h>
+#include <link.h>
 #include <string>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -301,17 +304,18 @@ long sigprocmask_in_context(char *selector, ucontext_t *uc, long how, long set,
 long sigaction_stripped(char *selector, long sig, long act, long old,
                         long size) {
   Allowed allowed(selector);
-  struct {
-    uint64_t handler, flags, restorer, mask;
-  } copy;
-  long act_arg = act;
-  if (act && size == 8 &&
-      runtime::helpers::safe_read(&copy, sizeof copy,
-                                  reinterpret_cast<const void *>(act)) == 0) {
-    copy.mask &= ~kKeptDeliverable;
-    act_arg = reinterpret_cast<long>(&copy);
+  signals::KernelAction copy;
+  bool have = act && size == 8 &&
+              runtime::helpers::safe_read(
+                  &copy, sizeof copy, reinterpret_cast<const void *>(act)) == 0;
+  long rc;
+  if (size != 8 || (act && !have)) {
+    rc = raw(SYS_rt_sigaction, sig, act, old, size); // the kernel's error
+  } else {
+    if (have)
+      copy.mask &= ~kKeptDeliverable;
+    rc = signals::program_sigaction(sig, have ? &copy : nullptr, old);
   }
-  long rc = raw(SYS_rt_sigaction, sig, act_arg, old, size);
   if (rc == 0 && sig == SIGSYS && act)
     runtime::helpers::ensure_first(g_chain);
   return rc;
@@ -480,7 +484,7 @@ void unblock_in_handlers() {
     } a{};
     if (raw(SYS_rt_sigaction, sig, 0, reinterpret_cast<long>(&a), 8) != 0)
       continue;
-    uint64_t bit = uint64_t{1} << (SIGSYS - 1);
+    uint64_t bit = kKeptDeliverable;
     if (a.handler > 1 && (a.mask & bit)) {
       a.mask &= ~bit;
       raw(SYS_rt_sigaction, sig, reinterpret_cast<long>(&a), 0, 8);
@@ -657,6 +661,36 @@ void restore_sites() {
                      __ATOMIC_RELAXED);
 }
 
+// The span of the agent library's loaded segments: signal handlers there
+// are the agent's own, not the program's.
+std::pair<uint64_t, uint64_t> agent_code_range() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void *>(&agent_code_range), &info) ||
+      !info.dli_fbase)
+    return {0, 0};
+  struct Find {
+    uint64_t base, lo = ~uint64_t{0}, hi = 0;
+  } find{reinterpret_cast<uint64_t>(info.dli_fbase)};
+  dl_iterate_phdr(
+      [](dl_phdr_info *obj, size_t, void *data) {
+        auto *f = static_cast<Find *>(data);
+        if (obj->dlpi_addr != f->base) // a shared object's load base
+          return 0;
+        for (int i = 0; i < obj->dlpi_phnum; i++) {
+          const auto &ph = obj->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD)
+            continue;
+          uint64_t start = obj->dlpi_addr + ph.p_vaddr;
+          f->lo = std::min(f->lo, start);
+          f->hi = std::max(f->hi, start + ph.p_memsz);
+        }
+        return 0;
+      },
+      &find);
+  return find.hi ? std::make_pair(find.lo, find.hi)
+                 : std::make_pair(uint64_t{0}, uint64_t{0});
+}
+
 Result<Started> start(Handler fn) {
   Started out;
   if (is_active())
@@ -699,6 +733,9 @@ Result<Started> start(Handler fn) {
   unblock_in_handlers();
   g_stopped.store(false, std::memory_order_relaxed);
   __atomic_store_n(&g_active, true, __ATOMIC_RELEASE);
+  // The program's handlers run at BLOCK from here (syscall_signals.h).
+  auto [agent_lo, agent_hi] = agent_code_range();
+  signals::wrap_all(agent_lo, agent_hi);
   int32_t me = my_tid();
   pid_t pid = getpid();
   std::vector<int32_t> asked, skipped;
@@ -765,6 +802,7 @@ void stop() {
   if (!__atomic_exchange_n(&g_active, false, __ATOMIC_ACQ_REL))
     return;
   g_stopped.store(true, std::memory_order_release);
+  signals::unwrap_all();
   // Every selector to ALLOW: no thread traps from here on, whatever it
   // blocks; the handler stays for calls already on their way.
   for (size_t tid = 0; tid < kMaxTid; tid += kPage)

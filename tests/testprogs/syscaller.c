@@ -25,6 +25,13 @@
 //   rewriteblocked T N  the same, each thread blocking every signal
 //               first with a raw rt_sigprocmask; also prints how many
 //               threads still had SIGTRAP blocked at the end
+//   longjmp N   N getppid() calls while a 200 us timer's SIGALRM handler
+//               siglongjmps back to the loop (often out of the middle of a
+//               call or a probe): prints "calls C jumps J"
+//   handlerquery installs SIGUSR1 (SA_SIGINFO) and SIGUSR2 (signal())
+//               handlers, reads them back with sigaction(), raises both:
+//               prints whether the handler and flags read back are its own
+//               and whether each ran as installed
 //   forkrewrite N  forks children in a loop while the site is rewritten
 //               (and N more after): each child makes 200 getpid() calls at
 //               the site, checks each result is its own pid and exits;
@@ -44,12 +51,14 @@
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,6 +87,26 @@ static double seconds(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static volatile int info_signo, plain_signo;
+
+static void on_info(int sig, siginfo_t *info, void *uc) {
+  (void)uc;
+  info_signo = info && info->si_signo == sig ? sig : -1;
+}
+
+static void on_plain(int sig) {
+  plain_signo = sig;
+}
+
+static sigjmp_buf jump_back;
+static volatile long jumps;
+
+static void jump_out(int sig) {
+  (void)sig;
+  jumps++;
+  siglongjmp(jump_back, 1);
 }
 
 struct rewrite_state {
@@ -334,6 +363,44 @@ int main(int argc, char **argv) {
     printf("site %s\n", site_rewritten() ? "rewritten" : "untouched");
     printf("calls %ld\n", calls);
     printf("wrong results %ld\n", wrong);
+  } else if (!strcmp(mode, "handlerquery")) {
+    struct sigaction act = {0}, back = {0};
+    act.sa_sigaction = on_info;
+    act.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&act.sa_mask);
+    sigaddset(&act.sa_mask, SIGUSR2);
+    sigaction(SIGUSR1, &act, NULL);
+    signal(SIGUSR2, on_plain);
+    sigaction(SIGUSR1, NULL, &back);
+    printf("handler kept: %s\n",
+           back.sa_sigaction == on_info ? "yes" : "no");
+    printf("flags kept: %s\n",
+           (back.sa_flags & (SA_SIGINFO | SA_RESTART)) ==
+                       (SA_SIGINFO | SA_RESTART) &&
+                   sigismember(&back.sa_mask, SIGUSR2)
+               ? "yes"
+               : "no");
+    struct sigaction plain = {0};
+    sigaction(SIGUSR2, NULL, &plain);
+    printf("plain handler kept: %s\n",
+           plain.sa_handler == on_plain ? "yes" : "no");
+    raise(SIGUSR1);
+    raise(SIGUSR2);
+    printf("info handler ran: %s\n", info_signo == SIGUSR1 ? "yes" : "no");
+    printf("plain handler ran: %s\n", plain_signo == SIGUSR2 ? "yes" : "no");
+  } else if (!strcmp(mode, "longjmp")) {
+    signal(SIGALRM, jump_out);
+    struct itimerval every = {{0, 200}, {0, 200}};
+    setitimer(ITIMER_REAL, &every, NULL);
+    static volatile long calls;
+    sigsetjmp(jump_back, 1);
+    while (calls < n) {
+      calls++;
+      getppid();
+    }
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    printf("calls %ld jumps %ld\n", calls, jumps);
   } else if (!strcmp(mode, "forkrewrite")) {
     long children = 0, bad = 0, after = 0;
     double until = seconds() + 10;
