@@ -1189,14 +1189,13 @@ void UserspaceTarget::note_hangup(Impl &im) {
   im.hangup_judged = true;
   // What it sent before it hung up, kept for service(): its goodbye is
   // among them if it exited.
-  bool goodbye = im.counters_final;
   for (int n = 0; n < 4096; ++n) {
     auto r = agent::recv_message(im.sock, 0);
     if (!r)
       break;
-    goodbye = goodbye || r->type == agent::MsgType::Counters;
     im.notices.push_back(std::move(*r));
   }
+  bool goodbye = im.counters_final;
   for (const auto &m : im.notices)
     goodbye = goodbye || m.type == agent::MsgType::Counters;
   im.hangup_reason = judge_hangup(im.pid, im.comm, im.agent_file, goodbye);

@@ -169,9 +169,10 @@ extern "C" void ubt_program_signal(int sig, siginfo_t *info, void *uc) {
     g_wrapped[sig] = false; // the kernel put SIG_DFL back as it delivered
   volatile char *selector = nullptr;
   char found = kAllow;
-  // Asked of the kernel: a vfork child may have left its own id in the TLS
-  // it shared with this thread.
-  long tid = g_raw(SYS_gettid, 0, 0, 0, 0, 0, 0);
+  // Tracing stopped (maybe under a seccomp filter that forbids any call of
+  // ours): straight through. Else the id is asked of the kernel: a vfork
+  // child may have left its own in the TLS it shared with this thread.
+  long tid = is_active() ? g_raw(SYS_gettid, 0, 0, 0, 0, 0, 0) : 0;
   if (tid > 0 && static_cast<size_t>(tid) < kMaxTid && g_enabled &&
       g_enabled[tid]) {
     selector = &g_selector[tid];

@@ -802,7 +802,10 @@ void stop() {
   if (!__atomic_exchange_n(&g_active, false, __ATOMIC_ACQ_REL))
     return;
   g_stopped.store(true, std::memory_order_release);
-  signals::unwrap_all();
+  // Under a new seccomp filter no call of ours may be made (it may kill
+  // the process): the wrappers stay, and call straight through.
+  if (!g_sandboxed.load(std::memory_order_relaxed))
+    signals::unwrap_all();
   // Every selector to ALLOW: no thread traps from here on, whatever it
   // blocks; the handler stays for calls already on their way.
   for (size_t tid = 0; tid < kMaxTid; tid += kPage)
