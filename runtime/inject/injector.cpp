@@ -243,10 +243,15 @@ private:
   }
 
   // The block's state, if the region holds our block (the address may
-  // hold the program's memory if it mapped there first).
+  // hold the program's memory if it mapped there first) and the stub has
+  // finished setting the region up: the cookie is there as soon as the
+  // block is copied, before the guard page and the name.
   std::optional<uint32_t> block_state() const {
     auto cookie = memory_.read_value<uint64_t>(region_ + UBT_LB_COOKIE);
     if (!cookie || *cookie != cookie_)
+      return std::nullopt;
+    auto stub = memory_.read_value<uint32_t>(region_ + UBT_LB_STUB_STATE);
+    if (!stub || *stub == 0)
       return std::nullopt;
     auto state = memory_.read_value<uint32_t>(region_ + UBT_LB_STATE);
     if (!state)
