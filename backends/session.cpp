@@ -159,9 +159,12 @@ private:
   // The exposition of every user map, read now (--metrics).
   std::string metrics_text(output::Exposition dialect);
   void report_losses();
-  // How the traced process ended, when it ended the trace (process_end.h).
+  // How the last traced process ended, when it ended the trace
+  // (process_end.h); said after the end probes.
   std::optional<ProcessEnd> target_end_;
-  bool agent_gone_said_ = false;
+  // Says what happened to the traced processes; true when the last one is
+  // done, which ends the trace (as with bpftrace -c and -p).
+  bool target_news();
 };
 
 void Session::begin_capture() {
@@ -593,7 +596,7 @@ Result<void> Session::attach(size_t &attached) {
     probes[static_cast<size_t>(backend_for(p.kind))]++;
   UserspaceBackendOptions user;
   user.command = opts_.command;
-  user.pid = opts_.pid;
+  user.pids = opts_.pids;
   user.verbose = opts_.verbose;
   if (probes[size_t(BackendKind::Userspace)])
     if (auto ok = UserspaceBackend::check(bundle_, user); !ok)
@@ -617,7 +620,7 @@ Result<void> Session::attach(size_t &attached) {
           add(std::make_unique<CliBackend>(bundle_, *programs_, *this, mode));
       !ok)
     return ok;
-  if (opts_.command.empty() && opts_.pid == 0)
+  if (opts_.command.empty() && opts_.pids.empty())
     return {};
   auto u = UserspaceBackend::create(bundle_, *programs_, *region_, globals_,
                                     probe_names_, *symbols_, report_, user);
@@ -641,6 +644,26 @@ Result<void> Session::attach(size_t &attached) {
   if (!g)
     return std::move(g).take_error();
   return add(std::move(*g));
+}
+
+bool Session::target_news() {
+  bool attached = !opts_.pids.empty();
+  for (auto &n : user_->news()) {
+    if (n.kind == TargetNews::Kind::AgentGone) {
+      print_runtime_error(
+          agent_gone_text(n.pid, n.comm, n.reason, attached && n.last), {});
+    } else if (n.last) {
+      drain();
+      target_end_ = n.end;
+    } else if (auto said =
+                   exit_record(*n.end, attached, g_stop_requested.load())) {
+      // One of several: said now, after what its probes printed.
+      drain();
+      out_->process_exit(*said);
+      opts_.out->flush();
+    }
+  }
+  return user_->done();
 }
 
 void Session::publish_probe_names() {
@@ -733,26 +756,8 @@ int Session::run() {
     if (metrics_)
       metrics_->service(
           [this](output::Exposition d) { return metrics_text(d); });
-    if (user_) {
-      // Its agent is gone: nothing fires any more. A -p trace ends there;
-      // a command (-c) is waited for, as bpftrace does. Said first: a
-      // program it exec'd may have ended already.
-      if (user_->agent_gone() && !agent_gone_said_) {
-        agent_gone_said_ = true;
-        print_runtime_error(agent_gone_text(user_->pid(), user_->comm(),
-                                            user_->hangup_reason(),
-                                            opts_.pid != 0),
-                            {});
-        if (opts_.pid)
-          break;
-      }
-      // The traced process is done: so is the trace (as with bpftrace -c
-      // and -p).
-      if ((target_end_ = user_->ended())) {
-        drain();
-        break;
-      }
-    }
+    if (user_ && target_news())
+      break;
   }
   // A trace ending before the target: copy the maps kept elsewhere (the
   // GPU's) now. (A target that exited read them back in its exit hooks.)
@@ -764,8 +769,8 @@ int Session::run() {
     (*it)->detach();
   drain();
   if (target_end_)
-    if (auto said =
-            exit_record(*target_end_, opts_.pid != 0, g_stop_requested.load()))
+    if (auto said = exit_record(*target_end_, !opts_.pids.empty(),
+                                g_stop_requested.load()))
       out_->process_exit(*said);
   report_losses();
   if (config_.print_maps_on_exit)

@@ -38,7 +38,7 @@ struct SessionOptions {
   bool test = false;        // --test: the CLI runs test: probes, judged
   bool no_warnings = false; // --no-warnings: warnf() prints nothing
   std::string command;      // -c
-  int pid = 0;              // -p
+  std::vector<int> pids;    // -p, each process once
 };
 
 // Set from signal handlers: SIGINT and SIGTERM end the trace gracefully.

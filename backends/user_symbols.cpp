@@ -16,7 +16,7 @@ void UserSymbols::set_traced(pid_t pid, int region_fd) {
         return true;
     return false;
   };
-  symbols_.set_lineage(pid, maps_region);
+  symbols_.add_lineage(pid, maps_region);
 }
 
 std::vector<output::SymbolFrame> UserSymbols::user(uint64_t addr, int64_t pid) {

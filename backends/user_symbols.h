@@ -19,7 +19,7 @@ public:
   explicit UserSymbols(runtime::symbols::SymbolizerOptions options)
       : symbols_(options) {}
   runtime::symbols::Symbolizer &runtime() { return symbols_; }
-  // `pid` is the traced process; `region_fd` the maps region it maps.
+  // `pid` is a traced process; `region_fd` the maps region it maps.
   void set_traced(pid_t pid, int region_fd);
 
   std::vector<output::SymbolFrame> user(uint64_t addr, int64_t pid) override;

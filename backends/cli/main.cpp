@@ -119,7 +119,8 @@ int list_program(const cli::Options &opts, backends::Reporter &report) {
       return 0;
     }
     if (!is_file)
-      return cli::list_probes(pattern, opts.pid, report, opts.verbose > 0);
+      return cli::list_probes(pattern, opts.first_pid(), report,
+                              opts.verbose > 0);
     std::ifstream in(opts.list_pattern, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();
@@ -129,7 +130,7 @@ int list_program(const cli::Options &opts, backends::Reporter &report) {
   ast::ASTContext ctx(name, program);
   ctx.positional = opts.positional;
   ctx.named_args = opts.named_args;
-  cli::DwarfDebugTypes debug_types(opts.pid);
+  cli::DwarfDebugTypes debug_types(opts.first_pid());
   ctx.debug_types = &debug_types;
   cli::SystemHeaders headers(opts.include_dirs, opts.include_files);
   ctx.c_headers = &headers;
@@ -152,8 +153,8 @@ int list_program(const cli::Options &opts, backends::Reporter &report) {
       default:
         break;
       }
-      if (int rc =
-              cli::list_probes(ap->name(), opts.pid, report, opts.verbose > 0))
+      if (int rc = cli::list_probes(ap->name(), opts.first_pid(), report,
+                                    opts.verbose > 0))
         return rc;
     }
   return 0;
@@ -193,7 +194,7 @@ int run(const cli::Options &opts, backends::Reporter &report) {
   ctx.positional = opts.positional;
   ctx.named_args = opts.named_args;
   ctx.unsafe = opts.unsafe;
-  cli::DwarfDebugTypes debug_types(opts.pid);
+  cli::DwarfDebugTypes debug_types(opts.first_pid());
   ctx.debug_types = &debug_types;
   cli::SystemHeaders headers(opts.include_dirs, opts.include_files);
   ctx.c_headers = &headers;
@@ -251,7 +252,7 @@ int run(const cli::Options &opts, backends::Reporter &report) {
     return 0;
   // bpftrace's words: its dw_ustack reads the targets' unwind data at
   // start-up. (Here every user-space probe needs the process anyway.)
-  if (ctx.dw_ustack && !opts.pid && opts.command.empty()) {
+  if (ctx.dw_ustack && opts.pids.empty() && opts.command.empty()) {
     report.error("dw_ustack requires a target process. Use -p or -c to "
                  "specify one.");
     return 1;
@@ -290,7 +291,7 @@ int run(const cli::Options &opts, backends::Reporter &report) {
   so.test = opts.test;
   so.no_warnings = opts.no_warnings;
   so.command = opts.command;
-  so.pid = opts.pid;
+  so.pids = opts.pids;
   struct sigaction sa{};
   sa.sa_handler = [](int) { backends::g_stop_requested.store(true); };
   sigaction(SIGINT, &sa, nullptr);

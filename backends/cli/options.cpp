@@ -2,6 +2,7 @@
 
 #include "backends/output/formats.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -53,7 +54,9 @@ std::string usage_text() {
 OPTIONS:
     -e PROGRAM          run this program
     -c, --cmd CMD       run CMD with ubtrace's agent and trace it
-    -p, --pid PID       trace the running process PID
+    -p, --pid PID[,PID...]
+                        trace the running process PID; several, as a
+                        list or by repeating -p, are traced together
     -l [PATTERN|FILE]   list probes matching PATTERN (uprobe, usdt,
                         interval), or those of a program (-e or FILE);
                         with -p PID and no pattern, all of that process
@@ -193,10 +196,24 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
       const char *v = need(i, a.c_str());
       if (!v)
         return std::nullopt;
-      if (std::string why = parse_pid(v, o.pid); !why.empty()) {
-        error = why;
-        usage = false;
-        return std::nullopt;
+      // A comma-separated list; each pid is checked as bpftrace checks
+      // its one, and one given twice is traced once.
+      std::string list = v;
+      for (size_t at = 0;;) {
+        size_t comma = list.find(',', at);
+        std::string one = list.substr(
+            at, comma == std::string::npos ? std::string::npos : comma - at);
+        int pid = 0;
+        if (std::string why = parse_pid(one.c_str(), pid); !why.empty()) {
+          error = why;
+          usage = false;
+          return std::nullopt;
+        }
+        if (std::find(o.pids.begin(), o.pids.end(), pid) == o.pids.end())
+          o.pids.push_back(pid);
+        if (comma == std::string::npos)
+          break;
+        at = comma + 1;
       }
     } else if (a == "-l" || a == "-lv" || a == "-vl") {
       o.list = true;
@@ -354,8 +371,13 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
     error = "USAGE: -k, --warnings conflicts with --no-warnings";
     return std::nullopt;
   }
-  if (!o.command.empty() && o.pid) {
+  if (!o.command.empty() && !o.pids.empty()) {
     error = "Cannot use both -c and -p.";
+    return std::nullopt;
+  }
+  if (o.list && o.pids.size() > 1) {
+    usage = false;
+    error = "-l lists the probes of one process: give one -p PID";
     return std::nullopt;
   }
   if (const auto *f = output::find_output_format(o.output_format);

@@ -15,8 +15,10 @@ struct Options {
   std::string output_format = "text";  // -f text|json|folded
   std::string output_file;             // -o
   std::string command;                 // -c
-  int pid = 0;                         // -p
-  bool list = false;                   // -l
+  // -p PID[,PID...], repeatable: each process once, in the order given.
+  std::vector<int> pids;
+  int first_pid() const { return pids.empty() ? 0 : pids.front(); }
+  bool list = false; // -l
   std::string list_pattern;
   bool dry_run = false;
   std::vector<std::string> debug_stages; // -d ast,types,ir,bpf

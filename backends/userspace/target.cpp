@@ -198,6 +198,8 @@ struct UserspaceTarget::Impl {
   // the process runs: it fires only if the process loads that file, and a
   // program it execs is not traced. Said once per probe.
   void warn_not_its_program(const Pending &p);
+  // The other processes traced in the same trace.
+  std::vector<int> siblings;
   Result<bool> hook(size_t spec_index,
                     const runtime::symbols::ResolvedProbe &probe, bool many,
                     const runtime::symbols::AddressSpace &space);
@@ -889,6 +891,10 @@ void UserspaceTarget::set_verbose(
   impl_->verbose = std::move(sink);
 }
 
+void UserspaceTarget::set_siblings(std::vector<int> pids) {
+  impl_->siblings = std::move(pids);
+}
+
 void UserspaceTarget::set_warnings(
     std::function<void(const std::string &)> sink) {
   impl_->warn = std::move(sink);
@@ -1081,10 +1087,18 @@ void UserspaceTarget::Impl::warn_not_its_program(const Pending &p) {
   if (fs::read_symlink(proc + "/root", ec) != "/" || ec)
     return;
   auto want = sym::identify_file(file);
-  auto runs = sym::identify_file(proc + "/exe");
-  if (!want || !runs ||
-      want->same_inode(runs->dev_major, runs->dev_minor, runs->inode))
+  auto runs_it = [&](int who) {
+    auto runs = sym::identify_file("/proc/" + std::to_string(who) + "/exe");
+    return !runs ||
+           want->same_inode(runs->dev_major, runs->dev_minor, runs->inode);
+  };
+  if (!want || runs_it(pid))
     return;
+  // Traced with others (-p A,B): a probe on the program of another is
+  // meant for that one.
+  for (int other : siblings)
+    if (runs_it(other))
+      return;
   warned.insert(p.spec);
   std::string exe = fs::read_symlink(proc + "/exe", ec).string();
   warn(bundle->probes[p.spec].name + ": process " + std::to_string(pid) +

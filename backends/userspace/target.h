@@ -65,6 +65,9 @@ public:
   // -v: a line for every site hooked (address, jump or trap, native or
   // interpreted code).
   void set_verbose(std::function<void(const std::string &)> sink);
+  // The other processes of the trace (-p A,B): a probe on one of their
+  // programs is not said to miss this one.
+  void set_siblings(std::vector<int> pids);
   // Warnings that come up while the trace runs (a library loaded from
   // another file than the one a waiting probe is for).
   void set_warnings(std::function<void(const std::string &)> sink);

@@ -18,7 +18,7 @@ uint64_t now_ns() {
 
 Result<void> UserspaceBackend::check(const runtime::Bundle &bundle,
                                      const UserspaceBackendOptions &options) {
-  if (!options.command.empty() || options.pid != 0)
+  if (!options.command.empty() || !options.pids.empty())
     return {};
   runtime::symbols::ProbeResolverOptions resolve;
   resolve.allow_zero_size = bundle.unsafe;
@@ -68,87 +68,191 @@ Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
   auto agent = find_agent_library();
   if (!agent)
     return std::move(agent).take_error();
-  auto target = options.command.empty()
-                    ? UserspaceTarget::attach(options.pid, *agent)
-                    : UserspaceTarget::launch(options.command, *agent);
-  if (!target)
-    return std::move(target).take_error();
   std::unique_ptr<UserspaceBackend> b(new UserspaceBackend(
       bundle, programs, region, globals, probe_names, symbols, report));
-  b->target_ = std::move(*target);
-  UserspaceTarget &t = *b->target_;
-  t.set_warnings([&report](const std::string &text) { report.warning(text); });
-  t.set_snapshot_sink([&symbols](const runtime::symbols::AddressSpace &space) {
-    symbols.runtime().add_snapshot(space);
-  });
-  if (options.verbose)
-    t.set_verbose([&report](const std::string &line) { report.info(line); });
+  b->attached_ = options.command.empty();
+  std::string first_error;
+  auto add = [&](Result<std::unique_ptr<UserspaceTarget>> target, int pid) {
+    if (!target) {
+      if (first_error.empty())
+        first_error = target.error();
+      if (options.pids.size() > 1)
+        report.warning("process " + std::to_string(pid) +
+                       " is not traced: " + target.error());
+      return;
+    }
+    UserspaceTarget &t = **target;
+    t.set_warnings(
+        [&report](const std::string &text) { report.warning(text); });
+    t.set_snapshot_sink(
+        [&symbols](const runtime::symbols::AddressSpace &space) {
+          symbols.runtime().add_snapshot(space);
+        });
+    if (options.verbose)
+      t.set_verbose([&report](const std::string &line) { report.info(line); });
+    b->targets_.push_back(Traced{std::move(*target)});
+  };
+  if (!options.command.empty())
+    add(UserspaceTarget::launch(options.command, *agent), 0);
+  for (int pid : options.pids)
+    add(UserspaceTarget::attach(pid, *agent), pid);
+  if (b->targets_.empty())
+    return make_error(options.pids.size() > 1
+                          ? "none of the processes could be traced"
+                          : first_error);
   if (globals && !options.command.empty())
-    globals->cpid = static_cast<uint64_t>(t.pid());
+    globals->cpid = static_cast<uint64_t>(b->pid());
   return b;
 }
 
+std::string UserspaceBackend::who(const Traced &t) const {
+  if (targets_.size() < 2)
+    return "";
+  std::string w = "process " + std::to_string(t.target->pid());
+  if (!t.target->comm().empty())
+    w += " (" + t.target->comm() + ")";
+  return w + ": ";
+}
+
 Result<size_t> UserspaceBackend::attach() {
-  std::vector<std::string> warnings;
-  auto hooked =
-      target_->install(warnings, bundle_, programs_, region_, probe_names_);
-  for (const auto &w : warnings)
-    report_.warning(w);
-  if (!hooked)
-    return std::move(hooked).take_error();
-  if (!target_->jit_error().empty())
-    report_.warning("probes run interpreted: " + target_->jit_error());
-  // uaddr() symbols, after the Globals in the globals map's value.
-  auto addresses = target_->symbol_addresses(bundle_.uaddrs);
-  if (!addresses)
-    return std::move(addresses).take_error();
-  if (globals_)
-    std::copy(addresses->begin(), addresses->end(),
-              reinterpret_cast<uint64_t *>(globals_ + 1));
-  // Addresses of the traced process print as symbols even after it exits,
-  // and so do those of the children it forks.
-  (void)symbols_.runtime().snapshot(target_->pid());
-  symbols_.set_traced(target_->pid(), region_.fd());
-  // Probes waiting for their library count as attached, as kernel
-  // uprobes on a file do.
-  return *hooked + target_->pending();
+  for (auto &t : targets_) {
+    std::vector<int> others;
+    for (const auto &o : targets_)
+      if (o.target != t.target)
+        others.push_back(o.target->pid());
+    t.target->set_siblings(std::move(others));
+  }
+  size_t most = 0;
+  std::string first_error;
+  bool addresses_set = false;
+  for (auto it = targets_.begin(); it != targets_.end();) {
+    UserspaceTarget &t = *it->target;
+    std::vector<std::string> warnings;
+    auto hooked =
+        t.install(warnings, bundle_, programs_, region_, probe_names_);
+    for (const auto &w : warnings)
+      report_.warning(who(*it) + w);
+    // uaddr() symbols, after the Globals in the globals map's value: the
+    // first process's (one value for every process).
+    Result<std::vector<uint64_t>> addresses =
+        hooked ? t.symbol_addresses(bundle_.uaddrs)
+               : Result<std::vector<uint64_t>>(make_error(hooked.error()));
+    if (!hooked || !addresses) {
+      std::string why = hooked ? addresses.error() : hooked.error();
+      if (first_error.empty())
+        first_error = why;
+      if (targets_.size() > 1)
+        report_.warning("process " + std::to_string(t.pid()) +
+                        " is not traced: " + why);
+      it = targets_.erase(it); // detached as it goes
+      continue;
+    }
+    if (!t.jit_error().empty())
+      report_.warning(who(*it) + "probes run interpreted: " + t.jit_error());
+    if (globals_ && !addresses_set)
+      std::copy(addresses->begin(), addresses->end(),
+                reinterpret_cast<uint64_t *>(globals_ + 1));
+    addresses_set = true;
+    // Addresses of a traced process print as symbols even after it exits,
+    // and so do those of the children it forks.
+    (void)symbols_.runtime().snapshot(t.pid());
+    symbols_.set_traced(t.pid(), region_.fd());
+    // Probes waiting for their library count as attached, as kernel
+    // uprobes on a file do.
+    most = std::max(most, *hooked + t.pending());
+    ++it;
+  }
+  if (targets_.empty())
+    return make_error(first_error);
+  return most;
 }
 
 Result<void> UserspaceBackend::start() {
-  return target_->go();
-}
-
-Result<void> UserspaceBackend::service() {
-  auto more = target_->service();
-  refresh_symbols(target_->libraries_changed());
-  if (!more)
-    return std::move(more).take_error();
+  for (auto &t : targets_)
+    if (auto ok = t.target->go(); !ok)
+      return ok;
   return {};
 }
 
-std::optional<ProcessEnd> UserspaceBackend::ended() {
-  auto end = target_->ended();
-  ended_ = ended_ || end.has_value();
-  return end;
+Result<void> UserspaceBackend::service() {
+  std::string errors;
+  for (auto &t : targets_) {
+    if (t.done)
+      continue;
+    auto more = t.target->service();
+    refresh_symbols(t, t.target->libraries_changed());
+    if (!more)
+      errors += (errors.empty() ? "" : "\n") + who(t) + more.error();
+  }
+  if (!errors.empty())
+    return make_error(errors);
+  return {};
+}
+
+std::vector<TargetNews> UserspaceBackend::news() {
+  std::vector<TargetNews> out;
+  for (auto &t : targets_) {
+    if (t.done)
+      continue;
+    UserspaceTarget &target = *t.target;
+    // Its agent is gone: nothing fires there any more. A process attached
+    // to is done then; a command (-c) is waited for, as bpftrace does.
+    // Said first: a program it exec'd may have ended already.
+    if (!t.gone_said && target.agent_gone()) {
+      t.gone_said = true;
+      out.push_back({TargetNews::Kind::AgentGone, target.pid(), target.comm(),
+                     target.hangup_reason(), std::nullopt});
+      if (attached_) {
+        t.done = true;
+        out.back().last = done();
+        continue;
+      }
+    }
+    if (auto end = target.ended()) {
+      t.ended = t.done = true;
+      out.push_back(
+          {TargetNews::Kind::Ended, target.pid(), target.comm(), "", end});
+      out.back().last = done();
+    }
+  }
+  return out;
+}
+
+bool UserspaceBackend::done() const {
+  return std::all_of(targets_.begin(), targets_.end(),
+                     [](const Traced &t) { return t.done; });
 }
 
 void UserspaceBackend::detach() {
-  target_->collect_counters();
-  target_->detach();
-  refresh_symbols(true); // a process the trace outlives no more
+  for (auto &t : targets_) {
+    t.target->collect_counters();
+    t.target->detach();
+    refresh_symbols(t, true); // a process the trace outlives no more
+  }
 }
 
 agent::NamedValues UserspaceBackend::losses() const {
-  return target_->agent_counters();
+  // Summed by name, in the first process's order.
+  agent::NamedValues sum;
+  for (const auto &t : targets_)
+    for (const auto &[name, value] : t.target->agent_counters()) {
+      auto it = std::find_if(sum.begin(), sum.end(),
+                             [&](const auto &e) { return e.first == name; });
+      if (it == sum.end())
+        sum.emplace_back(name, value);
+      else
+        it->second += value;
+    }
+  return sum;
 }
 
-void UserspaceBackend::refresh_symbols(bool now) {
-  uint64_t t = now_ns();
-  if (!now && t - symbols_refreshed_ns_ < 1000000000ull)
+void UserspaceBackend::refresh_symbols(Traced &t, bool now) {
+  uint64_t at = now_ns();
+  if (!now && at - t.symbols_refreshed_ns < 1000000000ull)
     return;
-  symbols_refreshed_ns_ = t;
-  if (!ended_)
-    (void)symbols_.runtime().snapshot(target_->pid());
+  t.symbols_refreshed_ns = at;
+  if (!t.ended)
+    (void)symbols_.runtime().snapshot(t.target->pid());
 }
 
 } // namespace ubtrace::backends

@@ -1,11 +1,14 @@
 // The user-space backend (backend.h): runs a bundle's uprobe, uretprobe
-// and usdt probes in one traced process (-c CMD or -p PID) through the
-// agent inside it (target.h), and keeps the printer's view of that
-// process's address space current (user_symbols.h), so its addresses print
-// as symbols, even after it exits.
+// and usdt probes in the traced processes (-c CMD, or -p PID[,PID...])
+// through the agent inside each (target.h), and keeps the printer's view
+// of their address spaces current (user_symbols.h), so their addresses
+// print as symbols, even after they exit.
 //
 // A trace with -c or -p has one whether or not it has user-space probes:
-// the process is what the trace waits for, and its end ends the trace.
+// the processes are what the trace waits for. Each is attached, serviced
+// and detached on its own: one that cannot be traced is reported and the
+// others go on; the trace ends when the last one is done (ended, or with
+// -p its agent hung up).
 #pragma once
 
 #include "backends/backend.h"
@@ -23,9 +26,19 @@
 namespace ubtrace::backends {
 
 struct UserspaceBackendOptions {
-  std::string command; // -c: run and trace it
-  int pid = 0;         // -p: trace it
-  int verbose = 0;     // -v: an INFO line for each site hooked
+  std::string command;   // -c: run and trace it
+  std::vector<int> pids; // -p: trace them
+  int verbose = 0;       // -v: an INFO line for each site hooked
+};
+
+// What happened to one traced process, for the session to say.
+struct TargetNews {
+  enum class Kind { AgentGone, Ended } kind;
+  pid_t pid = 0;
+  std::string comm;
+  std::string reason;            // AgentGone: hangup_reason()
+  std::optional<ProcessEnd> end; // Ended
+  bool last = false;             // no traced process is left after it
 };
 
 class UserspaceBackend final : public Backend {
@@ -37,9 +50,11 @@ public:
   static Result<void> check(const runtime::Bundle &bundle,
                             const UserspaceBackendOptions &options);
   // Starts the command (it waits before main until start()) or injects the
-  // agent into the process. `globals` (may be null) gets the command's pid
-  // (cpid) and the uaddr() addresses; `probe_names` the names of what
-  // wildcards expand to.
+  // agent into each process. A process that cannot be traced is an error
+  // when it is the only one; among several its reason is reported and the
+  // others go on. `globals` (may be null) gets the command's pid (cpid)
+  // and the uaddr() addresses; `probe_names` the names of what wildcards
+  // expand to.
   static Result<std::unique_ptr<UserspaceBackend>>
   create(const runtime::Bundle &bundle, const ProgramSet &programs,
          runtime::maps::Region &region, abi::Globals *globals,
@@ -47,31 +62,38 @@ public:
          Reporter &report, const UserspaceBackendOptions &options);
 
   BackendKind kind() const override { return BackendKind::Userspace; }
-  // Hooks the probes; those waiting for a library count as attached, as
-  // kernel uprobes on a file do.
+  // Hooks the probes in each process; those waiting for a library count
+  // as attached, as kernel uprobes on a file do. Probes are counted once
+  // however many processes run them (the most any one process hooked),
+  // as bpftrace counts a uprobe on a file once.
   Result<size_t> attach() override;
   // Lets a command run (-p: nothing).
   Result<void> start() override;
   // Every 5 ms: a thread waiting in dlopen for its library's hooks waits
   // little.
   uint64_t service_period_ns() const override { return 5000000; }
-  // Libraries the process loaded get their probes hooked.
+  // Libraries the processes loaded get their probes hooked.
   Result<void> service() override;
   bool fires_later() const override { return true; }
-  // Unhooks: the process runs on untraced.
+  // Unhooks: the processes run on untraced.
   void detach() override;
+  // Summed over the processes.
   agent::NamedValues losses() const override;
 
-  int pid() const { return target_->pid(); }
-  const std::string &comm() const { return target_->comm(); }
-  // The process's end, once it ended (non-blocking; the session's loop).
-  std::optional<ProcessEnd> ended();
-  // Its agent hung up while the process lives on (target.h).
-  bool agent_gone() { return target_->agent_gone(); }
-  const std::string &hangup_reason() const { return target_->hangup_reason(); }
-  // Hands the agent the GPU channel (gpu::GpuBackend's attach()).
+  // The first traced process (-c: the command).
+  int pid() const { return targets_.front().target->pid(); }
+  size_t targets() const { return targets_.size(); }
+  // What happened to the processes since the last call (non-blocking; the
+  // session's loop): agents that hung up while their process lives on,
+  // processes that ended. A process is done once it ended, or (-p) once
+  // its agent is gone; the event that leaves none is marked `last`.
+  std::vector<TargetNews> news();
+  // Every traced process is done.
+  bool done() const;
+  // Hands the agent the GPU channel (gpu::GpuBackend's attach()): one
+  // traced process only.
   Result<void> pass_gpu_channel(int fd) {
-    return target_->pass_gpu_channel(fd);
+    return targets_.front().target->pass_gpu_channel(fd);
   }
 
 private:
@@ -82,10 +104,20 @@ private:
       : bundle_(bundle), programs_(programs), region_(region),
         globals_(globals), probe_names_(probe_names), symbols_(symbols),
         report_(report) {}
-  // The process's mappings for printing its addresses: looked at again
+
+  struct Traced {
+    std::unique_ptr<UserspaceTarget> target;
+    uint64_t symbols_refreshed_ns = 0;
+    bool ended = false;
+    bool gone_said = false;
+    bool done = false;
+  };
+  // A process's mappings for printing its addresses: looked at again
   // when it reported a library, and every second (libraries it loaded
   // without a probe waiting for them), while it lives.
-  void refresh_symbols(bool now);
+  void refresh_symbols(Traced &t, bool now);
+  // "process 123 (app): " before a reason, when there are several.
+  std::string who(const Traced &t) const;
 
   const runtime::Bundle &bundle_;
   const ProgramSet &programs_;
@@ -94,9 +126,8 @@ private:
   std::vector<std::string> &probe_names_;
   UserSymbols &symbols_;
   Reporter &report_;
-  std::unique_ptr<UserspaceTarget> target_;
-  uint64_t symbols_refreshed_ns_ = 0;
-  bool ended_ = false;
+  std::vector<Traced> targets_;
+  bool attached_ = false; // -p rather than -c
 };
 
 } // namespace ubtrace::backends

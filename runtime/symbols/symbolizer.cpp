@@ -2,6 +2,11 @@
 
 #include "runtime/symbols/demangle.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
 namespace ubtrace::runtime::symbols {
 
 Symbolizer::Symbolizer(SymbolizerOptions options,
@@ -45,11 +50,40 @@ void Symbolizer::record(AddressSpace snapshot) {
         AddressSpace::from_mappings(pid, std::move(fresh), snapshot.root())));
 }
 
-void Symbolizer::set_lineage(pid_t parent,
+void Symbolizer::add_lineage(pid_t parent,
                              std::function<bool(const AddressSpace &)> own) {
   std::lock_guard lock(mutex_);
-  lineage_parent_ = parent;
+  if (std::find(lineage_parents_.begin(), lineage_parents_.end(), parent) ==
+      lineage_parents_.end())
+    lineage_parents_.push_back(parent);
   own_ = std::move(own);
+}
+
+pid_t Symbolizer::lineage_parent_of(pid_t pid) const {
+  if (lineage_parents_.empty())
+    return 0;
+  if (std::find(lineage_parents_.begin(), lineage_parents_.end(), pid) !=
+      lineage_parents_.end())
+    return pid;
+  // Up the parent chain while it lives (a child forked by a child).
+  for (int depth = 0; lineage_parents_.size() > 1 && depth < 32; ++depth) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)),
+                     std::istreambuf_iterator<char>());
+    size_t close = text.rfind(')');
+    if (close == std::string::npos)
+      break;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(text.c_str() + close + 1, " %c %d", &state, &ppid) != 2 ||
+        ppid <= 1)
+      break;
+    if (std::find(lineage_parents_.begin(), lineage_parents_.end(), ppid) !=
+        lineage_parents_.end())
+      return ppid;
+    pid = ppid;
+  }
+  return lineage_parents_.front();
 }
 
 Result<void> Symbolizer::snapshot(pid_t pid) {
@@ -68,7 +102,8 @@ bool Symbolizer::has_snapshot(pid_t pid) const {
 std::vector<Symbolizer::Space> Symbolizer::spaces_of(pid_t pid) {
   auto known = [&]() -> std::optional<std::vector<Space>> {
     std::lock_guard lock(mutex_);
-    pid_t who = through_parent_.count(pid) ? lineage_parent_ : pid;
+    auto through = through_parent_.find(pid);
+    pid_t who = through != through_parent_.end() ? through->second : pid;
     auto it = spaces_.find(who);
     if (it == spaces_.end())
       return std::nullopt;
@@ -83,8 +118,8 @@ std::vector<Symbolizer::Space> Symbolizer::spaces_of(pid_t pid) {
     std::lock_guard lock(mutex_);
     if (space && (!own_ || own_(*space)))
       record(std::move(*space));
-    else if (lineage_parent_ && pid != lineage_parent_)
-      through_parent_[pid] = true;
+    else if (pid_t parent = lineage_parent_of(pid); parent && pid != parent)
+      through_parent_[pid] = parent;
   }
   return known().value_or(std::vector<Space>{});
 }

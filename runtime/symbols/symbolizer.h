@@ -13,7 +13,7 @@
 // Processes nobody snapshotted (children the traced process forked, which
 // often are gone by the time their addresses print) are snapshotted at
 // their first lookup if they still live and are still the traced program
-// (set_lineage's test: a child that exec'd another program, or a new
+// (add_lineage's test: a child that exec'd another program, or a new
 // process under a reused pid, is not); otherwise their addresses resolve
 // through the traced process's snapshot, which a fork copies. Each process
 // keeps what its snapshots showed over time (the traced process's as it
@@ -74,8 +74,11 @@ public:
   // Records a snapshot of `pid`: what it maps that earlier ones did not.
   void add_snapshot(AddressSpace snapshot);
   // Processes without a snapshot of their own resolve through `parent`'s,
-  // unless a snapshot taken at their first lookup passes `own`.
-  void set_lineage(pid_t parent, std::function<bool(const AddressSpace &)> own);
+  // unless a snapshot taken at their first lookup passes `own`. With
+  // several parents (one per traced process), a process resolves through
+  // the one it descends from, as /proc tells at its first lookup, else
+  // through the first.
+  void add_lineage(pid_t parent, std::function<bool(const AddressSpace &)> own);
   // Takes and records a snapshot of a live process (as often as wanted:
   // an unchanged one adds nothing).
   Result<void> snapshot(pid_t pid);
@@ -116,8 +119,10 @@ private:
   std::map<pid_t, std::set<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>>>
       seen_;
   // Processes that resolve through the lineage parent's snapshots.
-  std::map<pid_t, bool> through_parent_;
-  pid_t lineage_parent_ = 0;
+  std::map<pid_t, pid_t> through_parent_;
+  std::vector<pid_t> lineage_parents_;
+  // The lineage parent `pid` descends from (the first when unknown).
+  pid_t lineage_parent_of(pid_t pid) const;
   std::function<bool(const AddressSpace &)> own_;
 };
 

@@ -57,7 +57,7 @@ Session run_one(const runtime::Bundle &bundle, int pid) {
   so.err = &err;
   so.quiet = true;
   so.verbose = 1; // a line per hooked site: jump or trap
-  so.pid = pid;
+  so.pids = {pid};
   Session s;
   s.code = backends::run_session(bundle, so);
   s.out = out.str();
