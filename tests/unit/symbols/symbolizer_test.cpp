@@ -3,7 +3,13 @@
 #include "runtime/symbols/symbolizer.h"
 #include "tests/unit/symbols/test_support.h"
 
+#include <csignal>
 #include <dlfcn.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -176,4 +182,86 @@ TEST(Symbolizer, LibcOfThisProcess) {
   ASSERT_TRUE(elf);
   if (find_debug_file(*elf))
     EXPECT_TRUE(frames.back().file.ends_with("malloc.c")) << frames.back().file;
+}
+
+namespace {
+
+// A mapping of `path` at [start, start + 4096), as /proc would list it.
+Mapping file_at(const std::string &path, uint64_t start) {
+  struct stat st{};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  Mapping m;
+  m.start = start;
+  m.end = start + 4096;
+  m.readable = m.executable = true;
+  m.dev_major = major(st.st_dev);
+  m.dev_minor = minor(st.st_dev);
+  m.inode = st.st_ino;
+  m.path = path;
+  return m;
+}
+
+// Forks a process that forks `depth` more below it, each waiting for its
+// parent's death (PR_SET_PDEATHSIG) or SIGKILL; returns their pids, the
+// deepest last.
+std::vector<pid_t> fork_chain(int depth) {
+  int fds[2];
+  if (::pipe(fds) != 0)
+    return {};
+  pid_t first = ::fork();
+  if (first == 0) {
+    for (int level = 0;; ++level) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      pid_t self = ::getpid();
+      (void)!::write(fds[1], &self, sizeof self);
+      if (level == depth || ::fork() != 0)
+        for (;;)
+          ::pause();
+    }
+  }
+  ::close(fds[1]);
+  std::vector<pid_t> pids;
+  pid_t p;
+  while (pids.size() < size_t(depth) + 1 &&
+         ::read(fds[0], &p, sizeof p) == sizeof p)
+    pids.push_back(p);
+  ::close(fds[0]);
+  return pids;
+}
+
+} // namespace
+
+// With several traced processes (-p A,B), a process without a snapshot of
+// its own (not `own`) resolves through the traced process it descends
+// from, found up its /proc parent chain; else through the first.
+TEST(Symbolizer, ChildrenResolveThroughTheTracedProcessTheyDescendFrom) {
+  const uint64_t at = 0x7e0000000000;
+  auto chain = fork_chain(2); // B, B's child, B's grandchild
+  auto loose = fork_chain(0); // this process's child
+  ASSERT_EQ(chain.size(), 3u);
+  ASSERT_EQ(loose.size(), 1u);
+  const pid_t a = ::getpid(), b = chain[0];
+
+  Symbolizer s;
+  s.add_snapshot(AddressSpace::from_mappings(a, {file_at("/bin/true", at)}));
+  s.add_snapshot(AddressSpace::from_mappings(b, {file_at("/bin/false", at)}));
+  auto never_own = [](const AddressSpace &) { return false; };
+  s.add_lineage(a, never_own);
+  s.add_lineage(b, never_own);
+  auto file_of = [&](pid_t pid) {
+    auto loc = s.locate(pid, at + 16);
+    return loc ? std::filesystem::path(loc->path).filename().string()
+               : std::string("(none)");
+  };
+  EXPECT_EQ(file_of(chain[2]), "false"); // two levels below B
+  EXPECT_EQ(file_of(chain[1]), "false");
+  EXPECT_EQ(file_of(loose[0]), "true"); // below A
+  EXPECT_EQ(file_of(b), "false");       // B is its own
+  EXPECT_EQ(file_of(a), "true");
+  for (pid_t p : {chain[0], loose[0]}) {
+    ::kill(p, SIGKILL);
+    ::waitpid(p, nullptr, 0);
+  }
+  // A process gone before its first lookup resolves through the first.
+  EXPECT_EQ(file_of(4194000), "true"); // above any pid_max: no process
 }
