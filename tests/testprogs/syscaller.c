@@ -12,6 +12,10 @@
 //   blocksys    a thread blocks SIGSYS with a raw rt_sigprocmask, then
 //               makes system calls
 //   seccomp     installs a filter that allows everything, then opens
+//   strictseccomp N  installs a SIGUSR1 handler, then a filter that kills
+//               the process on gettid and rt_sigaction (a sandbox that
+//               allows only what the program itself needs), raises SIGUSR1
+//               (its handler opens), then opens N times
 //   loop N      N getppid() calls, timed: prints "calls N ns T ns/call"
 //               and "second half T ns/call"
 //   inlineloop N the same through the program's own inline syscall
@@ -53,6 +57,7 @@
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,6 +480,24 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n; i++)
       kept &= vectors_survive();
     printf("vector registers %s\n", kept ? "kept" : "CHANGED");
+  } else if (!strcmp(mode, "strictseccomp")) {
+    signal(SIGUSR1, on_usr1);
+    struct sock_filter strict[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_gettid, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigaction, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof strict / sizeof strict[0], strict};
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+      perror("seccomp");
+    kill(getpid(), SIGUSR1);
+    printf("raised\n");
+    for (int i = 0; i < n; i++)
+      openat(AT_FDCWD, "/nonexistent/sandboxed", O_RDONLY);
   } else if (!strcmp(mode, "seccomp")) {
     struct sock_filter allow[] = {
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
