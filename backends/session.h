@@ -4,11 +4,12 @@
 //
 // The end of the traced process ends the trace (-c: the command exits; -p:
 // the process exits, dies or stays an unreaped zombie; -p also when its
-// agent hangs up). How it ended is said, never passed on: run_session()
-// returns the trace's own status (0, exit(n)'s n, 1 on errors), as
-// bpftrace does, and a target killed by a signal (-c, -p) or any end of a
-// -p target is reported through Output::process_exit (stderr, or a
-// "process_exit" JSON record). man/ubtrace.8, THE TRACED PROCESS ENDS.
+// agent hangs up; with several -p processes, the last of them to be done,
+// each end said as it comes). How it ended is said, never passed on:
+// run_session() returns the trace's own status (0, exit(n)'s n, 1 on errors),
+// as bpftrace does, and a target killed by a signal (-c, -p) or any end of a -p
+// target is reported through Output::process_exit (stderr, or a "process_exit"
+// JSON record). man/ubtrace.8, THE TRACED PROCESS ENDS.
 #pragma once
 
 #include "backends/output/output.h"
