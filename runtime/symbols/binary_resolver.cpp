@@ -146,7 +146,8 @@ resolve_all_mapped(const BinaryResolveOptions &options) {
   if (!maps)
     return make_error(maps.error());
   for (const auto &path : mapped_file_paths(*maps))
-    found.add(path, BinarySource::ProcessMaps);
+    found.add(options.pid ? under_root(options, path) : path,
+              BinarySource::ProcessMaps);
   if (found.empty())
     return make_error("no probeable file is mapped by " +
                       (options.pid ? "process " + std::to_string(*options.pid)
@@ -225,12 +226,21 @@ void find_program(const std::string &name, const BinaryResolveOptions &options,
 } // namespace
 
 std::string process_root(pid_t pid) {
-  std::string root = "/proc/" + std::to_string(pid) + "/root";
+  std::string proc = "/proc/" + std::to_string(pid);
+  std::string root = proc + "/root";
   struct stat theirs, ours;
   if (::stat(root.c_str(), &theirs) != 0 || ::stat("/", &ours) != 0)
     return "";
-  return theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino ? ""
-                                                                      : root;
+  if (theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino)
+    return root;
+  // The same root directory in another mount namespace (unshare -m) may
+  // have other files mounted below it: looked up through its root too.
+  struct stat their_ns, our_ns;
+  if (::stat((proc + "/ns/mnt").c_str(), &their_ns) == 0 &&
+      ::stat("/proc/self/ns/mnt", &our_ns) == 0 &&
+      (their_ns.st_dev != our_ns.st_dev || their_ns.st_ino != our_ns.st_ino))
+    return root;
+  return "";
 }
 
 Result<std::vector<ResolvedBinary>>

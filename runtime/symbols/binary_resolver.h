@@ -69,7 +69,9 @@ struct BinaryResolveOptions {
 };
 
 // "/proc/PID/root" when process `pid` has another root than ours (it
-// chroot()ed, or lives in another mount namespace), else "".
+// chroot()ed, or pivot_root()ed in a container) or the same root in
+// another mount namespace (unshare -m: other files may be mounted), else
+// "".
 std::string process_root(pid_t pid);
 
 // All files BIN stands for, best first; an error that says what was

@@ -79,11 +79,17 @@ Result<std::vector<std::string>> ProbeResolver::list(std::string_view pattern,
   if (!parsed)
     return std::move(parsed).take_error();
   BinaryResolveOptions binary_options = options_.binaries;
-  if (pid)
+  if (pid) {
     binary_options.pid = pid;
+    if (binary_options.root.empty())
+      binary_options.root = process_root(*pid);
+  }
   auto binaries = resolve_binary(parsed->target, binary_options);
   if (!binaries)
     return std::move(binaries).take_error();
+  // Paths are shown as the process names them (an attach point with -p is
+  // looked up under its root again), not through /proc/PID/root.
+  const std::string &root = binary_options.root;
 
   std::set<std::string> lines;
   for (UserProbeType type : parsed->types) {
@@ -92,6 +98,10 @@ Result<std::vector<std::string>> ProbeResolver::list(std::string_view pattern,
       auto info = cache_->get(bin.path);
       if (!info)
         continue;
+      const std::string shown =
+          !root.empty() && bin.path.starts_with(root + "/")
+              ? bin.path.substr(root.size())
+              : bin.path;
       if (type == UserProbeType::Usdt) {
         std::string provider = parsed->provider, name = parsed->function;
         // usdt:BIN:PROVIDER:NAME, or usdt:BIN:NAME with any provider.
@@ -106,14 +116,14 @@ Result<std::vector<std::string>> ProbeResolver::list(std::string_view pattern,
           continue;
         for (const UsdtProbe &p : *probes)
           if (provider_w.matches(p.provider) && name_w.matches(p.name))
-            lines.insert(prefix + bin.path + ":" + p.provider + ":" + p.name);
+            lines.insert(prefix + shown + ":" + p.provider + ":" + p.name);
         continue;
       }
       std::string function = parsed->function.empty() ? "*" : parsed->function;
       for (const ElfSymbol *sym :
            match_functions((*info)->symbols(), function, parsed->cpp)) {
         if (!parsed->cpp) {
-          lines.insert(prefix + bin.path + ":" + sym->name);
+          lines.insert(prefix + shown + ":" + sym->name);
           continue;
         }
         // A demangled name holds characters the attach point grammar
@@ -122,7 +132,7 @@ Result<std::vector<std::string>> ProbeResolver::list(std::string_view pattern,
         auto demangled = demangle_rust(sym->name);
         if (!demangled)
           demangled = demangle(sym->name);
-        lines.insert(prefix + bin.path + ":cpp:" +
+        lines.insert(prefix + shown + ":cpp:" +
                      (demangled ? "\"" + *demangled + "\"" : sym->name));
       }
     }
