@@ -1,6 +1,7 @@
 #include "backends/userspace/process_end.h"
 
 #include "runtime/file_text.h"
+#include "runtime/proc_stat.h"
 
 #include <cerrno>
 #include <csignal>
@@ -15,36 +16,6 @@
 
 namespace ubtrace::backends {
 namespace {
-
-// What /proc/PID/stat says of a process: the fields after the name (which
-// may hold spaces and parentheses: it ends at the last ')').
-struct ProcStat {
-  char state = '?';
-  unsigned long long start_time = 0; // field 22, clock ticks since boot
-  int exit_code = 0;                 // field 52, a wait status
-};
-
-std::optional<ProcStat> read_stat(pid_t pid) {
-  auto read = read_file("/proc/" + std::to_string(pid) + "/stat");
-  if (!read)
-    return std::nullopt;
-  const std::string &text = *read;
-  size_t close = text.rfind(')');
-  if (close == std::string::npos)
-    return std::nullopt;
-  std::istringstream rest(text.substr(close + 1));
-  std::vector<std::string> fields; // fields[0] is field 3 (the state)
-  for (std::string word; rest >> word;)
-    fields.push_back(word);
-  if (fields.size() < 20 || fields[0].empty())
-    return std::nullopt;
-  ProcStat s;
-  s.state = fields[0][0];
-  s.start_time = std::stoull(fields[19]);
-  if (fields.size() >= 50)
-    s.exit_code = std::stoi(fields[49]);
-  return s;
-}
 
 // A zombie whose threads are all gone (a leader that left with
 // pthread_exit shows 'Z' while the others run).
@@ -121,7 +92,7 @@ ProcessWatch ProcessWatch::open(pid_t pid) {
   ProcessWatch w;
   w.pid_ = pid;
   w.comm_ = process_comm(pid);
-  if (auto s = read_stat(pid))
+  if (auto s = read_proc_stat(pid))
     w.start_time_ = s->start_time;
   w.pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
   return w;
@@ -136,7 +107,7 @@ std::optional<ProcessEnd> ProcessWatch::poll() {
       return std::nullopt;
   }
   // Read after the pidfd said so: the exit code is set by then.
-  auto stat = read_stat(pid_);
+  auto stat = read_proc_stat(pid_);
   bool same = stat && stat->start_time == start_time_;
   if (!pidfd_.valid() && same && !whole_process_dead(pid_, *stat))
     return std::nullopt;

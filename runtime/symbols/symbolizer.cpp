@@ -1,11 +1,9 @@
 #include "runtime/symbols/symbolizer.h"
 
+#include "runtime/proc_stat.h"
 #include "runtime/symbols/demangle.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <fstream>
-#include <iterator>
 
 namespace ubtrace::runtime::symbols {
 
@@ -67,21 +65,13 @@ pid_t Symbolizer::lineage_parent_of(pid_t pid) const {
     return pid;
   // Up the parent chain while it lives (a child forked by a child).
   for (int depth = 0; lineage_parents_.size() > 1 && depth < 32; ++depth) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)),
-                     std::istreambuf_iterator<char>());
-    size_t close = text.rfind(')');
-    if (close == std::string::npos)
+    auto stat = read_proc_stat(pid);
+    if (!stat || stat->ppid <= 1)
       break;
-    char state = 0;
-    int ppid = 0;
-    if (std::sscanf(text.c_str() + close + 1, " %c %d", &state, &ppid) != 2 ||
-        ppid <= 1)
-      break;
-    if (std::find(lineage_parents_.begin(), lineage_parents_.end(), ppid) !=
-        lineage_parents_.end())
-      return ppid;
-    pid = ppid;
+    if (std::find(lineage_parents_.begin(), lineage_parents_.end(),
+                  stat->ppid) != lineage_parents_.end())
+      return stat->ppid;
+    pid = stat->ppid;
   }
   return lineage_parents_.front();
 }
