@@ -2,6 +2,7 @@
 
 #include "runtime/agent/agent_counters.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace ubtrace::backends {
@@ -98,8 +99,18 @@ std::string with_limits(std::string why, const LossContext &context) {
 std::vector<output::LostHits>
 describe_losses(const agent::NamedValues &counters,
                 const LossContext &context) {
-  std::vector<output::LostHits> out;
+  // Counters of one name (one per traced process) are one loss.
+  agent::NamedValues summed;
   for (const auto &[name, count] : counters) {
+    auto it = std::find_if(summed.begin(), summed.end(),
+                           [&](const auto &e) { return e.first == name; });
+    if (it == summed.end())
+      summed.emplace_back(name, count);
+    else
+      it->second += count;
+  }
+  std::vector<output::LostHits> out;
+  for (const auto &[name, count] : summed) {
     if (!count)
       continue;
     std::string n = std::to_string(count);

@@ -198,11 +198,12 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
         return std::nullopt;
       // A comma-separated list; each pid is checked as bpftrace checks
       // its one, and one given twice is traced once.
-      std::string list = v;
-      for (size_t at = 0;;) {
-        size_t comma = list.find(',', at);
-        std::string one = list.substr(
-            at, comma == std::string::npos ? std::string::npos : comma - at);
+      // (getline yields no last empty item: "" and "12," end with one.)
+      std::string text = v;
+      if (text.empty() || text.back() == ',')
+        text += ",";
+      std::stringstream list(text);
+      for (std::string one; std::getline(list, one, ',');) {
         int pid = 0;
         if (std::string why = parse_pid(one.c_str(), pid); !why.empty()) {
           error = why;
@@ -211,9 +212,6 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
         }
         if (std::find(o.pids.begin(), o.pids.end(), pid) == o.pids.end())
           o.pids.push_back(pid);
-        if (comma == std::string::npos)
-          break;
-        at = comma + 1;
       }
     } else if (a == "-l" || a == "-lv" || a == "-vl") {
       o.list = true;

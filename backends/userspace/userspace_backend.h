@@ -77,12 +77,11 @@ public:
   bool fires_later() const override { return true; }
   // Unhooks: the processes run on untraced.
   void detach() override;
-  // Summed over the processes.
+  // Every process's counters, one after another.
   agent::NamedValues losses() const override;
 
   // The first traced process (-c: the command).
   int pid() const { return targets_.front().target->pid(); }
-  size_t targets() const { return targets_.size(); }
   // What happened to the processes since the last call (non-blocking; the
   // session's loop): agents that hung up while their process lives on,
   // processes that ended. A process is done once it ended, or (-p) once
