@@ -76,6 +76,13 @@ constexpr Meaning kMeanings[] = {
      "never counted for software/hardware events: no perf event was opened "
      "for them (each takes a descriptor of the process, and ubtrace takes "
      "at most a quarter of its limit; or the kernel refused)"},
+    {kFollowFailed, "follow_failed", "program",
+     "of the command's tree connected but could not be traced (-v says "
+     "why): it ran untraced"},
+    {kFollowExecLost, "follow_exec_lost", "program",
+     "exec'd by a traced process of the command's tree did not connect (a "
+     "static or setuid program, or one run with LD_PRELOAD cleared): it ran "
+     "untraced"},
     {kRingDeadWriters, "dead_writer", "event",
      "lost: the writer died before submitting"},
     {kRingStalledWriters, "stalled_writer", "event",

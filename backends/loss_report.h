@@ -19,6 +19,9 @@ namespace ubtrace::backends {
 inline constexpr const char *kRegionSlotExhausted = "region_slot_exhausted";
 inline constexpr const char *kRingDeadWriters = "ring_dead_writers";
 inline constexpr const char *kRingStalledWriters = "ring_stalled_writers";
+// --follow's, counted by the user-space backend.
+inline constexpr const char *kFollowFailed = "follow_failed";
+inline constexpr const char *kFollowExecLost = "follow_exec_lost";
 
 // The limits the sentences name ({slots}, {states}, {depth} in them).
 struct LossContext {

@@ -597,6 +597,7 @@ Result<void> Session::attach(size_t &attached) {
   UserspaceBackendOptions user;
   user.command = opts_.command;
   user.pids = opts_.pids;
+  user.follow = opts_.follow;
   user.verbose = opts_.verbose;
   if (probes[size_t(BackendKind::Userspace)])
     if (auto ok = UserspaceBackend::check(bundle_, user); !ok)

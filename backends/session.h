@@ -40,6 +40,7 @@ struct SessionOptions {
   bool no_warnings = false; // --no-warnings: warnf() prints nothing
   std::string command;      // -c
   std::vector<int> pids;    // -p, each process once
+  bool follow = false;      // --follow: the command's tree through exec
 };
 
 // Set from signal handlers: SIGINT and SIGTERM end the trace gracefully.

@@ -292,6 +292,7 @@ int run(const cli::Options &opts, backends::Reporter &report) {
   so.no_warnings = opts.no_warnings;
   so.command = opts.command;
   so.pids = opts.pids;
+  so.follow = opts.follow;
   struct sigaction sa{};
   sa.sa_handler = [](int) { backends::g_stop_requested.store(true); };
   sigaction(SIGINT, &sa, nullptr);

@@ -54,6 +54,8 @@ std::string usage_text() {
 OPTIONS:
     -e PROGRAM          run this program
     -c, --cmd CMD       run CMD with ubtrace's agent and trace it
+    --follow            with -c: trace every program CMD's process tree
+                        execs too, not CMD's process and its forks alone
     -p, --pid PID[,PID...]
                         trace the running process PID; several, as a
                         list or by repeating -p, are traced together
@@ -310,6 +312,8 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
       o.verbose++;
     } else if (a == "--dry-run") {
       o.dry_run = true;
+    } else if (a == "--follow") {
+      o.follow = true;
     } else if (a == "--unsafe") {
       o.unsafe = true;
     } else if (a == "--bench") {
@@ -371,6 +375,12 @@ std::optional<Options> parse_options(int argc, char **argv, std::string &error,
   }
   if (!o.command.empty() && !o.pids.empty()) {
     error = "Cannot use both -c and -p.";
+    return std::nullopt;
+  }
+  if (o.follow && o.command.empty()) {
+    usage = false;
+    error = "--follow follows the process tree of a command: use it with "
+            "-c 'CMD'";
     return std::nullopt;
   }
   if (o.list && o.pids.size() > 1) {

@@ -15,6 +15,7 @@ struct Options {
   std::string output_format = "text";  // -f text|json|folded
   std::string output_file;             // -o
   std::string command;                 // -c
+  bool follow = false; // --follow: the command's tree through exec
   // -p PID[,PID...], repeatable: each process once, in the order given.
   std::vector<int> pids;
   int first_pid() const { return pids.empty() ? 0 : pids.front(); }

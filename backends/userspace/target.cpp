@@ -66,7 +66,7 @@ static bool channel_hung_up(int sock) {
 // path); else unknown, most likely its exit.
 static std::string judge_hangup(int pid, const std::string &comm,
                                 const std::string &agent_file,
-                                bool said_goodbye) {
+                                bool said_goodbye, bool follow) {
   auto read = [pid](const char *what) {
     auto text = read_file("/proc/" + std::to_string(pid) + "/" + what);
     return text ? *text : std::string();
@@ -76,8 +76,9 @@ static std::string judge_hangup(int pid, const std::string &comm,
   if (open == std::string::npos || close == std::string::npos || close < open)
     return "";
   std::string now = stat.substr(open + 1, close - open - 1);
-  std::string exec =
-      "the process exec'd " + now + ", which ubtrace does not follow";
+  std::string exec = "the process exec'd " + now +
+                     (follow ? ", whose agent did not connect"
+                             : ", which ubtrace does not follow");
   std::string maps = read("maps");
   if (!maps.empty())
     return !agent_file.empty() &&
@@ -90,6 +91,15 @@ static std::string judge_hangup(int pid, const std::string &comm,
 static std::string busy_message(int pid) {
   return "process " + std::to_string(pid) +
          " is traced by another ubtrace already (one at a time per process)";
+}
+
+struct NativeCodeCache {
+  uint64_t wanted_base = 0; // where the first agent mapped the region
+  std::map<uint64_t, jit::RemoteObject> objects; // by the agent's base
+};
+
+std::shared_ptr<NativeCodeCache> make_native_code_cache() {
+  return std::make_shared<NativeCodeCache>();
 }
 
 struct UserspaceTarget::Impl {
@@ -166,6 +176,7 @@ struct UserspaceTarget::Impl {
                       uint64_t address, bool via_ifunc);
   std::shared_ptr<runtime::symbols::BinaryCache> binaries =
       std::make_shared<runtime::symbols::BinaryCache>();
+  std::shared_ptr<NativeCodeCache> native_cache = make_native_code_cache();
   // IFUNCs of the attach point being installed that stay on their
   // resolvers (name, why): one warning per attach point.
   std::vector<std::pair<std::string, std::string>> unplaced_ifuncs;
@@ -200,6 +211,7 @@ struct UserspaceTarget::Impl {
   void warn_not_its_program(const Pending &p);
   // The other processes traced in the same trace.
   std::vector<int> siblings;
+  bool follow = false; // set_follow()
   Result<bool> hook(size_t spec_index,
                     const runtime::symbols::ResolvedProbe &probe, bool many,
                     const runtime::symbols::AddressSpace &space);
@@ -311,13 +323,15 @@ Result<std::string> find_agent_library() {
 }
 
 Result<std::unique_ptr<UserspaceTarget>>
-UserspaceTarget::launch(const std::string &command, const std::string &agent) {
+UserspaceTarget::launch(const std::string &command, const std::string &agent,
+                        const std::vector<std::string> &agent_env) {
   auto cmd = runtime::inject::split_command(command);
   if (!cmd)
     return make_error("-c: " + cmd.error());
   runtime::inject::SpawnOptions opts;
   opts.command = std::move(*cmd);
   opts.agent_path = agent;
+  opts.agent_env = agent_env;
   // A CLI that dies (even by SIGKILL) leaves the command running, untraced:
   // the agent sees its channel close and unhooks. A CLI that exits on its
   // own while the command runs terminates it (~UserspaceTarget).
@@ -344,7 +358,7 @@ UserspaceTarget::launch(const std::string &command, const std::string &agent) {
 Result<std::unique_ptr<UserspaceTarget>>
 UserspaceTarget::attach(int pid, const std::string &agent) {
   // Watched from before the injection: its start time pins the process.
-  ProcessWatch watch = ProcessWatch::open(pid);
+  std::optional<ProcessWatch> watch = ProcessWatch::open(pid);
   auto listener = runtime::inject::AgentListener::create_for(pid);
   if (!listener)
     return std::move(listener).take_error();
@@ -368,16 +382,24 @@ UserspaceTarget::attach(int pid, const std::string &agent) {
   if (!channel)
     return make_error("the agent loaded into " + std::to_string(pid) +
                       " did not connect: " + channel.error());
+  return adopt(pid, channel->release_fd().release(), agent, std::move(watch));
+}
+
+Result<std::unique_ptr<UserspaceTarget>>
+UserspaceTarget::adopt(int pid, int sock, const std::string &agent,
+                       std::optional<ProcessWatch> watch) {
   auto impl = std::make_unique<Impl>();
   impl->pid = pid;
-  impl->sock = channel->release_fd().release();
+  impl->sock = sock;
   impl->comm = process_comm(pid);
   impl->agent_file = fs::path(agent).filename().string();
-  impl->watch.emplace(std::move(watch));
-  auto hi = impl->hello();
+  impl->watch = watch ? std::move(*watch) : ProcessWatch::open(pid);
+  // Owned from here: the destructor closes it.
+  std::unique_ptr<UserspaceTarget> t(new UserspaceTarget(std::move(impl)));
+  auto hi = t->impl_->hello();
   if (!hi)
     return std::move(hi).take_error();
-  return std::unique_ptr<UserspaceTarget>(new UserspaceTarget(std::move(impl)));
+  return t;
 }
 
 static agent::UsdtArgWire wire_arg(const runtime::symbols::UsdtArg &a) {
@@ -679,11 +701,17 @@ Result<void> UserspaceTarget::Impl::load_native(const runtime::Bundle &bundle,
     std::string entry = "ubt_entry_" + std::to_string(progs.size());
     progs.push_back({vp, entry});
   }
-  auto maps = jit::rebase_maps(programs->bindings(), cli_region_base,
-                               agent_region_base);
-  auto object = jit::compile_remote_object(progs, maps);
-  if (!object)
-    return make_error("JIT: " + object.error());
+  auto &objects = native_cache->objects;
+  auto cached = objects.find(agent_region_base);
+  if (cached == objects.end()) {
+    auto maps = jit::rebase_maps(programs->bindings(), cli_region_base,
+                                 agent_region_base);
+    auto compiled = jit::compile_remote_object(progs, maps);
+    if (!compiled)
+      return make_error("JIT: " + compiled.error());
+    cached = objects.emplace(agent_region_base, std::move(*compiled)).first;
+  }
+  const jit::RemoteObject *object = &cached->second;
 
   // The agent's helper addresses.
   auto listed =
@@ -783,12 +811,17 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
   im.bundle = &bundle;
   im.programs = &programs;
   im.probe_names = &probe_names;
-  // The maps region, by descriptor.
-  agent::Message region_msg{agent::MsgType::Region, {}, region.fd()};
+  // The maps region, by descriptor; where an earlier process mapped it,
+  // if it is free here too (the native code is then that process's).
+  agent::Message region_msg =
+      agent::Message::of(agent::MsgType::Region, im.native_cache->wanted_base);
+  region_msg.fd = region.fd();
   auto agent_base = im.call(region_msg);
   if (!agent_base)
     return make_error("cannot hand the maps to the agent: " +
                       agent_base.error());
+  if (!im.native_cache->wanted_base)
+    im.native_cache->wanted_base = *agent_base;
   // Our /proc, for the agent to read its own mappings through when the
   // process has none (chroot); without it the agent uses its own.
   if (int procfs = ::open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -893,6 +926,20 @@ void UserspaceTarget::set_verbose(
 
 void UserspaceTarget::set_siblings(std::vector<int> pids) {
   impl_->siblings = std::move(pids);
+}
+
+void UserspaceTarget::set_follow() {
+  impl_->follow = true;
+}
+
+void UserspaceTarget::share_native_code(
+    std::shared_ptr<NativeCodeCache> cache) {
+  impl_->native_cache = std::move(cache);
+}
+
+void UserspaceTarget::share_binaries(
+    std::shared_ptr<runtime::symbols::BinaryCache> cache) {
+  impl_->binaries = std::move(cache);
 }
 
 void UserspaceTarget::set_warnings(
@@ -1078,7 +1125,7 @@ Result<void> UserspaceTarget::Impl::resolve_pending_again(
 void UserspaceTarget::Impl::warn_not_its_program(const Pending &p) {
   namespace sym = runtime::symbols;
   const std::string &file = p.probe.binary;
-  if (!warn || warned.count(p.spec) || file.empty() ||
+  if (!warn || follow || warned.count(p.spec) || file.empty() ||
       sym::looks_like_library(sym::basename_of(file)))
     return;
   const std::string proc = "/proc/" + std::to_string(pid);
@@ -1212,7 +1259,8 @@ void UserspaceTarget::note_hangup(Impl &im) {
   bool goodbye = im.counters_final;
   for (const auto &m : im.notices)
     goodbye = goodbye || m.type == agent::MsgType::Counters;
-  im.hangup_reason = judge_hangup(im.pid, im.comm, im.agent_file, goodbye);
+  im.hangup_reason =
+      judge_hangup(im.pid, im.comm, im.agent_file, goodbye, im.follow);
 }
 
 std::optional<ProcessEnd> UserspaceTarget::ended() {

@@ -12,6 +12,7 @@
 #include "runtime/maps/region.h"
 #include "runtime/result.h"
 #include "runtime/symbols/address_space.h"
+#include "runtime/symbols/binary_cache.h"
 #include "runtime/symbols/probe_resolver.h"
 
 #include <chrono>
@@ -39,15 +40,29 @@ Result<bool> judge_expansion(
     const runtime::symbols::ProbeResolver &resolver,
     runtime::MissingProbes missing_probes, std::vector<std::string> &warnings);
 
+// The probes' native code, compiled once for every process that maps the
+// maps region at the same address (install() asks each agent for the
+// address the first one got). Shared by the targets of one trace.
+struct NativeCodeCache;
+std::shared_ptr<NativeCodeCache> make_native_code_cache();
+
 class UserspaceTarget {
 public:
-  // Spawns `command` with the agent preloaded; it waits before main until
-  // go().
+  // Spawns `command` with the agent preloaded (and `agent_env`, NAME=value
+  // assignments for it); it waits before main until go().
   static Result<std::unique_ptr<UserspaceTarget>>
-  launch(const std::string &command, const std::string &agent);
+  launch(const std::string &command, const std::string &agent,
+         const std::vector<std::string> &agent_env = {});
   // Injects the agent into the running process `pid`.
   static Result<std::unique_ptr<UserspaceTarget>>
   attach(int pid, const std::string &agent);
+  // Takes on the agent of process `pid` that connected on its own (a
+  // program of the command's tree under --follow, waiting before main
+  // until go()): `sock` is its channel, owned from here; `watch` pins the
+  // process (opened now when not given).
+  static Result<std::unique_ptr<UserspaceTarget>>
+  adopt(int pid, int sock, const std::string &agent,
+        std::optional<ProcessWatch> watch = std::nullopt);
   ~UserspaceTarget();
 
   int pid() const { return pid_; }
@@ -68,6 +83,15 @@ public:
   // The other processes of the trace (-p A,B): a probe on one of their
   // programs is not said to miss this one.
   void set_siblings(std::vector<int> pids);
+  // Where the files' symbols and notes are read once for every process of
+  // the trace (before install(); without it the target has its own).
+  void share_binaries(std::shared_ptr<runtime::symbols::BinaryCache> cache);
+  void share_native_code(std::shared_ptr<NativeCodeCache> cache);
+  // The trace follows the command's tree through exec (--follow): a probe
+  // on a file the process does not map is no news (it is another
+  // program's), and a hangup at an exec names the program whose agent did
+  // not connect.
+  void set_follow();
   // Warnings that come up while the trace runs (a library loaded from
   // another file than the one a waiting probe is for).
   void set_warnings(std::function<void(const std::string &)> sink);

@@ -1,9 +1,14 @@
 // The user-space backend (see userspace_backend.h).
 #include "backends/userspace/userspace_backend.h"
 
+#include "backends/loss_report.h"
+#include "backends/userspace/process_end.h"
+#include "runtime/agent/protocol.h"
+
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <unistd.h>
 
 namespace ubtrace::backends {
 namespace {
@@ -71,6 +76,21 @@ Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
   std::unique_ptr<UserspaceBackend> b(new UserspaceBackend(
       bundle, programs, region, globals, probe_names, symbols, report));
   b->attached_ = options.command.empty();
+  b->verbose_ = options.verbose;
+  b->agent_ = *agent;
+  std::vector<std::string> agent_env;
+  if (options.follow && !options.command.empty()) {
+    auto listener = runtime::inject::AgentListener::create_for(::getpid());
+    if (!listener)
+      return make_error("--follow: " + listener.error());
+    auto token = runtime::inject::random_hex128();
+    if (!token)
+      return make_error("--follow: " + token.error());
+    b->token_ = *token;
+    agent_env.push_back(std::string(agent::kFollowEnv) + "=" + *token + " " +
+                        listener->entry_argument());
+    b->listener_.emplace(std::move(*listener));
+  }
   std::string first_error;
   auto add = [&](Result<std::unique_ptr<UserspaceTarget>> target, int pid) {
     if (!target) {
@@ -81,19 +101,14 @@ Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
                        " is not traced: " + target.error());
       return;
     }
-    UserspaceTarget &t = **target;
-    t.set_warnings(
-        [&report](const std::string &text) { report.warning(text); });
-    t.set_snapshot_sink(
-        [&symbols](const runtime::symbols::AddressSpace &space) {
-          symbols.runtime().add_snapshot(space);
-        });
-    if (options.verbose)
-      t.set_verbose([&report](const std::string &line) { report.info(line); });
+    b->configure(**target);
+    // A probe on a program the command execs is for a follower.
+    if (b->listener_)
+      (*target)->set_follow();
     b->targets_.push_back(Traced{std::move(*target)});
   };
   if (!options.command.empty())
-    add(UserspaceTarget::launch(options.command, *agent), 0);
+    add(UserspaceTarget::launch(options.command, *agent, agent_env), 0);
   for (int pid : options.pids)
     add(UserspaceTarget::attach(pid, *agent), pid);
   if (b->targets_.empty())
@@ -103,6 +118,17 @@ Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
   if (globals && !options.command.empty())
     globals->cpid = static_cast<uint64_t>(b->pid());
   return b;
+}
+
+void UserspaceBackend::configure(UserspaceTarget &t) {
+  t.share_binaries(binaries_);
+  t.share_native_code(native_code_);
+  t.set_warnings([this](const std::string &text) { report_.warning(text); });
+  t.set_snapshot_sink([this](const runtime::symbols::AddressSpace &space) {
+    symbols_.runtime().add_snapshot(space);
+  });
+  if (verbose_)
+    t.set_verbose([this](const std::string &line) { report_.info(line); });
 }
 
 std::string UserspaceBackend::who(const Traced &t) const {
@@ -174,14 +200,81 @@ Result<void> UserspaceBackend::start() {
   return {};
 }
 
+void UserspaceBackend::take_followers() {
+  // A few at a time: each waits before main meanwhile, the others in
+  // connect(); the session's other work comes between.
+  for (int n = 0; listener_ && n < 16; ++n) {
+    pid_t pid = 0;
+    auto channel = listener_->accept_now(pid);
+    if (!channel)
+      return;
+    adopt_follower(pid, std::move(*channel));
+  }
+}
+
+void UserspaceBackend::adopt_follower(pid_t pid,
+                                      runtime::inject::AgentChannel channel) {
+  // Only a program of the tree knows the token (protocol.h): whatever
+  // else connects is dropped without a word.
+  auto first = agent::recv_message(channel.fd(), 1000);
+  if (!first || first->type != agent::MsgType::Follow ||
+      std::string(first->payload.begin(), first->payload.end()) != token_ ||
+      pid <= 0)
+    return;
+  auto fail = [&](const std::string &why) {
+    ++follow_failed_;
+    if (verbose_)
+      report_.info("process " + std::to_string(pid) + " (" + process_comm(pid) +
+                   ") is not followed: " + why);
+  };
+  auto adopted =
+      UserspaceTarget::adopt(pid, channel.release_fd().release(), agent_);
+  if (!adopted)
+    return fail(adopted.error());
+  UserspaceTarget &t = **adopted;
+  configure(t);
+  t.set_follow();
+  // The same warning from every copy of a program is said once.
+  t.set_warnings([this](const std::string &text) {
+    if (said_.insert(text).second)
+      report_.warning(text);
+  });
+  std::vector<std::string> warnings;
+  auto hooked = t.install(warnings, bundle_, programs_, region_, probe_names_);
+  for (const auto &w : warnings)
+    if (said_.insert(w).second)
+      report_.warning(w);
+  if (!hooked)
+    return fail(hooked.error()); // its agent unhooks as it is let go
+  if (!t.jit_error().empty() && said_.insert(t.jit_error()).second)
+    report_.warning("probes run interpreted: " + t.jit_error());
+  (void)symbols_.runtime().snapshot(pid);
+  symbols_.set_traced(pid, region_.fd());
+  // The process it was before the exec is now this one.
+  for (auto &o : targets_)
+    if (o.target->pid() == pid)
+      o.succeeded = true;
+  if (auto go = t.go(); !go)
+    return fail(go.error());
+  ++followed_;
+  if (verbose_)
+    report_.info("following process " + std::to_string(pid) + " (" + t.comm() +
+                 "): " + std::to_string(*hooked) + " sites hooked");
+  Traced traced{std::move(*adopted)};
+  traced.follower = true;
+  targets_.push_back(std::move(traced));
+}
+
 Result<void> UserspaceBackend::service() {
+  take_followers();
   std::string errors;
   for (auto &t : targets_) {
     if (t.done)
       continue;
     auto more = t.target->service();
     refresh_symbols(t, t.target->libraries_changed());
-    if (!more)
+    // A follower's trouble (it died mid-request) retires it: no news.
+    if (!more && !t.follower)
       errors += (errors.empty() ? "" : "\n") + who(t) + more.error();
   }
   if (!errors.empty())
@@ -189,17 +282,44 @@ Result<void> UserspaceBackend::service() {
   return {};
 }
 
+bool UserspaceBackend::exec_unfollowed(Traced &t, uint64_t now) {
+  if (!t.gone_ns)
+    t.gone_ns = now;
+  return !t.succeeded &&
+         (now - t.gone_ns >= 1000000000ull || t.target->ended());
+}
+
 std::vector<TargetNews> UserspaceBackend::news() {
   std::vector<TargetNews> out;
+  uint64_t now = now_ns();
   for (auto &t : targets_) {
     if (t.done)
       continue;
     UserspaceTarget &target = *t.target;
+    if (t.follower) {
+      // Followers make no news. One is retired once it ended, or once its
+      // agent hung up and (an exec) the program it became connected, or
+      // did not within a second.
+      if (target.ended()) {
+        t.ended = t.done = true;
+      } else if (target.agent_gone() &&
+                 (t.succeeded || exec_unfollowed(t, now))) {
+        exec_lost_ += !t.succeeded;
+        t.done = true;
+      }
+      continue;
+    }
     // Its agent is gone: nothing fires there any more. A process attached
     // to is done then; a command (-c) is waited for, as bpftrace does.
-    // Said first: a program it exec'd may have ended already.
-    if (!t.gone_said && target.agent_gone()) {
+    // Said first: a program it exec'd may have ended already. Under
+    // --follow, an exec whose program connected is no news, and one whose
+    // program did not is said after a second.
+    if (!t.gone_said && target.agent_gone() &&
+        (!listener_ || exec_unfollowed(t, now) || t.succeeded)) {
       t.gone_said = true;
+      if (listener_ && t.succeeded)
+        continue;
+      exec_lost_ += listener_ ? 1 : 0;
       out.push_back({TargetNews::Kind::AgentGone, target.pid(), target.comm(),
                      target.hangup_reason(), std::nullopt});
       if (attached_) {
@@ -215,12 +335,27 @@ std::vector<TargetNews> UserspaceBackend::news() {
       out.back().last = done();
     }
   }
+  // Followers done are let go: a tree that runs thousands of programs
+  // keeps only those that live. Their counters stay.
+  for (auto it = targets_.begin(); it != targets_.end();) {
+    if (!it->follower || !it->done) {
+      ++it;
+      continue;
+    }
+    it->target->collect_counters();
+    const auto &mine = it->target->agent_counters();
+    retired_.insert(retired_.end(), mine.begin(), mine.end());
+    refresh_symbols(*it, true);
+    it = targets_.erase(it);
+  }
   return out;
 }
 
 bool UserspaceBackend::done() const {
+  // Under --follow the command holds the trace: its followers are
+  // detached when it ends, as bpftrace -c ends with the command.
   return std::all_of(targets_.begin(), targets_.end(),
-                     [](const Traced &t) { return t.done; });
+                     [](const Traced &t) { return t.done || t.follower; });
 }
 
 void UserspaceBackend::detach() {
@@ -233,7 +368,11 @@ void UserspaceBackend::detach() {
 
 agent::NamedValues UserspaceBackend::losses() const {
   // Each process's counters; the report sums those of one name.
-  agent::NamedValues all;
+  agent::NamedValues all = retired_;
+  if (listener_) {
+    all.emplace_back(kFollowFailed, follow_failed_);
+    all.emplace_back(kFollowExecLost, exec_lost_);
+  }
   for (const auto &t : targets_) {
     const auto &mine = t.target->agent_counters();
     all.insert(all.end(), mine.begin(), mine.end());

@@ -9,6 +9,12 @@
 // and detached on its own: one that cannot be traced is reported and the
 // others go on; the trace ends when the last one is done (ended, or with
 // -p its agent hung up).
+//
+// --follow: the command's tree is traced through exec. Each program it
+// execs connects back from its preload (runtime/agent/protocol.h) and
+// waits before main; service() takes it on as one more process (a
+// follower: quiet, its hooks in before it runs, retired once it ends or
+// execs again). The command alone holds the trace, as without --follow.
 #pragma once
 
 #include "backends/backend.h"
@@ -17,9 +23,12 @@
 #include "backends/user_symbols.h"
 #include "backends/userspace/target.h"
 #include "runtime/abi.h"
+#include "runtime/inject/channel.h"
 
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,7 +37,10 @@ namespace ubtrace::backends {
 struct UserspaceBackendOptions {
   std::string command;   // -c: run and trace it
   std::vector<int> pids; // -p: trace them
-  int verbose = 0;       // -v: an INFO line for each site hooked
+  // --follow: every program the command's tree execs is traced too (its
+  // agent connects back; runtime/agent/protocol.h).
+  bool follow = false;
+  int verbose = 0; // -v: an INFO line for each site hooked
 };
 
 // What happened to one traced process, for the session to say.
@@ -77,7 +89,8 @@ public:
   bool fires_later() const override { return true; }
   // Unhooks: the processes run on untraced.
   void detach() override;
-  // Every process's counters, one after another.
+  // Every process's counters, one after another (followers retired
+  // included), and --follow's own.
   agent::NamedValues losses() const override;
 
   // The first traced process (-c: the command).
@@ -110,7 +123,20 @@ private:
     bool ended = false;
     bool gone_said = false;
     bool done = false;
+    bool follower = false;  // --follow: connected on its own
+    bool succeeded = false; // its process exec'd, and the new program
+                            // connected (--follow)
+    uint64_t gone_ns = 0;   // when its hangup was first seen
   };
+  // --follow: programs of the tree that connected since the last call,
+  // taken on (hooked, then let run).
+  void take_followers();
+  void adopt_follower(pid_t pid, runtime::inject::AgentChannel channel);
+  // A target whose agent hung up (an exec, or its descriptors closed), and
+  // no program connected in its place within a second or before its
+  // process ended (--follow): what it became runs untraced.
+  bool exec_unfollowed(Traced &t, uint64_t now);
+  void configure(UserspaceTarget &t);
   // A process's mappings for printing its addresses: looked at again
   // when it reported a library, and every second (libraries it loaded
   // without a probe waiting for them), while it lives.
@@ -126,7 +152,22 @@ private:
   UserSymbols &symbols_;
   Reporter &report_;
   std::vector<Traced> targets_;
+  // Each file's symbols, read once for all the processes.
+  std::shared_ptr<runtime::symbols::BinaryCache> binaries_ =
+      std::make_shared<runtime::symbols::BinaryCache>();
+  // The probes' native code, compiled once per address of the maps.
+  std::shared_ptr<NativeCodeCache> native_code_ = make_native_code_cache();
   bool attached_ = false; // -p rather than -c
+  int verbose_ = 0;
+  // --follow
+  std::string agent_;
+  std::optional<runtime::inject::AgentListener> listener_;
+  std::string token_;
+  agent::NamedValues retired_; // counters of followers gone
+  uint64_t follow_failed_ = 0; // connected, could not be traced
+  uint64_t exec_lost_ = 0;     // exec'd a program that did not connect
+  uint64_t followed_ = 0;      // programs taken on
+  std::set<std::string> said_; // followers' warnings, each said once
 };
 
 } // namespace ubtrace::backends

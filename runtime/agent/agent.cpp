@@ -810,8 +810,10 @@ void Agent::handle(const Message &m) {
     }
     // Ours since it arrived; read (mapped) only while still ours.
     OwnedFd fd = OwnedFd::adopt(m.fd);
+    uint64_t wanted = 0;
+    (void)m.read(wanted);
     auto r = fd.usable()
-                 ? runtime::maps::Region::attach(fd.get())
+                 ? runtime::maps::Region::attach(fd.get(), wanted)
                  : Result<runtime::maps::Region>(make_error(kChannelLost));
     fd.close();
     if (!r) {
@@ -1014,6 +1016,7 @@ void Agent::handle(const Message &m) {
   case MsgType::Library:
   case MsgType::Counters:
   case MsgType::Unloaded:
+  case MsgType::Follow:
   // GPU messages travel on the GPU channel (runtime/agent/gpu), not here.
   case MsgType::GpuHello:
   case MsgType::GpuSetup:
@@ -1190,13 +1193,23 @@ OwnedFd agent_take_gpu_channel() {
 // hook and map libraries' globals) before the call: a spawned target can
 // wait here for Go with everything ready. Injected agents start through
 // ubtrace_agent_inject instead (the constructor runs only at the first
-// injection; a later CLI finds the library loaded).
-extern "C" __attribute__((visibility("default"))) void ubtrace_agent_start() {
-  int sock = ubtrace::agent::spawned_channel();
+// injection; a later CLI finds the library loaded). Returns 1 when the
+// process is traced under --follow: the preload then keeps its LD_PRELOAD
+// entry, for the programs the process execs (protocol.h).
+extern "C" __attribute__((visibility("default"))) int ubtrace_agent_start() {
+  using namespace ubtrace::agent;
+  bool follows = getenv(kFollowEnv) != nullptr;
+  int sock = spawned_channel(); // the command itself (-c)
+  if (sock < 0 && follows)
+    sock = follow_channel(); // a program its tree exec'd (--follow)
   if (sock < 0)
-    return; // not spawned by ubtrace (injected, or exec'd by a traced program)
-  (void)ubtrace::agent::start_session(ubtrace::agent::OwnedFd::adopt(sock),
-                                      true);
+    return 0; // not spawned by ubtrace (injected, or exec'd untraced)
+  // Follow's token check and Hello take a moment; a session that does not
+  // start leaves the program untraced, and its children too.
+  if (start_session(OwnedFd::adopt(sock), true) == 0 && follows)
+    return 1;
+  unsetenv(kFollowEnv);
+  return 0;
 }
 
 // The injector's entry (runtime/inject InjectOptions::entry_symbol): connect

@@ -60,7 +60,7 @@ int spawned_channel() {
   return int(fd);
 }
 
-int attach_channel(const char *argument) {
+int attach_channel(const char *argument, bool follow) {
   AttachArgument a;
   if (!parse_attach_argument(argument, &a))
     return kInjectBadArgument;
@@ -83,11 +83,38 @@ int attach_channel(const char *argument) {
     return kInjectNoCli;
   }
   // Whoever listens there must be the CLI that injected us: nothing is
-  // sent to anyone else.
-  if (!peer_is(fd, pid_t(a.cli_pid), uid_t(a.cli_uid), true)) {
+  // sent to anyone else. A program in a PID namespace of its own (unshare
+  // --fork --pid under --follow) sees the CLI's pid as 0.
+  if (!peer_is(fd, pid_t(a.cli_pid), uid_t(a.cli_uid), true) &&
+      !(follow && peer_is(fd, 0, uid_t(a.cli_uid), true))) {
     close(fd);
     return kInjectWrongPeer;
   }
+  return fd;
+}
+
+int follow_channel() {
+  const char *env = getenv(kFollowEnv);
+  if (!env)
+    return -1;
+  size_t len = strlen(env);
+  bool well_formed = len > kFollowTokenHex + 1 && env[kFollowTokenHex] == ' ';
+  for (size_t i = 0; well_formed && i < kFollowTokenHex; i++)
+    well_formed =
+        (env[i] >= '0' && env[i] <= '9') || (env[i] >= 'a' && env[i] <= 'f');
+  int fd = well_formed ? attach_channel(env + kFollowTokenHex + 1, true)
+                       : kInjectBadArgument;
+  if (fd >= 0) {
+    // The token, before anything else.
+    Message m{MsgType::Follow, {env, env + kFollowTokenHex}, -1};
+    if (send_message(fd, m))
+      return fd;
+    close(fd);
+    fd = kInjectNoCli;
+  }
+  // No CLI to follow into: the trace is over (or out of reach). What this
+  // program runs next is left alone.
+  unsetenv(kFollowEnv);
   return fd;
 }
 

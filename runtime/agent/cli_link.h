@@ -13,8 +13,17 @@ namespace ubtrace::agent {
 int spawned_channel();
 
 // -p: connects to the listener named by `argument` (an encoded
-// AttachArgument) and checks its credentials. The connected socket (>= 0),
-// or kInjectBadArgument, kInjectNoCli or kInjectWrongPeer.
-int attach_channel(const char *argument);
+// AttachArgument) and checks its credentials (`follow`: a listener whose
+// pid this process cannot see, pid 0, passes on its uid alone). The connected
+// socket (>= 0), or kInjectBadArgument, kInjectNoCli or kInjectWrongPeer.
+int attach_channel(const char *argument, bool follow = false);
+
+// --follow: a program of the traced command's tree connects to the CLI
+// named by UBTRACE_FOLLOW and sends it the variable's token. The connected
+// socket, or -1 when the variable is not there, and a kInject* code when
+// it is but names no CLI that answers (gone since, or out of reach: another
+// network namespace); the variable is then taken out of the environment,
+// so that what this program execs does not try again.
+int follow_channel();
 
 } // namespace ubtrace::agent

@@ -2,13 +2,13 @@
  * started (-c), not for what that process execs: a shell, make, every
  * compiler it runs would load the agent again, untraced (no channel), only
  * to carry it in memory. So the preload's constructor, before anything of
- * the program runs, takes its own entry out of LD_PRELOAD: the user's own
+ * the program's own runs, takes its own entry out of LD_PRELOAD: the user's own
  * entries stay, in their order. The edit is made in place, in the strings
  * and the pointer array the kernel gave the process, so that main()'s
  * envp, which is that array, and every execve that passes it or environ on
  * carry no trace of the agent. (The agent's channel variable is removed by
- * the agent itself, agent.cpp.) A follow mode that traces descendants
- * would keep the entry. */
+ * the agent itself, agent.cpp.) Under --follow, which traces what the
+ * command's tree execs, the entry stays (preload.c). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stddef.h>

@@ -18,6 +18,17 @@
 //           only the target's pid. A name derived from the pid alone could
 //           be bound first by any local user (blocking -p), or answered by
 //           them.
+//   --follow (with -c) the CLI also listens as for -p and gives the command
+//           UBTRACE_FOLLOW=<token> <AttachArgument>, where the token is 128
+//           random bits. The preload then keeps its LD_PRELOAD entry, so
+//           every program the command's tree execs loads the agent; that
+//           agent connects there (a listener of the CLI's pid, or of pid 0
+//           when the CLI's pid namespace is not visible from the program's,
+//           and of the CLI's uid either way), sends Follow with the token
+//           first, then Hello as a spawned agent does, and waits for Go.
+//           The CLI takes a connection only with the token: the listener's
+//           name is visible to anyone in /proc/net/unix, the token only to
+//           those who may read the tree's environments (who may ptrace it).
 // Nothing else is ever connected to by name: the GPU channel travels as a
 // descriptor on this one (MsgType::GpuChannel), and only when the script
 // has GPU probes.
@@ -26,6 +37,7 @@
 #include "runtime/agent/owned_fd.h"
 #include "runtime/result.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -36,6 +48,9 @@ namespace ubtrace::agent {
 
 inline constexpr uint32_t kProtocolVersion = 3;
 inline constexpr const char *kFdEnv = "UBTRACE_AGENT_FD";
+// --follow: "<32 hex digits> <encoded AttachArgument>" (see above).
+inline constexpr const char *kFollowEnv = "UBTRACE_FOLLOW";
+inline constexpr size_t kFollowTokenHex = 32;
 // + pid + "." + random hex, abstract
 inline constexpr const char *kSocketPrefix = "ubtrace-agent.";
 // What the injector calls after dlopen (-p): `int (const char *)` with an
@@ -74,8 +89,10 @@ enum class MsgType : uint32_t {
                 // with that ticket, the CLI having had the agent drop what
                 // is gone (Revalidate) and watch for its return
   // CLI -> agent
-  Region = 10,    // the maps region: its fd travels with the message; the
-                  // reply's value is where the agent mapped it
+  Region = 10,    // the maps region: its fd travels with the message, and
+                  // a u64 may ask for an address (taken if free, so that
+                  // processes alike share one native code); the reply's
+                  // value is where the agent mapped it
   Program = 11,   // a verified program (program_wire.h)
   Hook = 12,      // HookMsg; reply value: 1 patched with a jump, 2 with a trap
   Semaphore = 13, // SemaphoreMsg: a USDT semaphore to enable
@@ -104,6 +121,8 @@ enum class MsgType : uint32_t {
   PerfEvent = 28,   // PerfEventMsg: sample a perf event of every thread
                     // (perf_events.h); the reply's value: threads given
                     // it
+  Follow = 29,      // agent -> CLI, first on a --follow connection: the
+                    // token of UBTRACE_FOLLOW (32 hex digits)
 
   // ---- GPU channel (runtime/agent/gpu) ----
   // A second socket, one end of a socketpair the CLI's GPU backend makes

@@ -64,8 +64,9 @@ Result<sockaddr_un> make_address(const std::string &address,
   return addr;
 }
 
-// 128 bits from the kernel's generator, in hex.
-Result<std::string> random_name_part() {
+} // namespace
+
+Result<std::string> random_hex128() {
   uint8_t bytes[16];
   size_t got = 0;
   while (got < sizeof bytes) {
@@ -84,8 +85,6 @@ Result<std::string> random_name_part() {
   }
   return out;
 }
-
-} // namespace
 
 std::string inject_entry_failure(int code) {
   switch (code) {
@@ -140,7 +139,7 @@ Result<AgentListener> AgentListener::create_for(pid_t pid) {
   // A name already taken is somebody else's socket (a collision of 128
   // random bits is not): try another.
   for (int attempt = 0;; ++attempt) {
-    auto suffix = random_name_part();
+    auto suffix = random_hex128();
     if (!suffix)
       return std::move(suffix).take_error();
     std::string address = "@" + std::string(agent::kSocketPrefix) +
@@ -177,7 +176,9 @@ Result<AgentListener> AgentListener::create_at(const std::string &address) {
     errno = err;
     return error;
   }
-  if (::listen(fd.get(), 8) != 0)
+  // Room for a burst of --follow's programs connecting at once (each
+  // waits in connect() while the backlog is full).
+  if (::listen(fd.get(), 64) != 0)
     return sys_error("listen on " + address, errno);
   return AgentListener(std::move(fd), address);
 }
@@ -216,6 +217,23 @@ Result<AgentChannel> AgentListener::accept(pid_t pid, const Deadline &deadline,
     if (::getsockopt(conn.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
         cred.pid != pid)
       continue; // not the target: drop it, keep waiting
+    return AgentChannel(std::move(conn));
+  }
+}
+
+std::optional<AgentChannel> AgentListener::accept_now(pid_t &pid) {
+  for (;;) {
+    UniqueFd conn(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!conn.valid()) {
+      if (errno == EINTR || errno == ECONNABORTED)
+        continue;
+      return std::nullopt; // EAGAIN: none waits (or the listener failed)
+    }
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(conn.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+      continue;
+    pid = cred.pid;
     return AgentChannel(std::move(conn));
   }
 }

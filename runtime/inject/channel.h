@@ -35,6 +35,7 @@
 #include "runtime/inject/unique_fd.h"
 #include "runtime/result.h"
 
+#include <optional>
 #include <string>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -73,6 +74,9 @@ private:
   UniqueFd fd_;
 };
 
+// 32 hex digits from getrandom: a name or token nobody can predict.
+Result<std::string> random_hex128();
+
 // A listening unix socket for the injected agent. "@name" is an abstract
 // socket (no file, scoped to the network namespace); anything else is a
 // filesystem path, unlinked again by the destructor.
@@ -93,6 +97,9 @@ public:
   // readable first.
   Result<AgentChannel> accept(pid_t pid, const Deadline &deadline,
                               int exit_fd = -1);
+  // --follow: a connection that waits now, from whatever process (its
+  // SO_PEERCRED pid in `pid`); nullopt when none waits. Never blocks.
+  std::optional<AgentChannel> accept_now(pid_t &pid);
 
   ~AgentListener();
   AgentListener(AgentListener &&) = default;

@@ -114,10 +114,10 @@ std::vector<char *> c_strings(std::vector<std::string> &strings) {
 
 } // namespace
 
-std::vector<std::string> agent_environment(std::vector<std::string> base,
-                                           const CommandLine &command,
-                                           const std::string &agent_path,
-                                           int agent_fd) {
+std::vector<std::string>
+agent_environment(std::vector<std::string> base, const CommandLine &command,
+                  const std::string &agent_path, int agent_fd,
+                  const std::vector<std::string> &agent_env) {
   for (const std::string &assignment : command.env)
     set_variable(base, assignment);
   auto preload = get_variable(base, "LD_PRELOAD");
@@ -126,6 +126,8 @@ std::vector<std::string> agent_environment(std::vector<std::string> base,
                                           : agent_path));
   set_variable(base,
                std::string(agent::kFdEnv) + "=" + std::to_string(agent_fd));
+  for (const std::string &assignment : agent_env)
+    set_variable(base, assignment);
   return base;
 }
 
@@ -173,7 +175,7 @@ Result<SpawnedProcess> spawn_with_agent(const SpawnOptions &options) {
   plan.program = *program;
   plan.argv_storage = options.command.argv;
   plan.env_storage = agent_environment(std::move(base), options.command, *agent,
-                                       agent_end.get());
+                                       agent_end.get(), options.agent_env);
   plan.argv = c_strings(plan.argv_storage);
   plan.envp = c_strings(plan.env_storage);
   plan.agent_fd = agent_end.get();

@@ -43,6 +43,9 @@ struct SpawnOptions {
   bool terminate_with_cli = true;
   // Its own process group (so a terminal's ^C reaches only the CLI).
   bool new_process_group = false;
+  // NAME=value assignments for the agent, after the command's own
+  // (--follow's UBTRACE_FOLLOW).
+  std::vector<std::string> agent_env;
 };
 
 class SpawnedProcess {
@@ -97,10 +100,10 @@ Result<SpawnedProcess> spawn_with_agent(const SpawnOptions &options);
 
 // The environment spawn_with_agent gives the program (exposed for tests and
 // for -c dry runs): `base` with the command's assignments applied, the
-// agent appended to LD_PRELOAD and UBTRACE_AGENT_FD=agent_fd.
-std::vector<std::string> agent_environment(std::vector<std::string> base,
-                                           const CommandLine &command,
-                                           const std::string &agent_path,
-                                           int agent_fd);
+// agent appended to LD_PRELOAD, UBTRACE_AGENT_FD=agent_fd and `agent_env`.
+std::vector<std::string>
+agent_environment(std::vector<std::string> base, const CommandLine &command,
+                  const std::string &agent_path, int agent_fd,
+                  const std::vector<std::string> &agent_env = {});
 
 } // namespace ubtrace::runtime::inject

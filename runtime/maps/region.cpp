@@ -6,6 +6,7 @@
 #include "runtime/maps/ring_buffer.h"
 #include "runtime/maps/thread_slot.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -14,8 +15,11 @@
 #include <string>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+extern "C" void *__libc_stack_end; // glibc: the main thread's stack top
 
 namespace ubtrace::runtime::maps {
 namespace {
@@ -57,7 +61,30 @@ Result<int> open_shared_file(uint64_t size) {
   return fd;
 }
 
-Result<void *> map_shared(int fd, uint64_t size) {
+// Whether [at, at + size) stays clear of where the main thread's stack may
+// grow: the kernel keeps max(RLIMIT_STACK, 128 MiB) below the stack's top
+// for it, and a mapping there would make a deep recursion fault.
+bool clear_of_stack(uint64_t at, uint64_t size) {
+  struct rlimit lim{};
+  if (getrlimit(RLIMIT_STACK, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY)
+    return false; // the legacy layout: no telling
+  uint64_t top = reinterpret_cast<uint64_t>(__libc_stack_end);
+  uint64_t room = std::max<uint64_t>(lim.rlim_cur, 128ull << 20) + (1ull << 30);
+  return top > room && at + size <= top - room;
+}
+
+Result<void *> map_shared(int fd, uint64_t size, uint64_t wanted = 0) {
+  if (wanted && wanted % 4096 == 0 && clear_of_stack(wanted, size)) {
+    // Never over anything: NOREPLACE fails where something is mapped (a
+    // kernel that does not know the flag takes it as a hint).
+    void *at =
+        mmap(reinterpret_cast<void *>(wanted), size, PROT_READ | PROT_WRITE,
+             MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+    if (at == reinterpret_cast<void *>(wanted))
+      return at;
+    if (at != MAP_FAILED)
+      munmap(at, size);
+  }
   void *base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED)
     return system_error("mmap");
@@ -329,7 +356,7 @@ Result<Region> Region::create(std::span<const MapLayout> maps,
   return region;
 }
 
-Result<Region> Region::attach(int fd) {
+Result<Region> Region::attach(int fd, uint64_t wanted) {
   prepare_thread_slots(); // before anything can claim a slot
   struct stat st;
   if (fstat(fd, &st) != 0)
@@ -337,7 +364,7 @@ Result<Region> Region::attach(int fd) {
   const auto size = static_cast<uint64_t>(st.st_size);
   if (size < sizeof(RegionHeader))
     return make_error("map region: file too small to be a region");
-  auto mapped = map_shared(fd, size);
+  auto mapped = map_shared(fd, size, wanted);
   if (!mapped)
     return std::move(mapped).take_error();
   auto valid = validate(static_cast<const char *>(*mapped), size);

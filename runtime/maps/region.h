@@ -29,7 +29,8 @@ public:
   // Maps the region behind fd (which stays the caller's) after checking that
   // every header and offset in it is consistent and inside the file, so a
   // damaged region fails here instead of faulting in the traced process.
-  static Result<Region> attach(int fd);
+  // `wanted`: the address to map it at if nothing is there (else anywhere).
+  static Result<Region> attach(int fd, uint64_t wanted = 0);
 
   Region(Region &&other) noexcept;
   Region &operator=(Region &&other) noexcept;

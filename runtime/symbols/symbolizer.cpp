@@ -57,7 +57,7 @@ void Symbolizer::add_lineage(pid_t parent,
   own_ = std::move(own);
 }
 
-pid_t Symbolizer::lineage_parent_of(pid_t pid) const {
+pid_t Symbolizer::lineage_parent_of(pid_t pid, uint64_t addr) const {
   if (lineage_parents_.empty())
     return 0;
   if (std::find(lineage_parents_.begin(), lineage_parents_.end(), pid) !=
@@ -72,6 +72,16 @@ pid_t Symbolizer::lineage_parent_of(pid_t pid) const {
                   stat->ppid) != lineage_parents_.end())
       return stat->ppid;
     pid = stat->ppid;
+  }
+  for (auto parent = lineage_parents_.begin();
+       lineage_parents_.size() > 1 && parent != lineage_parents_.end();
+       ++parent) {
+    auto it = spaces_.find(*parent);
+    if (it == spaces_.end())
+      continue;
+    for (const auto &space : it->second)
+      if (const Mapping *m = space->mapping_at(addr); m && m->is_file())
+        return *parent;
   }
   return lineage_parents_.front();
 }
@@ -89,7 +99,7 @@ bool Symbolizer::has_snapshot(pid_t pid) const {
   return spaces_.count(pid) != 0 || through_parent_.count(pid) != 0;
 }
 
-std::vector<Symbolizer::Space> Symbolizer::spaces_of(pid_t pid) {
+std::vector<Symbolizer::Space> Symbolizer::spaces_of(pid_t pid, uint64_t addr) {
   auto known = [&]() -> std::optional<std::vector<Space>> {
     std::lock_guard lock(mutex_);
     auto through = through_parent_.find(pid);
@@ -108,7 +118,8 @@ std::vector<Symbolizer::Space> Symbolizer::spaces_of(pid_t pid) {
     std::lock_guard lock(mutex_);
     if (space && (!own_ || own_(*space)))
       record(std::move(*space));
-    else if (pid_t parent = lineage_parent_of(pid); parent && pid != parent)
+    else if (pid_t parent = lineage_parent_of(pid, addr);
+             parent && pid != parent)
       through_parent_[pid] = parent;
   }
   return known().value_or(std::vector<Space>{});
@@ -116,7 +127,7 @@ std::vector<Symbolizer::Space> Symbolizer::spaces_of(pid_t pid) {
 
 std::pair<Symbolizer::Space, const Mapping *>
 Symbolizer::file_mapping(pid_t pid, uint64_t addr) {
-  for (auto &space : spaces_of(pid))
+  for (auto &space : spaces_of(pid, addr))
     if (const Mapping *m = space->mapping_at(addr); m && m->is_file())
       return {space, m};
   return {nullptr, nullptr};

@@ -103,8 +103,9 @@ private:
   using Space = std::shared_ptr<const AddressSpace>;
   // add_snapshot's work, under mutex_.
   void record(AddressSpace snapshot);
-  // The snapshots `pid` resolves through, newest first.
-  std::vector<Space> spaces_of(pid_t pid);
+  // The snapshots `pid` resolves through, newest first (`addr`: the
+  // address asked for, which picks the lineage parent of a process gone).
+  std::vector<Space> spaces_of(pid_t pid, uint64_t addr);
   // The newest file mapping of `addr` among them.
   std::pair<Space, const Mapping *> file_mapping(pid_t pid, uint64_t addr);
 
@@ -121,8 +122,11 @@ private:
   // Processes that resolve through the lineage parent's snapshots.
   std::map<pid_t, pid_t> through_parent_;
   std::vector<pid_t> lineage_parents_;
-  // The lineage parent `pid` descends from (the first when unknown).
-  pid_t lineage_parent_of(pid_t pid) const;
+  // The lineage parent `pid` descends from. When its /proc is gone (a
+  // child that ended): the first parent whose snapshots map `addr` to a
+  // file (a fork maps what its parent did, at the same addresses; another
+  // program's files are elsewhere), else the first.
+  pid_t lineage_parent_of(pid_t pid, uint64_t addr) const;
   std::function<bool(const AddressSpace &)> own_;
 };
 

@@ -159,6 +159,12 @@ TEST(Spawn, EnvironmentIsBuiltAsDocumented) {
   auto fresh = agent_environment({}, CommandLine{{}, {"prog"}}, "/agent.so", 5);
   EXPECT_EQ(fresh, (std::vector<std::string>{"LD_PRELOAD=/agent.so",
                                              "UBTRACE_AGENT_FD=5"}));
+  // The agent's own assignments (--follow's) come last, over the user's.
+  auto follow = agent_environment({"UBTRACE_FOLLOW=old"}, command, "/agent.so",
+                                  5, {"UBTRACE_FOLLOW=token address"});
+  EXPECT_EQ(follow, (std::vector<std::string>{
+                        "UBTRACE_FOLLOW=token address", "A=1",
+                        "LD_PRELOAD=/x.so:/agent.so", "UBTRACE_AGENT_FD=5"}));
 }
 
 TEST(Spawn, PathLookupUsesTheProgramsPath) {

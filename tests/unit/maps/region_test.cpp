@@ -172,6 +172,38 @@ TEST(MapsRegion, AttachChecksEveryOffsetBeforeTrustingIt) {
   close(fd);
 }
 
+// Processes alike map the region where the first one did, so that they
+// share one native code; never over something, nor where the main
+// thread's stack may grow.
+TEST(MapsRegion, AttachTakesTheAddressAskedForOnlyWhereItIsSafe) {
+  Region created = make_region(kThreeMaps);
+  uint64_t there = 0;
+  {
+    auto first = Region::attach(created.fd());
+    ASSERT_TRUE(first.ok()) << first.error();
+    there = reinterpret_cast<uint64_t>(first->base());
+    // Occupied (by the first attach): anywhere else.
+    auto second = Region::attach(created.fd(), there);
+    ASSERT_TRUE(second.ok()) << second.error();
+    EXPECT_NE(reinterpret_cast<uint64_t>(second->base()), there);
+  }
+  // Free again: taken.
+  auto third = Region::attach(created.fd(), there);
+  ASSERT_TRUE(third.ok()) << third.error();
+  EXPECT_EQ(reinterpret_cast<uint64_t>(third->base()), there);
+  // Just below the stack's top, where it grows: refused.
+  int local = 0;
+  uint64_t near_stack =
+      (reinterpret_cast<uint64_t>(&local) - (64ull << 20)) & ~uint64_t(0xfff);
+  auto fourth = Region::attach(created.fd(), near_stack);
+  ASSERT_TRUE(fourth.ok()) << fourth.error();
+  EXPECT_NE(reinterpret_cast<uint64_t>(fourth->base()), near_stack);
+  // Not page-aligned: anywhere.
+  auto fifth = Region::attach(created.fd(), there + 8);
+  ASSERT_TRUE(fifth.ok()) << fifth.error();
+  EXPECT_NE(reinterpret_cast<uint64_t>(fifth->base()), there + 8);
+}
+
 TEST(MapsRegion, AttachRejectsFilesThatAreNotRegions) {
   const int fd = memfd_create("empty", MFD_CLOEXEC);
   ASSERT_GE(fd, 0);

@@ -5,14 +5,14 @@
 
 #include <csignal>
 #include <dlfcn.h>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <filesystem>
-#include <fstream>
-#include <gtest/gtest.h>
 
 using namespace ubtrace::runtime::symbols;
 using ubtrace::symbols_test::Child;
@@ -262,6 +262,14 @@ TEST(Symbolizer, ChildrenResolveThroughTheTracedProcessTheyDescendFrom) {
     ::kill(p, SIGKILL);
     ::waitpid(p, nullptr, 0);
   }
-  // A process gone before its first lookup resolves through the first.
+  // A process gone before its first lookup resolves through the first
+  // parent that maps the address asked for (a fork of B that ended, asked
+  // for an address only B maps), else through the first.
   EXPECT_EQ(file_of(4194000), "true"); // above any pid_max: no process
+  s.add_snapshot(
+      AddressSpace::from_mappings(b, {file_at("/bin/sh", at + 0x100000)}));
+  auto loc = s.locate(4194001, at + 0x100010);
+  ASSERT_TRUE(loc);
+  EXPECT_EQ(std::filesystem::path(loc->path).filename(), "sh");
+  EXPECT_FALSE(s.locate(4194002, at + 0x200010)); // nobody maps it
 }
