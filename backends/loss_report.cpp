@@ -78,11 +78,11 @@ constexpr Meaning kMeanings[] = {
      "at most a quarter of its limit; or the kernel refused)"},
     {kFollowFailed, "follow_failed", "program",
      "of the command's tree connected but could not be traced (-v says "
-     "why): it ran untraced"},
+     "why), and ran untraced"},
     {kFollowExecLost, "follow_exec_lost", "program",
      "exec'd by a traced process of the command's tree did not connect (a "
-     "static or setuid program, or one run with LD_PRELOAD cleared): it ran "
-     "untraced"},
+     "static or setuid program, or one run with LD_PRELOAD cleared), and "
+     "ran untraced"},
     {kRingDeadWriters, "dead_writer", "event",
      "lost: the writer died before submitting"},
     {kRingStalledWriters, "stalled_writer", "event",

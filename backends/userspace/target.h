@@ -87,10 +87,10 @@ public:
   // the trace (before install(); without it the target has its own).
   void share_binaries(std::shared_ptr<runtime::symbols::BinaryCache> cache);
   void share_native_code(std::shared_ptr<NativeCodeCache> cache);
-  // The trace follows the command's tree through exec (--follow): a probe
-  // on a file the process does not map is no news (it is another
-  // program's), and a hangup at an exec names the program whose agent did
-  // not connect.
+  // The trace follows execs (-c: the command's own, --follow: its whole
+  // tree's): a probe on a file the process does not map is no news (a
+  // program it execs may map it), and a hangup at an exec names the
+  // program whose agent did not connect.
   void set_follow();
   // Warnings that come up while the trace runs (a library loaded from
   // another file than the one a waiting probe is for).

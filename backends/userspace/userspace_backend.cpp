@@ -79,7 +79,9 @@ Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
   b->verbose_ = options.verbose;
   b->agent_ = *agent;
   std::vector<std::string> agent_env;
-  if (options.follow && !options.command.empty()) {
+  // -c: the command's own execs are followed (as bpftrace's -c follows its
+  // pid), and with --follow its whole tree's.
+  if (!options.command.empty()) {
     auto listener = runtime::inject::AgentListener::create_for(::getpid());
     if (!listener)
       return make_error("--follow: " + listener.error());
@@ -87,7 +89,8 @@ Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
     if (!token)
       return make_error("--follow: " + token.error());
     b->token_ = *token;
-    agent_env.push_back(std::string(agent::kFollowEnv) + "=" + *token + " " +
+    agent_env.push_back(std::string(agent::kFollowEnv) + "=" + *token +
+                        (options.follow ? " tree " : " command ") +
                         listener->entry_argument());
     b->listener_.emplace(std::move(*listener));
   }
@@ -102,7 +105,6 @@ Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
       return;
     }
     b->configure(**target);
-    // A probe on a program the command execs is for a follower.
     if (b->listener_)
       (*target)->set_follow();
     b->targets_.push_back(Traced{std::move(*target)});
@@ -297,15 +299,22 @@ std::vector<TargetNews> UserspaceBackend::news() {
       continue;
     UserspaceTarget &target = *t.target;
     if (t.follower) {
-      // Followers make no news. One is retired once it ended, or once its
-      // agent hung up and (an exec) the program it became connected, or
-      // did not within a second.
+      // Followers make no news, but for the command's own exec chain
+      // (its pid) whose next program did not connect, said as for the
+      // command. One is retired once it ended, or once its agent hung up
+      // and (an exec) the program it became connected, or did not within
+      // a second.
       if (target.ended()) {
         t.ended = t.done = true;
       } else if (target.agent_gone() &&
                  (t.succeeded || exec_unfollowed(t, now))) {
-        exec_lost_ += !t.succeeded;
         t.done = true;
+        if (t.succeeded)
+          continue;
+        ++exec_lost_;
+        if (target.pid() == pid())
+          out.push_back({TargetNews::Kind::AgentGone, target.pid(),
+                         target.comm(), target.hangup_reason(), std::nullopt});
       }
       continue;
     }

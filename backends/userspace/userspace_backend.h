@@ -10,8 +10,9 @@
 // others go on; the trace ends when the last one is done (ended, or with
 // -p its agent hung up).
 //
-// --follow: the command's tree is traced through exec. Each program it
-// execs connects back from its preload (runtime/agent/protocol.h) and
+// -c: the command's own execs are traced (as bpftrace's -c traces its pid
+// whatever it runs); with --follow, the whole tree's. Each program so
+// exec'd connects back from its preload (runtime/agent/protocol.h) and
 // waits before main; service() takes it on as one more process (a
 // follower: quiet, its hooks in before it runs, retired once it ends or
 // execs again). The command alone holds the trace, as without --follow.

@@ -1193,20 +1193,19 @@ OwnedFd agent_take_gpu_channel() {
 // hook and map libraries' globals) before the call: a spawned target can
 // wait here for Go with everything ready. Injected agents start through
 // ubtrace_agent_inject instead (the constructor runs only at the first
-// injection; a later CLI finds the library loaded). Returns 1 when the
-// process is traced under --follow: the preload then keeps its LD_PRELOAD
-// entry, for the programs the process execs (protocol.h).
+// injection; a later CLI finds the library loaded). Returns 1 when a
+// session started: the preload then passes the agent on to what the
+// process execs as UBTRACE_FOLLOW's scope says (preload_exec.c).
 extern "C" __attribute__((visibility("default"))) int ubtrace_agent_start() {
   using namespace ubtrace::agent;
-  bool follows = getenv(kFollowEnv) != nullptr;
   int sock = spawned_channel(); // the command itself (-c)
-  if (sock < 0 && follows)
-    sock = follow_channel(); // a program its tree exec'd (--follow)
+  if (sock < 0)
+    sock = follow_channel(); // a program it became, or its tree exec'd
   if (sock < 0)
     return 0; // not spawned by ubtrace (injected, or exec'd untraced)
-  // Follow's token check and Hello take a moment; a session that does not
-  // start leaves the program untraced, and its children too.
-  if (start_session(OwnedFd::adopt(sock), true) == 0 && follows)
+  // A session that does not start leaves the program untraced, and what
+  // it execs too.
+  if (start_session(OwnedFd::adopt(sock), true) == 0)
     return 1;
   unsetenv(kFollowEnv);
   return 0;

@@ -97,13 +97,22 @@ int follow_channel() {
   const char *env = getenv(kFollowEnv);
   if (!env)
     return -1;
+  // <token> <scope> <listener>: the scope is "tree" (--follow) or the pid
+  // of the command whose own execs are followed; "command" is the
+  // command's before it starts, not a program's it execs.
   size_t len = strlen(env);
   bool well_formed = len > kFollowTokenHex + 1 && env[kFollowTokenHex] == ' ';
   for (size_t i = 0; well_formed && i < kFollowTokenHex; i++)
     well_formed =
         (env[i] >= '0' && env[i] <= '9') || (env[i] >= 'a' && env[i] <= 'f');
-  int fd = well_formed ? attach_channel(env + kFollowTokenHex + 1, true)
-                       : kInjectBadArgument;
+  const char *scope = env + kFollowTokenHex + 1;
+  const char *listener = well_formed ? strchr(scope, ' ') : nullptr;
+  bool ours = false;
+  if (listener) {
+    std::string s(scope, listener);
+    ours = s == "tree" || s == std::to_string(syscall(SYS_getpid));
+  }
+  int fd = ours ? attach_channel(listener + 1, true) : kInjectBadArgument;
   if (fd >= 0) {
     // The token, before anything else.
     Message m{MsgType::Follow, {env, env + kFollowTokenHex}, -1};

@@ -2,12 +2,17 @@
  * the agent, from a constructor that runs after every initialiser of
  * libubtrace_agent.so, its dependency. */
 extern int ubtrace_agent_start(void);
-extern void ubtrace_preload_forget_self(void); /* preload_env.c */
+extern void ubtrace_preload_forget_self(void);  /* preload_env.c */
+extern void ubtrace_preload_exec_prepare(void); /* preload_exec.c */
+extern int ubtrace_preload_exec_follow(int started);
 
 __attribute__((constructor)) static void ubtrace_preload_init(void) {
-  /* The agent of a spawned target waits for Go in there. Then, unless the
-   * trace follows the command's tree (--follow), what the program execs
-   * must not load the agent again. */
-  if (!ubtrace_agent_start())
+  /* What the command's own execs need, before the agent takes it. */
+  ubtrace_preload_exec_prepare();
+  /* The agent of a spawned target waits for Go in there. */
+  int started = ubtrace_agent_start();
+  /* Then, unless the trace follows the whole tree (--follow), what the
+   * program's children exec must not load the agent again. */
+  if (!ubtrace_preload_exec_follow(started))
     ubtrace_preload_forget_self();
 }

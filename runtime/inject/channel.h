@@ -20,6 +20,11 @@
 //       the name first (which blocked -p when it was "@ubtrace-agent.<PID>")
 //       nor answer the agent; one CLI at a time per process is the agent's
 //       rule (a second is told it is busy).
+//   -c, its execs (and --follow's whole tree): the CLI listens as for -p
+//       and names the listener in UBTRACE_FOLLOW with a token; an exec'd
+//       program's agent connects and sends the token before its Hello
+//       (runtime/agent/protocol.h); AgentListener::accept_now() takes
+//       such connections from any pid, and the backend checks the token.
 //
 // Why the constructor waits for Go rather than the program being started
 // stopped (PTRACE_TRACEME, SIGSTOP): the probes are installed by the agent
