@@ -81,8 +81,11 @@ constexpr Meaning kMeanings[] = {
      "why), and ran untraced"},
     {kFollowExecLost, "follow_exec_lost", "program",
      "exec'd by a traced process of the command's tree did not connect (a "
-     "static or setuid program, or one run with LD_PRELOAD cleared), and "
-     "ran untraced"},
+     "static or setuid program, one run with LD_PRELOAD cleared, or one "
+     "sandboxed by the tree), and ran untraced"},
+    {kFollowAgentClosed, "follow_agent_closed", "program",
+     "of the command's tree closed the agent's descriptors, and ran on "
+     "untraced"},
     {kRingDeadWriters, "dead_writer", "event",
      "lost: the writer died before submitting"},
     {kRingStalledWriters, "stalled_writer", "event",

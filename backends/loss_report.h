@@ -22,6 +22,7 @@ inline constexpr const char *kRingStalledWriters = "ring_stalled_writers";
 // --follow's, counted by the user-space backend.
 inline constexpr const char *kFollowFailed = "follow_failed";
 inline constexpr const char *kFollowExecLost = "follow_exec_lost";
+inline constexpr const char *kFollowAgentClosed = "follow_agent_closed";
 
 // The limits the sentences name ({slots}, {states}, {depth} in them).
 struct LossContext {

@@ -1,10 +1,13 @@
-// What /proc/PID/stat says of a process: the fields after the name (which
-// may hold spaces and parentheses: it ends at the last ')'). Read with
-// read(2) (file_text.h): the process may exit meanwhile. Header only.
+// What /proc/PID/stat and /proc/PID/status say of a process: the stat
+// fields after the name (which may hold spaces and parentheses: it ends at
+// the last ')'), and its seccomp filters. Read with read(2) (file_text.h):
+// the process may exit meanwhile. Header only.
 #pragma once
 
 #include "runtime/file_text.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -41,6 +44,36 @@ inline std::optional<ProcStat> read_proc_stat(pid_t pid) {
   if (fields.size() >= 50)
     s.exit_code = std::stoi(fields[49]);
   return s;
+}
+
+} // namespace ubtrace
+
+namespace ubtrace {
+
+// How many seccomp filters a process ("self" or a pid) runs under, from
+// /proc/PID/status: "Seccomp_filters:" (Linux 5.9 on); without that line
+// 0 when "Seccomp:" says none. -1 when it cannot be told. Filters only
+// stack up, so a descendant of a process with as many runs under the same
+// ones (--follow compares an exec'd program's with the CLI's).
+inline int seccomp_filters(const std::string &pid) {
+  auto read = read_file("/proc/" + pid + "/status");
+  if (!read)
+    return -1;
+  auto field = [&](const char *name) -> long {
+    size_t at = read->find(std::string("\n") + name);
+    if (at == std::string::npos)
+      return -1;
+    at += 1 + std::strlen(name);
+    while (at < read->size() && ((*read)[at] == ' ' || (*read)[at] == '\t'))
+      ++at;
+    char *end = nullptr;
+    long v = std::strtol(read->c_str() + at, &end, 10);
+    return end == read->c_str() + at ? -1 : v;
+  };
+  long filters = field("Seccomp_filters:");
+  if (filters >= 0)
+    return static_cast<int>(filters);
+  return field("Seccomp:") == 0 ? 0 : -1;
 }
 
 } // namespace ubtrace

@@ -14,6 +14,7 @@
 #include "runtime/inject/injector.h"
 #include "runtime/inject/spawn.h"
 #include "runtime/jit/remote_image.h"
+#include "runtime/proc_stat.h"
 #include "runtime/symbols/address_space.h"
 #include "runtime/symbols/binary_cache.h"
 #include "runtime/symbols/binary_resolver.h"
@@ -59,33 +60,61 @@ static bool channel_hung_up(int sock) {
 
 // Why a process's agent hung up, judged from /proc before it is reaped.
 // Alive, its memory tells (an exit drops the memory before it closes the
-// descriptors): a program without the agent means it exec'd; the agent
-// still there, that the program closed the agent's descriptors. Gone (a
+// descriptors): the maps no longer where its agent mapped them means it
+// exec'd (the agent's library alone tells nothing: the program it became
+// loads it too); still there, that the program closed the agent's
+// descriptors. Gone (a
 // zombie keeps its stat until reaped): an exec if its name changed and
 // the agent never said goodbye (it sends its counters from the exit
 // path); else unknown, most likely its exit.
-static std::string judge_hangup(int pid, const std::string &comm,
-                                const std::string &agent_file,
-                                bool said_goodbye, bool follow) {
+struct Hangup {
+  std::string reason; // "" when it could not be told
+  bool exec = false;
+};
+
+static Hangup judge_hangup(int pid, const std::string &comm,
+                           uint64_t region_base, bool said_goodbye, bool follow,
+                           const std::optional<std::string> &exec_said) {
   auto read = [pid](const char *what) {
     auto text = read_file("/proc/" + std::to_string(pid) + "/" + what);
     return text ? *text : std::string();
   };
+  auto exec_text = [follow](const std::string &now) {
+    return "the process exec'd " + now +
+           (follow ? ", whose agent did not connect"
+                   : ", which ubtrace does not follow");
+  };
   std::string stat = read("stat");
   size_t open = stat.find('('), close = stat.rfind(')');
-  if (open == std::string::npos || close == std::string::npos || close < open)
-    return "";
+  if (open == std::string::npos || close == std::string::npos || close < open) {
+    // Reaped already: its agent said it was about to exec.
+    if (exec_said && !said_goodbye)
+      return {exec_text(exec_said->empty() ? "a program"
+                                           : exec_said->substr(0, 15)),
+              true};
+    return {};
+  }
   std::string now = stat.substr(open + 1, close - open - 1);
-  std::string exec = "the process exec'd " + now +
-                     (follow ? ", whose agent did not connect"
-                             : ", which ubtrace does not follow");
-  std::string maps = read("maps");
-  if (!maps.empty())
-    return !agent_file.empty() &&
-                   maps.find("/" + agent_file + "\n") != std::string::npos
-               ? "the process closed the agent's descriptors"
-               : exec;
-  return now != comm && !said_goodbye ? exec : "";
+  std::string exec = exec_text(now);
+  // Its agent stays out of a sandbox the tree made (cli_link.cpp).
+  int filters = follow ? seccomp_filters(std::to_string(pid)) : 0;
+  if (filters != 0 && filters != seccomp_filters("self"))
+    exec += ": it runs under a seccomp filter the trace did not start under";
+  // The maps where the agent mapped them: the same program (a new one
+  // maps the agent's library too, but the maps only once its agent
+  // connected).
+  std::string maps = "\n" + read("maps");
+  if (maps.size() > 1) {
+    char start[24];
+    std::snprintf(start, sizeof start, "\n%llx-",
+                  static_cast<unsigned long long>(region_base));
+    if (region_base && maps.find(start) != std::string::npos)
+      return {"the process closed the agent's descriptors", false};
+    return {exec, true};
+  }
+  if ((now != comm || exec_said) && !said_goodbye)
+    return {exec, true};
+  return {};
 }
 
 static std::string busy_message(int pid) {
@@ -113,7 +142,11 @@ struct UserspaceTarget::Impl {
   // Why, once looked at ("" when it could not be told).
   bool hangup_judged = false;
   std::string hangup_reason;
-  std::string agent_file; // the agent library's file name
+  bool hung_up_by_exec = false;
+  uint64_t region_base = 0; // where the agent mapped the maps
+  // The program it was about to exec, as its agent said (MsgType::Exec;
+  // an exec that failed leaves it set: /proc tells while it lives).
+  std::optional<std::string> exec_said;
   std::string comm;
   std::optional<ProcessWatch> watch; // -p: the process is not our child
   std::optional<ProcessEnd> end;
@@ -348,7 +381,6 @@ UserspaceTarget::launch(const std::string &command, const std::string &agent,
     return make_error("the agent did not start in '" + command +
                       "': " + spoke.error());
   impl->comm = process_comm(impl->pid); // the program's, after its exec
-  impl->agent_file = fs::path(agent).filename().string();
   auto hi = impl->hello();
   if (!hi)
     return std::move(hi).take_error();
@@ -392,7 +424,6 @@ UserspaceTarget::adopt(int pid, int sock, const std::string &agent,
   impl->pid = pid;
   impl->sock = sock;
   impl->comm = process_comm(pid);
-  impl->agent_file = fs::path(agent).filename().string();
   impl->watch = watch ? std::move(*watch) : ProcessWatch::open(pid);
   // Owned from here: the destructor closes it.
   std::unique_ptr<UserspaceTarget> t(new UserspaceTarget(std::move(impl)));
@@ -820,6 +851,7 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
   if (!agent_base)
     return make_error("cannot hand the maps to the agent: " +
                       agent_base.error());
+  im.region_base = *agent_base;
   if (!im.native_cache->wanted_base)
     im.native_cache->wanted_base = *agent_base;
   // Our /proc, for the agent to read its own mappings through when the
@@ -1024,6 +1056,10 @@ Result<size_t> UserspaceTarget::service() {
     if (m.type == agent::MsgType::Counters) {
       im.counters = agent::read_named_values(m.payload);
       im.counters_final = true;
+      continue;
+    }
+    if (m.type == agent::MsgType::Exec) {
+      im.exec_said.emplace(m.payload.begin(), m.payload.end());
       continue;
     }
     bool loaded = m.type == agent::MsgType::Library;
@@ -1257,10 +1293,15 @@ void UserspaceTarget::note_hangup(Impl &im) {
     im.notices.push_back(std::move(*r));
   }
   bool goodbye = im.counters_final;
-  for (const auto &m : im.notices)
+  for (const auto &m : im.notices) {
     goodbye = goodbye || m.type == agent::MsgType::Counters;
-  im.hangup_reason =
-      judge_hangup(im.pid, im.comm, im.agent_file, goodbye, im.follow);
+    if (m.type == agent::MsgType::Exec)
+      im.exec_said.emplace(m.payload.begin(), m.payload.end());
+  }
+  Hangup h = judge_hangup(im.pid, im.comm, im.region_base, goodbye, im.follow,
+                          im.exec_said);
+  im.hangup_reason = std::move(h.reason);
+  im.hung_up_by_exec = h.exec;
 }
 
 std::optional<ProcessEnd> UserspaceTarget::ended() {
@@ -1296,6 +1337,10 @@ bool UserspaceTarget::agent_gone() {
 
 const std::string &UserspaceTarget::hangup_reason() const {
   return impl_->hangup_reason;
+}
+
+bool UserspaceTarget::hung_up_by_exec() const {
+  return impl_->hung_up_by_exec;
 }
 
 const std::string &UserspaceTarget::comm() const {

@@ -131,6 +131,8 @@ public:
   // Why, as /proc told ("the process exec'd sh, which ubtrace does not
   // follow"); "" when it could not tell.
   const std::string &hangup_reason() const;
+  // The hangup was an exec (not closed descriptors, nor untold).
+  bool hung_up_by_exec() const;
   // The name the process had when the trace began.
   const std::string &comm() const;
   // The agent's loss counters of this session (runtime/agent/

@@ -4,6 +4,7 @@
 #include "backends/loss_report.h"
 #include "backends/userspace/process_end.h"
 #include "runtime/agent/protocol.h"
+#include "runtime/proc_stat.h"
 
 #include <algorithm>
 #include <ctime>
@@ -82,15 +83,18 @@ Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
   // -c: the command's own execs are followed (as bpftrace's -c follows its
   // pid), and with --follow its whole tree's.
   if (!options.command.empty()) {
+    const char *option = options.follow ? "--follow: " : "-c: ";
     auto listener = runtime::inject::AgentListener::create_for(::getpid());
     if (!listener)
-      return make_error("--follow: " + listener.error());
+      return make_error(option + listener.error());
     auto token = runtime::inject::random_hex128();
     if (!token)
-      return make_error("--follow: " + token.error());
+      return make_error(option + token.error());
     b->token_ = *token;
+    b->seccomp_filters_ = seccomp_filters("self");
     agent_env.push_back(std::string(agent::kFollowEnv) + "=" + *token +
                         (options.follow ? " tree " : " command ") +
+                        std::to_string(b->seccomp_filters_) + " " +
                         listener->entry_argument());
     b->listener_.emplace(std::move(*listener));
   }
@@ -203,26 +207,50 @@ Result<void> UserspaceBackend::start() {
 }
 
 void UserspaceBackend::take_followers() {
-  // A few at a time: each waits before main meanwhile, the others in
-  // connect(); the session's other work comes between.
-  for (int n = 0; listener_ && n < 16; ++n) {
+  if (!listener_)
+    return;
+  // A program of the tree sends its token as it connects; anyone else
+  // may connect too (the name is public) and say nothing. Such a one is
+  // kept a second at most, and the oldest makes room for a newcomer, so
+  // silence neither holds the session up nor shuts the tree out.
+  constexpr size_t kMostPending = 64;
+  uint64_t now = now_ns();
+  for (int n = 0; n < 16; ++n) {
     pid_t pid = 0;
     auto channel = listener_->accept_now(pid);
     if (!channel)
-      return;
-    adopt_follower(pid, std::move(*channel));
+      break;
+    if (pending_.size() >= kMostPending)
+      pending_.erase(pending_.begin());
+    pending_.push_back({std::move(*channel), pid, now});
+  }
+  // A few at a time: each waits before main meanwhile, the others in
+  // connect(); the session's other work comes between.
+  int adopted = 0;
+  for (auto it = pending_.begin(); it != pending_.end() && adopted < 16;) {
+    auto first = agent::recv_message(it->channel.fd(), 0);
+    if (!first && first.error() == agent::kChannelTimedOut &&
+        now - it->since_ns < 1000000000ull) {
+      ++it;
+      continue;
+    }
+    Pending p = std::move(*it);
+    it = pending_.erase(it);
+    // Only a program of the tree knows the token (protocol.h): whatever
+    // else connects is dropped without a word.
+    if (!first || first->type != agent::MsgType::Follow ||
+        std::string(first->payload.begin(), first->payload.end()) != token_ ||
+        p.pid <= 0)
+      continue;
+    ++adopted;
+    adopt_follower(p.pid, std::move(p.channel));
+    // Taking one on takes a while: the clock moves.
+    now = now_ns();
   }
 }
 
 void UserspaceBackend::adopt_follower(pid_t pid,
                                       runtime::inject::AgentChannel channel) {
-  // Only a program of the tree knows the token (protocol.h): whatever
-  // else connects is dropped without a word.
-  auto first = agent::recv_message(channel.fd(), 1000);
-  if (!first || first->type != agent::MsgType::Follow ||
-      std::string(first->payload.begin(), first->payload.end()) != token_ ||
-      pid <= 0)
-    return;
   auto fail = [&](const std::string &why) {
     ++follow_failed_;
     if (verbose_)
@@ -304,8 +332,19 @@ std::vector<TargetNews> UserspaceBackend::news() {
       // command. One is retired once it ended, or once its agent hung up
       // and (an exec) the program it became connected, or did not within
       // a second.
-      if (target.ended()) {
+      // One that closed its descriptors, the agent's too, runs on
+      // untraced (however soon it ends); otherwise it exec'd, or it
+      // could not be told.
+      bool ended = target.ended().has_value(); // judges a hangup first
+      if (target.agent_gone() && !target.hung_up_by_exec() &&
+          !target.hangup_reason().empty()) {
+        t.ended = ended;
+        t.done = true;
+        ++agent_closed_;
+      } else if (ended) {
         t.ended = t.done = true;
+        // What it exec'd ran untraced, and is over already.
+        exec_lost_ += target.hung_up_by_exec() && !t.succeeded ? 1 : 0;
       } else if (target.agent_gone() &&
                  (t.succeeded || exec_unfollowed(t, now))) {
         t.done = true;
@@ -328,7 +367,7 @@ std::vector<TargetNews> UserspaceBackend::news() {
       t.gone_said = true;
       if (listener_ && t.succeeded)
         continue;
-      exec_lost_ += listener_ ? 1 : 0;
+      exec_lost_ += listener_ && target.hung_up_by_exec() ? 1 : 0;
       out.push_back({TargetNews::Kind::AgentGone, target.pid(), target.comm(),
                      target.hangup_reason(), std::nullopt});
       if (attached_) {
@@ -368,6 +407,9 @@ bool UserspaceBackend::done() const {
 }
 
 void UserspaceBackend::detach() {
+  if (verbose_ && followed_)
+    report_.info("followed " + std::to_string(followed_) + " program" +
+                 (followed_ == 1 ? "" : "s") + " through exec");
   for (auto &t : targets_) {
     t.target->collect_counters();
     t.target->detach();
@@ -381,6 +423,7 @@ agent::NamedValues UserspaceBackend::losses() const {
   if (listener_) {
     all.emplace_back(kFollowFailed, follow_failed_);
     all.emplace_back(kFollowExecLost, exec_lost_);
+    all.emplace_back(kFollowAgentClosed, agent_closed_);
   }
   for (const auto &t : targets_) {
     const auto &mine = t.target->agent_counters();

@@ -129,10 +129,16 @@ private:
                             // connected (--follow)
     uint64_t gone_ns = 0;   // when its hangup was first seen
   };
-  // --follow: programs of the tree that connected since the last call,
-  // taken on (hooked, then let run).
+  // --follow: programs of the tree that connected since the last call
+  // and sent their token, taken on (hooked, then let run). Never blocks:
+  // a connection that has not spoken waits in pending_ for a second.
   void take_followers();
   void adopt_follower(pid_t pid, runtime::inject::AgentChannel channel);
+  struct Pending {
+    runtime::inject::AgentChannel channel;
+    pid_t pid = 0;
+    uint64_t since_ns = 0;
+  };
   // A target whose agent hung up (an exec, or its descriptors closed), and
   // no program connected in its place within a second or before its
   // process ended (--follow): what it became runs untraced.
@@ -167,7 +173,10 @@ private:
   agent::NamedValues retired_; // counters of followers gone
   uint64_t follow_failed_ = 0; // connected, could not be traced
   uint64_t exec_lost_ = 0;     // exec'd a program that did not connect
-  uint64_t followed_ = 0;      // programs taken on
+  uint64_t agent_closed_ = 0;  // a follower closed its agent's channel
+  uint64_t followed_ = 0;      // programs taken on (said with -v)
+  int seccomp_filters_ = 0;    // the CLI's (runtime/proc_stat.h)
+  std::vector<Pending> pending_;
   std::set<std::string> said_; // followers' warnings, each said once
 };
 

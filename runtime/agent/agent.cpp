@@ -1017,6 +1017,7 @@ void Agent::handle(const Message &m) {
   case MsgType::Counters:
   case MsgType::Unloaded:
   case MsgType::Follow:
+  case MsgType::Exec:
   // GPU messages travel on the GPU channel (runtime/agent/gpu), not here.
   case MsgType::GpuHello:
   case MsgType::GpuSetup:
@@ -1209,6 +1210,23 @@ extern "C" __attribute__((visibility("default"))) int ubtrace_agent_start() {
     return 1;
   unsetenv(kFollowEnv);
   return 0;
+}
+
+// Called by libubtrace_preload.so's exec functions before they exec:
+// tells the CLI (MsgType::Exec), from whichever thread execs, without
+// libc (raw_notice.h; a probe may sit on any libc function).
+extern "C" __attribute__((visibility("default"))) void
+ubtrace_agent_exec_notice(const char *path) {
+  const char *name = path;
+  for (const char *c = path; c && *c; ++c)
+    if (*c == '/')
+      name = c + 1;
+  size_t len = 0;
+  while (name && name[len] && len < ubtrace::agent::kRawNoticeMax)
+    ++len;
+  (void)ubtrace::agent::send_raw_notice(ubtrace::agent::MsgType::Exec,
+                                        reinterpret_cast<const uint8_t *>(name),
+                                        len);
 }
 
 // The injector's entry (runtime/inject InjectOptions::entry_symbol): connect

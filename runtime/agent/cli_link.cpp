@@ -1,6 +1,7 @@
 #include "runtime/agent/cli_link.h"
 
 #include "runtime/agent/protocol.h"
+#include "runtime/proc_stat.h"
 
 #include <cstddef>
 #include <cstdlib>
@@ -97,21 +98,31 @@ int follow_channel() {
   const char *env = getenv(kFollowEnv);
   if (!env)
     return -1;
-  // <token> <scope> <listener>: the scope is "tree" (--follow) or the pid
-  // of the command whose own execs are followed; "command" is the
-  // command's before it starts, not a program's it execs.
+  // <token> <scope> <filters> <listener>: the scope is "tree" (--follow)
+  // or the pid of the command whose own execs are followed; "command" is
+  // the command's before it starts, not a program's it execs. <filters>:
+  // the CLI's seccomp filters (-1: unknown).
   size_t len = strlen(env);
   bool well_formed = len > kFollowTokenHex + 1 && env[kFollowTokenHex] == ' ';
   for (size_t i = 0; well_formed && i < kFollowTokenHex; i++)
     well_formed =
         (env[i] >= '0' && env[i] <= '9') || (env[i] >= 'a' && env[i] <= 'f');
   const char *scope = env + kFollowTokenHex + 1;
-  const char *listener = well_formed ? strchr(scope, ' ') : nullptr;
+  const char *filters = well_formed ? strchr(scope, ' ') : nullptr;
+  char *listener = nullptr;
+  long cli_filters = filters ? strtol(filters + 1, &listener, 10) : -1;
   bool ours = false;
-  if (listener) {
-    std::string s(scope, listener);
+  if (filters && listener != filters + 1 && *listener == ' ') {
+    std::string s(scope, filters);
     ours = s == "tree" || s == std::to_string(syscall(SYS_getpid));
   }
+  // A seccomp filter that the trace did not start under came from the
+  // tree (a sandbox, then an exec): it may kill on socket(), so the
+  // program is left untraced (the CLI counts and says it). Filters only
+  // stack up: as many as the CLI's are the CLI's own, which let it listen.
+  int mine = seccomp_filters("self");
+  if (ours && mine != 0 && (mine < 0 || mine != cli_filters))
+    ours = false;
   int fd = ours ? attach_channel(listener + 1, true) : kInjectBadArgument;
   if (fd >= 0) {
     // The token, before anything else.

@@ -2,7 +2,7 @@
  * bpftrace's -c traces the command's pid whatever it execs (`env X=1 app`,
  * `unshare ... app`, `sh -c 'exec app'`, an ASLR-disabling wrapper).
  *
- * The CLI gives the command UBTRACE_FOLLOW=<token> <scope> <listener>
+ * The CLI gives the command UBTRACE_FOLLOW=<token> <scope> <filters> <listener>
  * (runtime/agent/protocol.h). Scope `tree` (--follow): the preload keeps
  * its LD_PRELOAD entry and the variable, so every program of the tree
  * gets the agent. Scope `command`: the process that took the -c channel
@@ -56,7 +56,7 @@ static ubt_execv_fn ubt_real_execv, ubt_real_execvp;
 /* Read by the trampolines (hidden, not static: named from assembly). */
 __attribute__((visibility("hidden"))) void *ubt_real_execl, *ubt_real_execlp;
 
-/* "UBTRACE_FOLLOW=<token> <pid> <listener>" and "LD_PRELOAD=" this
+/* "UBTRACE_FOLLOW=<token> <pid> <filters> <listener>" and "LD_PRELOAD=" this
  * library's path, for the command's own execs; pid 0: none. */
 static char ubt_follow[1024];
 static char ubt_self[4096];
@@ -178,11 +178,18 @@ static int ubt_missing(void) {
   return -1;
 }
 
+/* The agent tells the CLI that the process execs `path` (NULL: unknown)
+ * (agent.cpp): its hangup is then known for an exec however soon the
+ * program it becomes ends. Only the process whose channel it is says so
+ * (not a fork or vfork child). */
+extern void ubtrace_agent_exec_notice(const char *path);
+
 /* Returns `call` made with `envp`, with the agent when the exec is the
  * command's own. The arrays are on the stack (variable length: allocated
  * only on that path). */
-#define UBT_WITH_AGENT(envp, call)                                             \
+#define UBT_WITH_AGENT(path, envp, call)                                       \
   do {                                                                         \
+    ubtrace_agent_exec_notice(path);                                           \
     if (ubt_own_exec()) {                                                      \
       char *ubt_env[ubt_count(envp) + 3];                                      \
       char ubt_preload[ubt_preload_size(envp)];                                \
@@ -200,7 +207,7 @@ execve(const char *path, char *const argv[], char *const envp[]) {
   ubt_execve_fn next = ubt_next((void **)&ubt_real_execve, "execve");
   if (!next)
     return ubt_missing();
-  UBT_WITH_AGENT(envp, next(path, argv, ubt_envp));
+  UBT_WITH_AGENT(path, envp, next(path, argv, ubt_envp));
 }
 
 __attribute__((visibility("default"))) int
@@ -208,15 +215,35 @@ execvpe(const char *file, char *const argv[], char *const envp[]) {
   ubt_execvpe_fn next = ubt_next((void **)&ubt_real_execvpe, "execvpe");
   if (!next)
     return ubt_missing();
-  UBT_WITH_AGENT(envp, next(file, argv, ubt_envp));
+  UBT_WITH_AGENT(file, envp, next(file, argv, ubt_envp));
+}
+
+__attribute__((visibility("default"))) int fexecve(int fd, char *const argv[],
+                                                   char *const envp[]) {
+  ubt_fexecve_fn next = ubt_next((void **)&ubt_real_fexecve, "fexecve");
+  if (!next)
+    return ubt_missing();
+  UBT_WITH_AGENT(NULL, envp, next(fd, argv, ubt_envp));
+}
+
+__attribute__((visibility("default"))) int execveat(int dirfd, const char *path,
+                                                    char *const argv[],
+                                                    char *const envp[],
+                                                    int flags) {
+  ubt_execveat_fn next = ubt_next((void **)&ubt_real_execveat, "execveat");
+  if (!next)
+    return ubt_missing();
+  UBT_WITH_AGENT(path, envp, next(dirfd, path, argv, ubt_envp, flags));
 }
 
 /* `environ` with the agent, for the exec about to run (the command's own:
  * otherwise nothing changes). */
-__attribute__((visibility("hidden"))) void ubt_environ_with_agent(void) {
+__attribute__((visibility("hidden"))) void
+ubt_environ_with_agent(const char *path) {
   /* (A call before the constructor, from another library's.) */
   ubt_next(&ubt_real_execl, "execl");
   ubt_next(&ubt_real_execlp, "execlp");
+  ubtrace_agent_exec_notice(path);
   if (!ubt_own_exec())
     return;
   char **env = environ;
@@ -237,7 +264,7 @@ __attribute__((visibility("default"))) int execv(const char *path,
   ubt_execv_fn next = ubt_next((void **)&ubt_real_execv, "execv");
   if (!next)
     return ubt_missing();
-  ubt_environ_with_agent();
+  ubt_environ_with_agent(path);
   return next(path, argv);
 }
 
@@ -246,12 +273,13 @@ __attribute__((visibility("default"))) int execvp(const char *file,
   ubt_execv_fn next = ubt_next((void **)&ubt_real_execvp, "execvp");
   if (!next)
     return ubt_missing();
-  ubt_environ_with_agent();
+  ubt_environ_with_agent(file);
   return next(file, argv);
 }
 
 /* execl and execlp: the argument registers (and %al, the variadic call's
- * vector count) kept across the call that sets `environ`, then a jump to
+ * vector count) kept across the call that sets `environ` (given the path,
+ * still in %rdi), then a jump to
  * libc's, which finds its arguments where the caller left them. Seven
  * pushes leave the stack 16-byte aligned for the call. */
 #define UBT_ENVIRON_TRAMPOLINE(name)                                           \

@@ -19,8 +19,11 @@
 //           be bound first by any local user (blocking -p), or answered by
 //           them.
 //   --follow (with -c) the CLI also listens as for -p and gives the command
-//           UBTRACE_FOLLOW=<token> <AttachArgument>, where the token is 128
-//           random bits. The preload then keeps its LD_PRELOAD entry, so
+//           UBTRACE_FOLLOW=<token> <scope> <filters> <AttachArgument>,
+//           where the token is 128 random bits, the scope "tree" (or the
+//           command's own execs: preload_exec.c), and <filters> the CLI's
+//           seccomp filters (cli_link.cpp: a program under more is left
+//           alone). The preload then keeps its LD_PRELOAD entry, so
 //           every program the command's tree execs loads the agent; that
 //           agent connects there (a listener of the CLI's pid, or of pid 0
 //           when the CLI's pid namespace is not visible from the program's,
@@ -48,7 +51,8 @@ namespace ubtrace::agent {
 
 inline constexpr uint32_t kProtocolVersion = 3;
 inline constexpr const char *kFdEnv = "UBTRACE_AGENT_FD";
-// --follow: "<32 hex digits> <encoded AttachArgument>" (see above).
+// -c and --follow: "<32 hex digits> <scope> <filters> <encoded
+// AttachArgument>" (see above).
 inline constexpr const char *kFollowEnv = "UBTRACE_FOLLOW";
 inline constexpr size_t kFollowTokenHex = 32;
 // + pid + "." + random hex, abstract
@@ -123,6 +127,10 @@ enum class MsgType : uint32_t {
                     // it
   Follow = 29,      // agent -> CLI, first on a --follow connection: the
                     // token of UBTRACE_FOLLOW (32 hex digits)
+  Exec = 30,        // agent -> CLI, a raw notice: the process is about to
+                    // exec the file named (its last path component; empty
+                    // when it is a descriptor), so a hangup after it is an
+                    // exec, and what the program is called
 
   // ---- GPU channel (runtime/agent/gpu) ----
   // A second socket, one end of a socketpair the CLI's GPU backend makes

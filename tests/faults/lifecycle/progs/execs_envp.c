@@ -2,7 +2,10 @@
 // main() was given (envp, not environ), as programs that pass their
 // environment on explicitly do. `execs_envp --until FILE` waits for FILE
 // instead (a program that stays, built statically too); `--execl PROG`
-// and `--execlp NAME` exec with those (arguments: the name, "one", "two").
+// and `--execlp NAME` exec with those (arguments: the name, "one", "two");
+// `--fexecve PROG` and `--execveat PROG` with those (no arguments).
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,6 +29,17 @@ int main(int argc, char **argv, char **envp) {
   }
   if (argc == 3 && !strcmp(argv[1], "--execlp")) {
     execlp(argv[2], argv[2], "one", "two", (char *)NULL);
+    return 127;
+  }
+  if (argc == 3 && !strcmp(argv[1], "--fexecve")) {
+    char *args[] = {argv[2], NULL};
+    int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+    fexecve(fd, args, envp);
+    return 127;
+  }
+  if (argc == 3 && !strcmp(argv[1], "--execveat")) {
+    char *args[] = {argv[2], NULL};
+    execveat(AT_FDCWD, argv[2], args, envp, 0);
     return 127;
   }
   before_exec(argc);
