@@ -45,21 +45,18 @@ Result<ProcEvents> ProcEvents::open() {
   sockaddr_nl address{};
   address.nl_family = AF_NETLINK;
   address.nl_groups = CN_IDX_PROC;
+  auto refused = [](const char *what) {
+    int err = errno;
+    return make_error(
+        std::string("cannot ") + what +
+        " the kernel's process events: " + std::strerror(err) +
+        (err == EPERM ? " (they need root, in the initial namespaces)" : ""));
+  };
   if (::bind(fd.get(), reinterpret_cast<sockaddr *>(&address),
-             sizeof address) != 0) {
-    int err = errno;
-    return make_error(
-        std::string("cannot listen to the kernel's process events: ") +
-        std::strerror(err) +
-        (err == EPERM ? " (they need root, in the initial namespaces)" : ""));
-  }
-  if (!send_op(fd.get(), PROC_CN_MCAST_LISTEN)) {
-    int err = errno;
-    return make_error(
-        std::string("cannot subscribe to the kernel's process events: ") +
-        std::strerror(err) +
-        (err == EPERM ? " (they need root, in the initial namespaces)" : ""));
-  }
+             sizeof address) != 0)
+    return refused("listen to");
+  if (!send_op(fd.get(), PROC_CN_MCAST_LISTEN))
+    return refused("subscribe to");
   return ProcEvents(std::move(fd));
 }
 
