@@ -11,7 +11,8 @@ namespace {
 struct Meaning {
   const char *name;
   const char *reason; // the JSON key
-  const char *what;   // the counted thing, singular (an 's' makes it plural)
+  const char *what;   // the counted thing, singular (an 's' or, after an
+                      // 's', "es" makes it plural)
   const char *why;
 };
 
@@ -86,6 +87,12 @@ constexpr Meaning kMeanings[] = {
     {kFollowAgentClosed, "follow_agent_closed", "program",
      "of the command's tree closed the agent's descriptors, and ran on "
      "untraced"},
+    {kSystemWideSkipped, "system_wide_skipped", "process",
+     "untraced though mapping a probed file: the agent could not be loaded "
+     "(static, setuid, busy with another tracer; -v says why)"},
+    {kSystemWideUnreadable, "system_wide_unreadable", "process",
+     "not looked at: mappings not the user's to read (other users' "
+     "processes, or more privileged ones; -v lists them)"},
     {kRingDeadWriters, "dead_writer", "event",
      "lost: the writer died before submitting"},
     {kRingStalledWriters, "stalled_writer", "event",
@@ -131,8 +138,10 @@ describe_losses(const agent::NamedValues &counters,
         m = &candidate;
     if (m) {
       l.reason = m->reason;
-      l.message = n + " " + m->what + (count == 1 ? " " : "s ") +
-                  with_limits(m->why, context);
+      std::string what = m->what;
+      if (count != 1)
+        what += what.back() == 's' ? "es" : "s";
+      l.message = n + " " + what + " " + with_limits(m->why, context);
     } else {
       l.message = n + " probe hits lost (" + name + ")";
     }

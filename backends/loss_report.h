@@ -23,6 +23,10 @@ inline constexpr const char *kRingStalledWriters = "ring_stalled_writers";
 inline constexpr const char *kFollowFailed = "follow_failed";
 inline constexpr const char *kFollowExecLost = "follow_exec_lost";
 inline constexpr const char *kFollowAgentClosed = "follow_agent_closed";
+// System-wide: processes mapping a probed file that could not be traced.
+inline constexpr const char *kSystemWideSkipped = "system_wide_skipped";
+// System-wide: processes whose mappings could not be read (not the user's).
+inline constexpr const char *kSystemWideUnreadable = "system_wide_unreadable";
 
 // The limits the sentences name ({slots}, {states}, {depth} in them).
 struct LossContext {

@@ -599,6 +599,9 @@ Result<void> Session::attach(size_t &attached) {
   user.pids = opts_.pids;
   user.follow = opts_.follow;
   user.verbose = opts_.verbose;
+  // User-space probes with no process named run system-wide.
+  user.system_wide = opts_.command.empty() && opts_.pids.empty() &&
+                     probes[size_t(BackendKind::Userspace)] > 0;
   if (probes[size_t(BackendKind::Userspace)])
     if (auto ok = UserspaceBackend::check(bundle_, user); !ok)
       return ok;
@@ -621,7 +624,7 @@ Result<void> Session::attach(size_t &attached) {
           add(std::make_unique<CliBackend>(bundle_, *programs_, *this, mode));
       !ok)
     return ok;
-  if (opts_.command.empty() && opts_.pids.empty())
+  if (opts_.command.empty() && opts_.pids.empty() && !user.system_wide)
     return {};
   auto u = UserspaceBackend::create(bundle_, *programs_, *region_, globals_,
                                     probe_names_, *symbols_, report_, user);

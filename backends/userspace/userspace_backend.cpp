@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace ubtrace::backends {
@@ -18,6 +19,33 @@ uint64_t now_ns() {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return uint64_t(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+// One program run by one process: its start time and its program's inode
+// (an exec changes the second; an ordinary user may not read another's
+// exe, which then counts as 0).
+uint64_t image_key(pid_t pid, unsigned long long start_time) {
+  struct stat st;
+  uint64_t ino =
+      ::stat(("/proc/" + std::to_string(pid) + "/exe").c_str(), &st) == 0
+          ? st.st_ino
+          : 0;
+  return start_time * 0x9e3779b97f4a7c15ull ^ ino;
+}
+
+// The probes on files, counted as bpftrace counts uprobes on a file: each
+// function a wildcard matches once, however many processes run it.
+size_t probes_on_files(const runtime::Bundle &bundle) {
+  runtime::symbols::ProbeResolverOptions resolve;
+  resolve.allow_zero_size = bundle.unsafe;
+  resolve.allow_unresolved_address = bundle.unsafe;
+  runtime::symbols::ProbeResolver resolver(resolve);
+  size_t n = 0;
+  for (const auto &spec : bundle.probes)
+    if (auto req = attach_request(spec))
+      if (auto got = resolver.expand(*req))
+        n += got->size();
+  return n;
 }
 
 } // namespace
@@ -45,25 +73,23 @@ Result<void> UserspaceBackend::check(const runtime::Bundle &bundle,
         !judged)
       return make_error(judged.error());
   }
-  bool hooks = std::any_of(
-      bundle.probes.begin(), bundle.probes.end(), [](const auto &p) {
-        return backend_for(p.kind) == BackendKind::Userspace &&
-               p.kind != runtime::ProbeKind::Profile &&
-               p.kind != runtime::ProbeKind::PerfEvent &&
-               p.kind != runtime::ProbeKind::Syscall;
-      });
-  bool syscalls = std::any_of(
-      bundle.probes.begin(), bundle.probes.end(),
-      [](const auto &p) { return p.kind == runtime::ProbeKind::Syscall; });
-  bool events = std::any_of(
-      bundle.probes.begin(), bundle.probes.end(),
-      [](const auto &p) { return p.kind == runtime::ProbeKind::PerfEvent; });
-  return make_error(std::string(hooks      ? "user-space"
-                                : syscalls ? "system call"
-                                : events   ? "software and hardware event"
-                                           : "profile") +
+  // Probes hooked into code run system-wide (system_wide.h); the others
+  // run in the threads of a traced process.
+  auto any = [&](runtime::ProbeKind kind) {
+    return std::any_of(bundle.probes.begin(), bundle.probes.end(),
+                       [&](const auto &p) { return p.kind == kind; });
+  };
+  const char *kind = any(runtime::ProbeKind::Syscall) ? "system call"
+                     : any(runtime::ProbeKind::PerfEvent)
+                         ? "software and hardware event"
+                     : any(runtime::ProbeKind::Profile) ? "profile"
+                                                        : nullptr;
+  if (!kind)
+    return {};
+  return make_error(std::string(kind) +
                     " probes need a process to trace: use -c 'CMD' or -p PID "
-                    "(ubtrace traces inside processes, not system-wide)");
+                    "(they run in the traced process's threads; only uprobe, "
+                    "uretprobe and usdt probes run system-wide)");
 }
 
 Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
@@ -79,6 +105,24 @@ Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
   b->attached_ = options.command.empty();
   b->verbose_ = options.verbose;
   b->agent_ = *agent;
+  if (options.system_wide) {
+    auto files = system_wide_files(bundle);
+    if (!files)
+      return std::move(files).take_error();
+    auto scout = ProcessScout::create(*files, region.fd());
+    if (!scout)
+      return std::move(scout).take_error();
+    b->scout_.emplace(std::move(*scout));
+    b->probes_ = probes_on_files(bundle);
+    if (b->verbose_) {
+      std::string list;
+      for (const auto &f : *files)
+        list += (list.empty() ? "" : ", ") + f;
+      report.info("system-wide: every process that maps " + list +
+                  "; new ones found through " + b->scout_->how());
+    }
+    return b;
+  }
   std::vector<std::string> agent_env;
   // -c: the command's own execs are followed (as bpftrace's -c follows its
   // pid), and with --follow its whole tree's.
@@ -147,6 +191,10 @@ std::string UserspaceBackend::who(const Traced &t) const {
 }
 
 Result<size_t> UserspaceBackend::attach() {
+  if (scout_) {
+    take_newcomers();
+    return probes_;
+  }
   for (auto &t : targets_) {
     std::vector<int> others;
     for (const auto &o : targets_)
@@ -156,7 +204,6 @@ Result<size_t> UserspaceBackend::attach() {
   }
   size_t most = 0;
   std::string first_error;
-  bool addresses_set = false;
   for (auto it = targets_.begin(); it != targets_.end();) {
     UserspaceTarget &t = *it->target;
     std::vector<std::string> warnings;
@@ -181,10 +228,10 @@ Result<size_t> UserspaceBackend::attach() {
     }
     if (!t.jit_error().empty())
       report_.warning(who(*it) + "probes run interpreted: " + t.jit_error());
-    if (globals_ && !addresses_set)
+    if (globals_ && !addresses_set_)
       std::copy(addresses->begin(), addresses->end(),
                 reinterpret_cast<uint64_t *>(globals_ + 1));
-    addresses_set = true;
+    addresses_set_ = true;
     // Addresses of a traced process print as symbols even after it exits,
     // and so do those of the children it forks.
     (void)symbols_.runtime().snapshot(t.pid());
@@ -249,19 +296,7 @@ void UserspaceBackend::take_followers() {
   }
 }
 
-void UserspaceBackend::adopt_follower(pid_t pid,
-                                      runtime::inject::AgentChannel channel) {
-  auto fail = [&](const std::string &why) {
-    ++follow_failed_;
-    if (verbose_)
-      report_.info("process " + std::to_string(pid) + " (" + process_comm(pid) +
-                   ") is not followed: " + why);
-  };
-  auto adopted =
-      UserspaceTarget::adopt(pid, channel.release_fd().release(), agent_);
-  if (!adopted)
-    return fail(adopted.error());
-  UserspaceTarget &t = **adopted;
+Result<size_t> UserspaceBackend::hook_newcomer(UserspaceTarget &t) {
   configure(t);
   t.set_follow();
   // The same warning from every copy of a program is said once.
@@ -275,28 +310,143 @@ void UserspaceBackend::adopt_follower(pid_t pid,
     if (said_.insert(w).second)
       report_.warning(w);
   if (!hooked)
-    return fail(hooked.error()); // its agent unhooks as it is let go
+    return hooked; // its agent unhooks as it is let go
   if (!t.jit_error().empty() && said_.insert(t.jit_error()).second)
     report_.warning("probes run interpreted: " + t.jit_error());
-  (void)symbols_.runtime().snapshot(pid);
-  symbols_.set_traced(pid, region_.fd());
+  if (globals_ && !addresses_set_)
+    if (auto addresses = t.symbol_addresses(bundle_.uaddrs)) {
+      std::copy(addresses->begin(), addresses->end(),
+                reinterpret_cast<uint64_t *>(globals_ + 1));
+      addresses_set_ = true;
+    }
+  (void)symbols_.runtime().snapshot(t.pid());
+  symbols_.set_traced(t.pid(), region_.fd());
+  if (auto go = t.go(); !go)
+    return make_error(go.error());
+  return hooked;
+}
+
+void UserspaceBackend::adopt_follower(pid_t pid,
+                                      runtime::inject::AgentChannel channel) {
+  auto fail = [&](const std::string &why) {
+    ++follow_failed_;
+    if (verbose_)
+      report_.info("process " + std::to_string(pid) + " (" + process_comm(pid) +
+                   ") is not followed: " + why);
+  };
+  auto adopted =
+      UserspaceTarget::adopt(pid, channel.release_fd().release(), agent_);
+  if (!adopted)
+    return fail(adopted.error());
+  auto hooked = hook_newcomer(**adopted);
+  if (!hooked)
+    return fail(hooked.error());
   // The process it was before the exec is now this one.
   for (auto &o : targets_)
     if (o.target->pid() == pid)
       o.succeeded = true;
-  if (auto go = t.go(); !go)
-    return fail(go.error());
   ++followed_;
   if (verbose_)
-    report_.info("following process " + std::to_string(pid) + " (" + t.comm() +
-                 "): " + std::to_string(*hooked) + " sites hooked");
+    report_.info("following process " + std::to_string(pid) + " (" +
+                 (*adopted)->comm() + "): " + std::to_string(*hooked) +
+                 " sites hooked");
   Traced traced{std::move(*adopted)};
   traced.follower = true;
   targets_.push_back(std::move(traced));
 }
 
+void UserspaceBackend::take_newcomers() {
+  if (!scout_)
+    return;
+  for (pid_t pid : scout_->due(now_ns())) {
+    auto traced =
+        std::find_if(targets_.begin(), targets_.end(), [&](const Traced &t) {
+          return !t.done && t.target->pid() == pid;
+        });
+    if (traced != targets_.end()) {
+      // It exec'd since it was taken on: the old program's hooks went with
+      // it, and the new one is looked at now.
+      auto exec = scout_->exec_seen(pid);
+      if (!exec || *exec < traced->taken_ns)
+        continue;
+      traced->done = true;
+    }
+    auto stat = read_proc_stat(pid);
+    if (!stat || stat->state == 'Z' || stat->state == 'X')
+      continue;
+    uint64_t image = image_key(pid, stat->start_time);
+    if (auto r = refused_.find(pid); r != refused_.end()) {
+      // Passed over once: again only when it exec'd since (the same
+      // program, maybe), or is another process of the same pid.
+      auto exec = scout_->exec_seen(pid);
+      if (r->second.image == image && !(exec && *exec > r->second.at_ns))
+        continue;
+      refused_.erase(r);
+    }
+    auto look = scout_->look(pid);
+    if (!look) {
+      // Another user's, or a more privileged one's: not ours to look at.
+      if (::access(("/proc/" + std::to_string(pid)).c_str(), F_OK) == 0) {
+        refused_[pid] = {image, now_ns()};
+        ++system_unreadable_;
+        if (verbose_)
+          report_.info("process " + std::to_string(pid) + " (" +
+                       process_comm(pid) +
+                       ") is not looked at: " + look.error());
+      }
+      continue;
+    }
+    // A traced process's fork has its parent's hooks (and agent).
+    if (look->inherited) {
+      scout_->settled(pid);
+      refused_[pid] = {image, now_ns()};
+      continue;
+    }
+    // A program just exec'd is injected once its loader mapped glibc.
+    if (!look->probed || (!look->glibc && scout_->recent(pid)))
+      continue;
+    scout_->settled(pid);
+    take_on(pid, image);
+  }
+}
+
+void UserspaceBackend::refuse(pid_t pid, uint64_t image,
+                              const std::string &why) {
+  refused_[pid] = {image, now_ns()};
+  ++system_skipped_;
+  if (verbose_)
+    report_.info("process " + std::to_string(pid) + " (" + process_comm(pid) +
+                 ") is not traced: " + why);
+}
+
+void UserspaceBackend::take_on(pid_t pid, uint64_t image) {
+  auto injected = UserspaceTarget::attach(pid, agent_);
+  // One that exec'd meanwhile is looked at anew (its exec is known).
+  auto exec_meanwhile = [&] {
+    auto stat = read_proc_stat(pid);
+    return stat && image_key(pid, stat->start_time) != image;
+  };
+  if (!injected && exec_meanwhile())
+    return;
+  if (!injected)
+    return refuse(pid, image, injected.error());
+  auto hooked = hook_newcomer(**injected);
+  if (!hooked)
+    return refuse(pid, image, hooked.error());
+  ++system_traced_;
+  if (verbose_)
+    report_.info("tracing process " + std::to_string(pid) + " (" +
+                 (*injected)->comm() + "): " + std::to_string(*hooked) +
+                 " sites hooked");
+  Traced traced{std::move(*injected)};
+  traced.scouted = true;
+  traced.taken_ns = now_ns();
+  targets_.push_back(std::move(traced));
+}
+
 Result<void> UserspaceBackend::service() {
   take_followers();
+  take_newcomers();
   std::string errors;
   for (auto &t : targets_) {
     if (t.done)
@@ -304,7 +454,7 @@ Result<void> UserspaceBackend::service() {
     auto more = t.target->service();
     refresh_symbols(t, t.target->libraries_changed());
     // A follower's trouble (it died mid-request) retires it: no news.
-    if (!more && !t.follower)
+    if (!more && !t.follower && !t.scouted)
       errors += (errors.empty() ? "" : "\n") + who(t) + more.error();
   }
   if (!errors.empty())
@@ -326,6 +476,13 @@ std::vector<TargetNews> UserspaceBackend::news() {
     if (t.done)
       continue;
     UserspaceTarget &target = *t.target;
+    // System-wide, a process that ends or execs is simply done: the
+    // program it exec'd is looked at anew (take_newcomers).
+    if (t.scouted) {
+      t.ended = target.ended().has_value();
+      t.done = t.ended || target.agent_gone();
+      continue;
+    }
     if (t.follower) {
       // Followers make no news, but for the command's own exec chain
       // (its pid) whose next program did not connect, said as for the
@@ -386,7 +543,7 @@ std::vector<TargetNews> UserspaceBackend::news() {
   // Followers done are let go: a tree that runs thousands of programs
   // keeps only those that live. Their counters stay.
   for (auto it = targets_.begin(); it != targets_.end();) {
-    if (!it->follower || !it->done) {
+    if (!(it->follower || it->scouted) || !it->done) {
       ++it;
       continue;
     }
@@ -400,6 +557,9 @@ std::vector<TargetNews> UserspaceBackend::news() {
 }
 
 bool UserspaceBackend::done() const {
+  // System-wide, the trace runs until exit() or Ctrl-C.
+  if (scout_)
+    return false;
   // Under --follow the command holds the trace: its followers are
   // detached when it ends, as bpftrace -c ends with the command.
   return std::all_of(targets_.begin(), targets_.end(),
@@ -410,6 +570,11 @@ void UserspaceBackend::detach() {
   if (verbose_ && followed_)
     report_.info("followed " + std::to_string(followed_) + " program" +
                  (followed_ == 1 ? "" : "s") + " through exec");
+  if (verbose_ && scout_)
+    report_.info("system-wide: traced " + std::to_string(system_traced_) +
+                 " process" + (system_traced_ == 1 ? "" : "es") + ", " +
+                 std::to_string(system_skipped_) + " not traced, " +
+                 std::to_string(system_unreadable_) + " not looked at");
   for (auto &t : targets_) {
     t.target->collect_counters();
     t.target->detach();
@@ -424,6 +589,10 @@ agent::NamedValues UserspaceBackend::losses() const {
     all.emplace_back(kFollowFailed, follow_failed_);
     all.emplace_back(kFollowExecLost, exec_lost_);
     all.emplace_back(kFollowAgentClosed, agent_closed_);
+  }
+  if (scout_) {
+    all.emplace_back(kSystemWideSkipped, system_skipped_);
+    all.emplace_back(kSystemWideUnreadable, system_unreadable_);
   }
   for (const auto &t : targets_) {
     const auto &mine = t.target->agent_counters();

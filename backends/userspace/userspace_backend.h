@@ -16,12 +16,19 @@
 // waits before main; service() takes it on as one more process (a
 // follower: quiet, its hooks in before it runs, retired once it ends or
 // execs again). The command alone holds the trace, as without --follow.
+//
+// Neither -c nor -p: system-wide. Every process that maps a file one of
+// the probes is on is injected, those running at the start and those that
+// come later (system_wide.h finds them); each is quiet, as a follower, and
+// retired once it ends or execs (the program it exec'd is looked at anew).
+// The trace runs until exit() or Ctrl-C, with or without processes.
 #pragma once
 
 #include "backends/backend.h"
 #include "backends/program_set.h"
 #include "backends/reporter.h"
 #include "backends/user_symbols.h"
+#include "backends/userspace/system_wide.h"
 #include "backends/userspace/target.h"
 #include "runtime/abi.h"
 #include "runtime/inject/channel.h"
@@ -41,6 +48,9 @@ struct UserspaceBackendOptions {
   // --follow: every program the command's tree execs is traced too (its
   // agent connects back; runtime/agent/protocol.h).
   bool follow = false;
+  // Neither -c nor -p, and user-space probes: every process that maps
+  // their files (system_wide.h).
+  bool system_wide = false;
   int verbose = 0; // -v: an INFO line for each site hooked
 };
 
@@ -94,7 +104,7 @@ public:
   // included), and --follow's own.
   agent::NamedValues losses() const override;
 
-  // The first traced process (-c: the command).
+  // The first traced process (-c: the command). Not system-wide.
   int pid() const { return targets_.front().target->pid(); }
   // What happened to the processes since the last call (non-blocking; the
   // session's loop): agents that hung up while their process lives on,
@@ -125,6 +135,8 @@ private:
     bool gone_said = false;
     bool done = false;
     bool follower = false;  // --follow: connected on its own
+    bool scouted = false;   // system-wide: found and injected
+    uint64_t taken_ns = 0;  // system-wide: when
     bool succeeded = false; // its process exec'd, and the new program
                             // connected (--follow)
     uint64_t gone_ns = 0;   // when its hangup was first seen
@@ -134,6 +146,17 @@ private:
   // a connection that has not spoken waits in pending_ for a second.
   void take_followers();
   void adopt_follower(pid_t pid, runtime::inject::AgentChannel channel);
+  // System-wide: processes that map a probed file and are not traced yet
+  // are injected and hooked; one that cannot be is counted once (until it
+  // execs) and said with -v.
+  void take_newcomers();
+  // `image`: the process's start time and program, hashed: a process
+  // refused (or inherited) is looked at again once it exec'd.
+  void take_on(pid_t pid, uint64_t image);
+  void refuse(pid_t pid, uint64_t image, const std::string &why);
+  // Hooks a process taken on (adopted or injected) and lets it run; its
+  // error says why it is not traced.
+  Result<size_t> hook_newcomer(UserspaceTarget &t);
   struct Pending {
     runtime::inject::AgentChannel channel;
     pid_t pid = 0;
@@ -178,6 +201,20 @@ private:
   int seccomp_filters_ = 0;    // the CLI's (runtime/proc_stat.h)
   std::vector<Pending> pending_;
   std::set<std::string> said_; // followers' warnings, each said once
+  // System-wide
+  std::optional<ProcessScout> scout_;
+  size_t probes_ = 0; // the probes on files, counted once
+  // Processes passed over (not traceable, not readable, or a traced
+  // process's fork): their image (take_on) and when.
+  struct PassedOver {
+    uint64_t image = 0;
+    uint64_t at_ns = 0;
+  };
+  std::map<pid_t, PassedOver> refused_;
+  uint64_t system_skipped_ = 0;    // processes that could not be traced
+  uint64_t system_unreadable_ = 0; // processes whose maps were unreadable
+  uint64_t system_traced_ = 0;     // processes taken on (said with -v)
+  bool addresses_set_ = false;     // uaddr() values published
 };
 
 } // namespace ubtrace::backends

@@ -1,0 +1,166 @@
+// Finding the processes of a system-wide trace (see system_wide.h).
+#include "backends/userspace/system_wide.h"
+
+#include "backends/userspace/target.h"
+#include "runtime/symbols/binary_resolver.h"
+#include "runtime/symbols/library_names.h"
+#include "runtime/symbols/proc_maps.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+namespace ubtrace::backends {
+namespace {
+
+constexpr uint64_t kRescanNs = 1000000000ull;
+// A program's libraries are mapped by its loader within a few
+// milliseconds of the exec; a newcomer is looked at this long.
+constexpr uint64_t kNewcomerNs = 200000000ull;
+
+std::vector<pid_t> all_processes() {
+  std::vector<pid_t> pids;
+  DIR *d = opendir("/proc");
+  if (!d)
+    return pids;
+  pid_t self = getpid();
+  while (struct dirent *e = readdir(d)) {
+    char *end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (pid > 0 && end && *end == '\0' && pid != self)
+      pids.push_back(static_cast<pid_t>(pid));
+  }
+  closedir(d);
+  return pids;
+}
+
+} // namespace
+
+Result<std::vector<std::string>>
+system_wide_files(const runtime::Bundle &bundle) {
+  std::vector<std::string> files;
+  for (const auto &spec : bundle.probes) {
+    auto req = attach_request(spec);
+    if (!req)
+      continue;
+    if (req->target == "*")
+      return make_error(spec.name +
+                        ": a probe on every file needs a process to trace: "
+                        "use -c 'CMD' or -p PID");
+    auto found = runtime::symbols::resolve_binary(req->target);
+    if (!found)
+      return make_error(spec.name + ": " + found.error());
+    for (const auto &f : *found)
+      if (std::find(files.begin(), files.end(), f.path) == files.end())
+        files.push_back(f.path);
+  }
+  return files;
+}
+
+Result<ProcessScout> ProcessScout::create(const std::vector<std::string> &files,
+                                          int region_fd) {
+  ProcessScout s;
+  if (auto id = runtime::symbols::identify_file("/proc/self/fd/" +
+                                                std::to_string(region_fd)))
+    s.region_ = *id;
+  for (const auto &path : files) {
+    auto id = runtime::symbols::identify_file(path);
+    if (!id)
+      return make_error(path + ": " + id.error());
+    s.files_.push_back(*id);
+    s.paths_.push_back(path);
+  }
+  auto events = runtime::inject::ProcEvents::open();
+  if (events) {
+    s.events_.emplace(std::move(*events));
+    s.how_ = "process events";
+    return s;
+  }
+  s.opens_ = runtime::inject::UniqueFd(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  if (s.opens_.get() < 0)
+    return make_error("cannot watch the probed files: inotify: " +
+                      std::string(strerror(errno)));
+  for (const auto &path : files)
+    if (inotify_add_watch(s.opens_.get(), path.c_str(), IN_OPEN) < 0)
+      return make_error("cannot watch " + path +
+                        ": inotify: " + std::string(strerror(errno)));
+  s.how_ = "opens of the files (process events: " + events.error() + ")";
+  return s;
+}
+
+Result<ProcessScout::Look> ProcessScout::look(pid_t pid) const {
+  auto maps = runtime::symbols::read_proc_maps(pid);
+  if (!maps)
+    return make_error(maps.error());
+  Look l;
+  for (const auto &m : *maps) {
+    l.inherited =
+        l.inherited || (region_ && m.inode != 0 &&
+                        region_->same_inode(m.dev_major, m.dev_minor, m.inode));
+    if (!m.is_file())
+      continue;
+    std::string_view base = runtime::symbols::basename_of(m.path);
+    l.glibc =
+        l.glibc || base.starts_with("libc.so") || base.starts_with("libc-2.");
+    for (size_t i = 0; i < files_.size() && !l.probed; ++i)
+      l.probed = files_[i].same_inode(m.dev_major, m.dev_minor, m.inode) ||
+                 m.path == paths_[i];
+  }
+  return l;
+}
+
+std::vector<pid_t> ProcessScout::due(uint64_t now_ns) {
+  if (events_) {
+    for (const auto &e : events_->read_now())
+      if (e.kind == runtime::inject::ProcEvent::Kind::Exec &&
+          e.tgid != getpid())
+        recent_[e.tgid] = now_ns;
+      else if (e.kind == runtime::inject::ProcEvent::Kind::Exit &&
+               e.pid == e.tgid)
+        recent_.erase(e.tgid);
+    if (events_->overruns() != overruns_seen_) {
+      overruns_seen_ = events_->overruns();
+      rescan_now_ = true; // what was dropped is found in /proc
+    }
+  }
+  if (opens_.get() >= 0) {
+    // Who opened is not told: /proc is looked at now and a little later
+    // (an exec'd program's maps are its old image's until the exec ends;
+    // its loader maps the libraries a few milliseconds on).
+    alignas(struct inotify_event) char buf[4096];
+    bool opened = false;
+    while (::read(opens_.get(), buf, sizeof buf) > 0)
+      opened = true;
+    if (opened) {
+      rescans_.clear();
+      for (uint64_t after : {0ull, 10000000ull, 50000000ull, 200000000ull})
+        rescans_.push_back(now_ns + after);
+    }
+    while (!rescans_.empty() && rescans_.front() <= now_ns) {
+      rescans_.erase(rescans_.begin());
+      rescan_now_ = true;
+    }
+  }
+  for (auto it = recent_.begin(); it != recent_.end();)
+    it = now_ns - it->second > kNewcomerNs ? recent_.erase(it) : std::next(it);
+  if (rescan_now_ || now_ns - last_rescan_ns_ >= kRescanNs) {
+    rescan_now_ = false;
+    last_rescan_ns_ = now_ns;
+    return all_processes();
+  }
+  std::vector<pid_t> pids;
+  pids.reserve(recent_.size());
+  for (const auto &[pid, at] : recent_)
+    pids.push_back(pid);
+  return pids;
+}
+
+void ProcessScout::settled(pid_t pid) {
+  recent_.erase(pid);
+}
+
+} // namespace ubtrace::backends

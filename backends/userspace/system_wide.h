@@ -1,0 +1,96 @@
+// Which processes a system-wide trace takes on (no -c, no -p): every one
+// that maps a file one of its user-space probes is on, as a kernel uprobe
+// on a file fires in every process that runs it.
+//
+// Processes running when the trace starts are found by reading each
+// /proc/PID/maps. Later ones are learnt from the kernel's process events
+// (runtime/inject/proc_events.h: root, initial namespaces) the moment they
+// exec; a program's libraries are mapped a little after its exec (the
+// loader maps them), so a newcomer is looked at again for a while. /proc
+// is read again every second whatever the events say: it catches what
+// the events cannot tell (a library dlopen()ed long after the exec, events
+// the kernel dropped). Where the events cannot be had (an ordinary user, a
+// container), the files themselves are watched (inotify, IN_OPEN: an exec
+// opens the program, the loader opens each library): every open is
+// followed by rescans of /proc 0, 10, 50 and 200 ms later, since who
+// opened is not told. The user-space backend injects the agent into each
+// process found (userspace_backend.h).
+#pragma once
+
+#include "runtime/bundle.h"
+#include "runtime/inject/proc_events.h"
+#include "runtime/inject/unique_fd.h"
+#include "runtime/result.h"
+#include "runtime/symbols/file_identity.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace ubtrace::backends {
+
+// The files the user-space probes of `bundle` are on, resolved without a
+// process (paths, globs, library names through the loader's cache). An
+// error names the probe whose file cannot be known that way ("*", or a
+// name that resolves to nothing).
+Result<std::vector<std::string>>
+system_wide_files(const runtime::Bundle &bundle);
+
+class ProcessScout {
+public:
+  // Watches for processes that map one of `files`. `region_fd`: the
+  // trace's maps region, which a traced process's forked children map
+  // too (they inherit the hooks: traced already).
+  static Result<ProcessScout> create(const std::vector<std::string> &files,
+                                     int region_fd);
+
+  // What process `pid` maps now: one of the files, and glibc (its
+  // loader has mapped the libraries: the injector needs glibc). An error
+  // when its maps cannot be read (it ended, or it is not ours to read).
+  struct Look {
+    bool probed = false;
+    bool glibc = false;
+    bool inherited = false; // maps the region: a traced process's fork
+  };
+  Result<Look> look(pid_t pid) const;
+  // Process `pid` exec'd less than 200 ms ago (its loader may still be
+  // at work).
+  bool recent(pid_t pid) const { return recent_.count(pid) != 0; }
+  // When the exec of process `pid` was learnt (within the last 200 ms).
+  std::optional<uint64_t> exec_seen(pid_t pid) const {
+    auto it = recent_.find(pid);
+    return it == recent_.end() ? std::nullopt : std::optional(it->second);
+  }
+
+  // Processes worth a look now, each once per call: every process when
+  // the second's rescan is due (or on the first call), and those that
+  // exec'd lately (for 200 ms after their exec). Never this one.
+  std::vector<pid_t> due(uint64_t now_ns);
+  // A process that was taken on, or found not to map a file for good: no
+  // more looks until it execs again.
+  void settled(pid_t pid);
+  // How new processes are learnt: "process events", or "opens of the
+  // files (process events: WHY)".
+  const std::string &how() const { return how_; }
+  // Events the kernel dropped (then /proc is read again at once).
+  uint64_t overruns() const { return events_ ? events_->overruns() : 0; }
+
+private:
+  std::vector<runtime::symbols::FileIdentity> files_;
+  std::optional<runtime::symbols::FileIdentity> region_;
+  std::vector<std::string> paths_;
+  std::optional<runtime::inject::ProcEvents> events_;
+  runtime::inject::UniqueFd opens_; // inotify, without events_
+  std::vector<uint64_t> rescans_;   // when opens ask for one
+  std::string how_;
+  uint64_t last_rescan_ns_ = 0;
+  bool rescan_now_ = true;
+  uint64_t overruns_seen_ = 0;
+  std::map<pid_t, uint64_t> recent_; // exec'd lately: pid -> its exec's time
+};
+
+} // namespace ubtrace::backends

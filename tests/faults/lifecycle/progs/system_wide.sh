@@ -1,0 +1,73 @@
+#!/bin/sh
+# system_wide.sh UBTRACE TESTPROGS FAULTPROGS SOURCE MODE
+# A system-wide trace (no -c, no -p) of tick() in a private copy of
+# ticker, so that no other process on the machine maps the probed file.
+#   MODE both:   one ticker runs before the trace starts (A), one starts
+#                after it attached (B), and one is exec'd by a shell that
+#                was running before (C: the shell does not map the file,
+#                the program it becomes does). All three must be traced;
+#                the trace ends by exit() from an interval probe.
+#   MODE static: a statically linked copy runs: it cannot be traced (no
+#                glibc to load the agent with), and is counted and named.
+#   MODE kill:   the CLI is killed with SIGKILL mid-trace: the tickers run
+#                on, unhooked, to their normal end (all their ticks).
+#   MODE user:   the trace and ticker B run as user nobody, A as root: B
+#                is traced, A is not looked at (not nobody's to read).
+# Prints ubtrace's exit status and output, the tickers' pids written A, B
+# and C.
+set -u
+ubtrace=$1 testprogs=$2 faultprogs=$3 source=$4 mode=$5
+dir=$(mktemp -d)
+chmod 755 "$dir"
+as_user=
+[ "$mode" = user ] && as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
+pids=
+cleanup() {
+  [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+wait_for() { # PATTERN: until ubtrace's output has it (60 s at most)
+  i=0
+  until grep -q "$1" "$dir/out" || [ $i -ge 6000 ]; do
+    sleep 0.01
+    i=$((i + 1))
+  done
+}
+if [ "$mode" = static ]; then
+  cp "$faultprogs/ticker_static" "$dir/ticker"
+else
+  cp "$testprogs/ticker" "$dir/ticker"
+fi
+"$dir/ticker" 4000 > "$dir/a.out" &
+a=$!
+pids="$a"
+sh "$source/tests/runtime/engine/await_exec.sh" $a "$dir/ticker"
+# A shell that becomes a ticker later: it maps the file only from its exec.
+sh -c "sleep 1.5; exec '$dir/ticker' 600" > "$dir/c.out" &
+c=$!
+pids="$pids $c"
+script="uprobe:$dir/ticker:tick { @ticks[pid] = count(); }"
+case $mode in
+  both) script="$script interval:s:3 { exit(); }" ;;
+  user) script="$script interval:s:2 { exit(); }" ;;
+  static) script="$script interval:ms:700 { exit(); }" ;;
+esac
+timeout 60 $as_user "$ubtrace" -v -e "$script" > "$dir/out" 2>&1 &
+u=$!
+wait_for '^Attached'
+$as_user "$dir/ticker" 600 > "$dir/b.out" &
+b=$!
+pids="$pids $b"
+if [ "$mode" = kill ]; then
+  sleep 1
+  kill -KILL $u
+  wait $a; echo "A exit $?"
+  wait $b; echo "B exit $?"
+  echo "A $(cat "$dir/a.out")"
+  echo "B $(cat "$dir/b.out")"
+  exit 0
+fi
+wait $u
+echo "rc=$?"
+sed "s/\b$a\b/A/g; s/\b$b\b/B/g; s/\b$c\b/C/g" "$dir/out"
