@@ -13,6 +13,10 @@
 #                on, unhooked, to their normal end (all their ticks).
 #   MODE user:   the trace and ticker B run as user nobody, A as root: B
 #                is traced, A is not looked at (not nobody's to read).
+#   MODE fork:   a private copy of bash (A), traced, forks a subshell
+#                that lives a while (it inherits the hooks: traced, not
+#                injected again, not counted), then execs itself anew
+#                (the new program is traced again, same pid).
 # Prints ubtrace's exit status and output, the tickers' pids written A, B
 # and C.
 set -u
@@ -34,6 +38,17 @@ wait_for() { # PATTERN: until ubtrace's output has it (60 s at most)
     i=$((i + 1))
   done
 }
+if [ "$mode" = fork ]; then
+  cp /bin/bash "$dir/bash"
+  "$dir/bash" -c "sleep 1; (sleep 1.5; for i in 1 2 3; do /bin/true; done); exec '$dir/bash' -c 'sleep 0.5; for i in 1 2 3; do /bin/true; done; sleep 0.5'" &
+  a=$!
+  pids="$a"
+  sh "$source/tests/runtime/engine/await_exec.sh" $a "$dir/bash"
+  timeout 60 "$ubtrace" -v -e "uprobe:$dir/bash:execute_command { @cmds[pid] = count(); } interval:s:5 { exit(); }" > "$dir/out" 2>&1
+  echo "rc=$?"
+  sed "s/\b$a\b/A/g" "$dir/out"
+  exit 0
+fi
 if [ "$mode" = static ]; then
   cp "$faultprogs/ticker_static" "$dir/ticker"
 else
