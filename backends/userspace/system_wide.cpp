@@ -21,6 +21,9 @@ constexpr uint64_t kRescanNs = 1000000000ull;
 // A program's libraries are mapped by its loader within a few
 // milliseconds of the exec; a newcomer is looked at this long.
 constexpr uint64_t kNewcomerNs = 200000000ull;
+constexpr uint64_t kEagerNs = 20000000ull;
+constexpr uint64_t kFirstLookNs = 1000000ull; // then 2, 4, ... ms
+constexpr uint64_t kRescanSlackNs = 10000000ull;
 
 std::vector<pid_t> all_processes() {
   std::vector<pid_t> pids;
@@ -118,7 +121,7 @@ std::vector<pid_t> ProcessScout::due(uint64_t now_ns) {
     for (const auto &e : events_->read_now())
       if (e.kind == runtime::inject::ProcEvent::Kind::Exec &&
           e.tgid != getpid())
-        recent_[e.tgid] = now_ns;
+        recent_[e.tgid] = {now_ns, now_ns, kFirstLookNs};
       else if (e.kind == runtime::inject::ProcEvent::Kind::Exit &&
                e.pid == e.tgid)
         recent_.erase(e.tgid);
@@ -135,27 +138,48 @@ std::vector<pid_t> ProcessScout::due(uint64_t now_ns) {
     bool opened = false;
     while (::read(opens_.get(), buf, sizeof buf) > 0)
       opened = true;
-    if (opened) {
-      rescans_.clear();
-      for (uint64_t after : {0ull, 10000000ull, 50000000ull, 200000000ull})
-        rescans_.push_back(now_ns + after);
-    }
+    // Each open asks for its series; a rescan already due within 10 ms of
+    // one of its times serves for it, so a loop of execs costs at most a
+    // rescan per 10 ms, not one per open.
+    if (opened)
+      for (uint64_t after : {0ull, 10000000ull, 50000000ull, 200000000ull}) {
+        uint64_t at = now_ns + after;
+        auto near =
+            std::find_if(rescans_.begin(), rescans_.end(), [&](uint64_t t) {
+              return t + kRescanSlackNs >= at && at + kRescanSlackNs >= t;
+            });
+        if (near == rescans_.end())
+          rescans_.insert(
+              std::upper_bound(rescans_.begin(), rescans_.end(), at), at);
+      }
     while (!rescans_.empty() && rescans_.front() <= now_ns) {
       rescans_.erase(rescans_.begin());
       rescan_now_ = true;
     }
   }
   for (auto it = recent_.begin(); it != recent_.end();)
-    it = now_ns - it->second > kNewcomerNs ? recent_.erase(it) : std::next(it);
+    it = now_ns - it->second.exec_ns > kNewcomerNs ? recent_.erase(it)
+                                                   : std::next(it);
   if (rescan_now_ || now_ns - last_rescan_ns_ >= kRescanNs) {
     rescan_now_ = false;
     last_rescan_ns_ = now_ns;
     return all_processes();
   }
+  // Each newcomer at every call for its first 20 ms (its loader's time:
+  // the sooner it is injected, the less of it runs untraced), then 1, 2,
+  // 4 ... ms apart. Most programs settle at their second look (their
+  // loader done, no probed file), so a fork-exec loop costs a few looks
+  // per program.
   std::vector<pid_t> pids;
-  pids.reserve(recent_.size());
-  for (const auto &[pid, at] : recent_)
+  for (auto &[pid, n] : recent_) {
+    if (n.next_ns > now_ns)
+      continue;
     pids.push_back(pid);
+    if (now_ns - n.exec_ns < kEagerNs)
+      continue;
+    n.next_ns = now_ns + n.step_ns;
+    n.step_ns *= 2;
+  }
   return pids;
 }
 

@@ -6,15 +6,18 @@
 // /proc/PID/maps. Later ones are learnt from the kernel's process events
 // (runtime/inject/proc_events.h: root, initial namespaces) the moment they
 // exec; a program's libraries are mapped a little after its exec (the
-// loader maps them), so a newcomer is looked at again for a while. /proc
+// loader maps them), so a newcomer is looked at again, at every service
+// for 20 ms, then 1, 2, 4 ... ms apart, until its loader has mapped glibc
+// or 200 ms have passed. /proc
 // is read again every second whatever the events say: it catches what
 // the events cannot tell (a library dlopen()ed long after the exec, events
 // the kernel dropped). Where the events cannot be had (an ordinary user, a
 // container), the files themselves are watched (inotify, IN_OPEN: an exec
-// opens the program, the loader opens each library): every open is
-// followed by rescans of /proc 0, 10, 50 and 200 ms later, since who
-// opened is not told. The user-space backend injects the agent into each
-// process found (userspace_backend.h).
+// opens the program, the loader opens each library): an open is followed
+// by rescans of /proc 0, 10, 50 and 200 ms later, since who opened is not
+// told; a rescan already due within 10 ms of one of those times serves
+// for it (a fork-exec loop costs at most a rescan per 10 ms). The user-space
+// backend injects the agent into each process found (userspace_backend.h).
 #pragma once
 
 #include "runtime/bundle.h"
@@ -26,7 +29,6 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -57,27 +59,24 @@ public:
     bool inherited = false; // maps the region: a traced process's fork
   };
   Result<Look> look(pid_t pid) const;
-  // Process `pid` exec'd less than 200 ms ago (its loader may still be
-  // at work).
-  bool recent(pid_t pid) const { return recent_.count(pid) != 0; }
-  // When the exec of process `pid` was learnt (within the last 200 ms).
+  // When the exec of process `pid` was learnt, if within the last 200 ms
+  // and it was not settled() since (its loader may still be at work).
   std::optional<uint64_t> exec_seen(pid_t pid) const {
     auto it = recent_.find(pid);
-    return it == recent_.end() ? std::nullopt : std::optional(it->second);
+    return it == recent_.end() ? std::nullopt
+                               : std::optional(it->second.exec_ns);
   }
 
   // Processes worth a look now, each once per call: every process when
-  // the second's rescan is due (or on the first call), and those that
-  // exec'd lately (for 200 ms after their exec). Never this one.
+  // a rescan is due (or on the first call), else those that exec'd lately
+  // whose next look is due. Never this one.
   std::vector<pid_t> due(uint64_t now_ns);
-  // A process that was taken on, or found not to map a file for good: no
-  // more looks until it execs again.
+  // A newcomer taken on, or whose loader is done without mapping a probed
+  // file: no more looks until it execs again (or a rescan).
   void settled(pid_t pid);
   // How new processes are learnt: "process events", or "opens of the
   // files (process events: WHY)".
   const std::string &how() const { return how_; }
-  // Events the kernel dropped (then /proc is read again at once).
-  uint64_t overruns() const { return events_ ? events_->overruns() : 0; }
 
 private:
   std::vector<runtime::symbols::FileIdentity> files_;
@@ -90,7 +89,12 @@ private:
   uint64_t last_rescan_ns_ = 0;
   bool rescan_now_ = true;
   uint64_t overruns_seen_ = 0;
-  std::map<pid_t, uint64_t> recent_; // exec'd lately: pid -> its exec's time
+  struct Newcomer {
+    uint64_t exec_ns = 0; // when its exec was learnt
+    uint64_t next_ns = 0; // its next look
+    uint64_t step_ns = 0; // after that one, doubled each time
+  };
+  std::map<pid_t, Newcomer> recent_; // exec'd lately
 };
 
 } // namespace ubtrace::backends

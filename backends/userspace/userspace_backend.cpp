@@ -211,8 +211,8 @@ Result<size_t> UserspaceBackend::attach() {
         t.install(warnings, bundle_, programs_, region_, probe_names_);
     for (const auto &w : warnings)
       report_.warning(who(*it) + w);
-    // uaddr() symbols, after the Globals in the globals map's value: the
-    // first process's (one value for every process).
+    // Where its uaddr() symbols are (publish_addresses): a process that
+    // cannot tell is not traced.
     Result<std::vector<uint64_t>> addresses =
         hooked ? t.symbol_addresses(bundle_.uaddrs)
                : Result<std::vector<uint64_t>>(make_error(hooked.error()));
@@ -228,10 +228,7 @@ Result<size_t> UserspaceBackend::attach() {
     }
     if (!t.jit_error().empty())
       report_.warning(who(*it) + "probes run interpreted: " + t.jit_error());
-    if (globals_ && !addresses_set_)
-      std::copy(addresses->begin(), addresses->end(),
-                reinterpret_cast<uint64_t *>(globals_ + 1));
-    addresses_set_ = true;
+    publish_addresses(*addresses);
     // Addresses of a traced process print as symbols even after it exits,
     // and so do those of the children it forks.
     (void)symbols_.runtime().snapshot(t.pid());
@@ -296,6 +293,28 @@ void UserspaceBackend::take_followers() {
   }
 }
 
+void UserspaceBackend::publish_addresses(const std::vector<uint64_t> &values) {
+  // uaddr() symbols, after the Globals in the globals map's value: the
+  // first process's (one value for every process).
+  if (globals_ && !addresses_set_)
+    std::copy(values.begin(), values.end(),
+              reinterpret_cast<uint64_t *>(globals_ + 1));
+  addresses_set_ = true;
+}
+
+void UserspaceBackend::keep_newcomer(std::unique_ptr<UserspaceTarget> t,
+                                     size_t hooked, bool follower) {
+  if (verbose_)
+    report_.info(std::string(follower ? "following" : "tracing") + " process " +
+                 std::to_string(t->pid()) + " (" + t->comm() +
+                 "): " + std::to_string(hooked) + " sites hooked");
+  Traced traced{std::move(t)};
+  traced.follower = follower;
+  traced.scouted = !follower;
+  traced.taken_ns = now_ns();
+  targets_.push_back(std::move(traced));
+}
+
 Result<size_t> UserspaceBackend::hook_newcomer(UserspaceTarget &t) {
   configure(t);
   t.set_follow();
@@ -313,12 +332,9 @@ Result<size_t> UserspaceBackend::hook_newcomer(UserspaceTarget &t) {
     return hooked; // its agent unhooks as it is let go
   if (!t.jit_error().empty() && said_.insert(t.jit_error()).second)
     report_.warning("probes run interpreted: " + t.jit_error());
-  if (globals_ && !addresses_set_)
-    if (auto addresses = t.symbol_addresses(bundle_.uaddrs)) {
-      std::copy(addresses->begin(), addresses->end(),
-                reinterpret_cast<uint64_t *>(globals_ + 1));
-      addresses_set_ = true;
-    }
+  if (!addresses_set_)
+    if (auto addresses = t.symbol_addresses(bundle_.uaddrs))
+      publish_addresses(*addresses);
   (void)symbols_.runtime().snapshot(t.pid());
   symbols_.set_traced(t.pid(), region_.fd());
   if (auto go = t.go(); !go)
@@ -346,13 +362,7 @@ void UserspaceBackend::adopt_follower(pid_t pid,
     if (o.target->pid() == pid)
       o.succeeded = true;
   ++followed_;
-  if (verbose_)
-    report_.info("following process " + std::to_string(pid) + " (" +
-                 (*adopted)->comm() + "): " + std::to_string(*hooked) +
-                 " sites hooked");
-  Traced traced{std::move(*adopted)};
-  traced.follower = true;
-  targets_.push_back(std::move(traced));
+  keep_newcomer(std::move(*adopted), *hooked, /*follower=*/true);
 }
 
 void UserspaceBackend::take_newcomers() {
@@ -402,8 +412,15 @@ void UserspaceBackend::take_newcomers() {
       refused_[pid] = {image, now_ns()};
       continue;
     }
-    // A program just exec'd is injected once its loader mapped glibc.
-    if (!look->probed || (!look->glibc && scout_->recent(pid)))
+    // A program just exec'd is injected once its loader mapped glibc;
+    // one whose loader is done without a probed file is not looked at
+    // again before a rescan.
+    if (!look->probed) {
+      if (look->glibc)
+        scout_->settled(pid);
+      continue;
+    }
+    if (!look->glibc && scout_->exec_seen(pid))
       continue;
     scout_->settled(pid);
     take_on(pid, image);
@@ -434,14 +451,7 @@ void UserspaceBackend::take_on(pid_t pid, uint64_t image) {
   if (!hooked)
     return refuse(pid, image, hooked.error());
   ++system_traced_;
-  if (verbose_)
-    report_.info("tracing process " + std::to_string(pid) + " (" +
-                 (*injected)->comm() + "): " + std::to_string(*hooked) +
-                 " sites hooked");
-  Traced traced{std::move(*injected)};
-  traced.scouted = true;
-  traced.taken_ns = now_ns();
-  targets_.push_back(std::move(traced));
+  keep_newcomer(std::move(*injected), *hooked, /*follower=*/false);
 }
 
 Result<void> UserspaceBackend::service() {

@@ -157,6 +157,12 @@ private:
   // Hooks a process taken on (adopted or injected) and lets it run; its
   // error says why it is not traced.
   Result<size_t> hook_newcomer(UserspaceTarget &t);
+  // A newcomer hooked: kept as a follower (--follow) or a scouted process
+  // (system-wide), and said with -v.
+  void keep_newcomer(std::unique_ptr<UserspaceTarget> t, size_t hooked,
+                     bool follower);
+  // The uaddr() values, from the first process that could give them.
+  void publish_addresses(const std::vector<uint64_t> &values);
   struct Pending {
     runtime::inject::AgentChannel channel;
     pid_t pid = 0;

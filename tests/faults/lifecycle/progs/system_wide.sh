@@ -7,6 +7,8 @@
 #                was running before (C: the shell does not map the file,
 #                the program it becomes does). All three must be traced;
 #                the trace ends by exit() from an interval probe.
+#   MODE churn:  as both, while a shell runs /bin/true in a loop (a fork
+#                and exec every millisecond or so, none mapping the file).
 #   MODE static: a statically linked copy runs: it cannot be traced (no
 #                glibc to load the agent with), and is counted and named.
 #   MODE kill:   the CLI is killed with SIGKILL mid-trace: the tickers run
@@ -62,14 +64,25 @@ sh "$source/tests/runtime/engine/await_exec.sh" $a "$dir/ticker"
 sh -c "sleep 1.5; exec '$dir/ticker' 600" > "$dir/c.out" &
 c=$!
 pids="$pids $c"
+if [ "$mode" = churn ]; then
+  sh -c 'while :; do /bin/true; done' &
+  pids="$pids $!"
+fi
 script="uprobe:$dir/ticker:tick { @ticks[pid] = count(); }"
 case $mode in
-  both) script="$script interval:s:3 { exit(); }" ;;
+  both | churn) script="$script interval:s:3 { exit(); }" ;;
   user) script="$script interval:s:2 { exit(); }" ;;
   static) script="$script interval:ms:700 { exit(); }" ;;
 esac
-timeout 60 $as_user "$ubtrace" -v -e "$script" > "$dir/out" 2>&1 &
-u=$!
+if [ "$mode" = kill ]; then
+  # Not under timeout: the SIGKILL below must reach ubtrace itself.
+  "$ubtrace" -v -e "$script" > "$dir/out" 2>&1 &
+  u=$!
+  pids="$pids $u"
+else
+  timeout 60 $as_user "$ubtrace" -v -e "$script" > "$dir/out" 2>&1 &
+  u=$!
+fi
 wait_for '^Attached'
 $as_user "$dir/ticker" 600 > "$dir/b.out" &
 b=$!
@@ -77,6 +90,8 @@ pids="$pids $b"
 if [ "$mode" = kill ]; then
   sleep 1
   kill -KILL $u
+  wait $u 2>/dev/null
+  kill -0 $u 2>/dev/null && echo "ubtrace still running"
   wait $a; echo "A exit $?"
   wait $b; echo "B exit $?"
   echo "A $(cat "$dir/a.out")"
