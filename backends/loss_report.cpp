@@ -89,7 +89,7 @@ constexpr Meaning kMeanings[] = {
      "untraced"},
     {kSystemWideSkipped, "system_wide_skipped", "process",
      "untraced though mapping a probed file: the agent could not be loaded "
-     "(static, setuid, busy with another tracer; -v says why)"},
+     "(static, setuid, sandboxed, busy with another tracer; -v says why)"},
     {kSystemWideUnreadable, "system_wide_unreadable", "process",
      "not looked at: mappings not the user's to read (other users' "
      "processes, or more privileged ones; -v lists them)"},

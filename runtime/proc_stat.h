@@ -76,4 +76,13 @@ inline int seccomp_filters(const std::string &pid) {
   return field("Seccomp:") == 0 ? 0 : -1;
 }
 
+// A process under `filters` (seccomp_filters()) runs in a sandbox the CLI,
+// under `cli_filters`, is not in: one it made itself (or cannot be told,
+// -1). Its filter may kill the agent for the socket() it connects back
+// with, so the agent is not loaded there (system-wide) or stays quiet
+// (--follow).
+inline bool sandboxed_apart(int filters, int cli_filters) {
+  return filters != 0 && (filters < 0 || filters != cli_filters);
+}
+
 } // namespace ubtrace

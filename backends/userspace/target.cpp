@@ -97,8 +97,8 @@ static Hangup judge_hangup(int pid, const std::string &comm,
   std::string now = stat.substr(open + 1, close - open - 1);
   std::string exec = exec_text(now);
   // Its agent stays out of a sandbox the tree made (cli_link.cpp).
-  int filters = follow ? seccomp_filters(std::to_string(pid)) : 0;
-  if (filters != 0 && filters != seccomp_filters("self"))
+  if (follow && sandboxed_apart(seccomp_filters(std::to_string(pid)),
+                                seccomp_filters("self")))
     exec += ": it runs under a seccomp filter the trace did not start under";
   // The maps where the agent mapped them: the same program (a new one
   // maps the agent's library too, but the maps only once its agent

@@ -113,6 +113,7 @@ Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
     if (!scout)
       return std::move(scout).take_error();
     b->scout_.emplace(std::move(*scout));
+    b->seccomp_filters_ = seccomp_filters("self");
     b->probes_ = probes_on_files(bundle);
     if (b->verbose_) {
       std::string list;
@@ -423,6 +424,15 @@ void UserspaceBackend::take_newcomers() {
     if (!look->glibc && scout_->exec_seen(pid))
       continue;
     scout_->settled(pid);
+    // A process the user did not name is not put at risk: its agent's
+    // socket() may be what its sandbox kills on.
+    if (sandboxed_apart(seccomp_filters(std::to_string(pid)),
+                        seccomp_filters_)) {
+      refuse(pid, image,
+             "it runs under a seccomp filter the trace does not (the agent's "
+             "system calls may be forbidden there)");
+      continue;
+    }
     take_on(pid, image);
   }
 }

@@ -120,8 +120,7 @@ int follow_channel() {
   // tree (a sandbox, then an exec): it may kill on socket(), so the
   // program is left untraced (the CLI counts and says it). Filters only
   // stack up: as many as the CLI's are the CLI's own, which let it listen.
-  int mine = seccomp_filters("self");
-  if (ours && mine != 0 && (mine < 0 || mine != cli_filters))
+  if (ours && sandboxed_apart(seccomp_filters("self"), cli_filters))
     ours = false;
   int fd = ours ? attach_channel(listener + 1, true) : kInjectBadArgument;
   if (fd >= 0) {

@@ -11,6 +11,9 @@
 #                and exec every millisecond or so, none mapping the file).
 #   MODE static: a statically linked copy runs: it cannot be traced (no
 #                glibc to load the agent with), and is counted and named.
+#   MODE sandbox: A runs under a seccomp filter that kills on socket() (as
+#                the agent connects back): it is left alone, counted and
+#                named, and runs to its normal end.
 #   MODE kill:   the CLI is killed with SIGKILL mid-trace: the tickers run
 #                on, unhooked, to their normal end (all their ticks).
 #   MODE user:   the trace and ticker B run as user nobody, A as root: B
@@ -56,7 +59,11 @@ if [ "$mode" = static ]; then
 else
   cp "$testprogs/ticker" "$dir/ticker"
 fi
-"$dir/ticker" 4000 > "$dir/a.out" &
+if [ "$mode" = sandbox ]; then
+  "$faultprogs/sandbox_exec" kill "$dir/ticker" 1500 > "$dir/a.out" &
+else
+  "$dir/ticker" 4000 > "$dir/a.out" &
+fi
 a=$!
 pids="$a"
 sh "$source/tests/runtime/engine/await_exec.sh" $a "$dir/ticker"
@@ -72,7 +79,7 @@ script="uprobe:$dir/ticker:tick { @ticks[pid] = count(); }"
 case $mode in
   both | churn) script="$script interval:s:3 { exit(); }" ;;
   user) script="$script interval:s:2 { exit(); }" ;;
-  static) script="$script interval:ms:700 { exit(); }" ;;
+  static | sandbox) script="$script interval:ms:700 { exit(); }" ;;
 esac
 if [ "$mode" = kill ]; then
   # Not under timeout: the SIGKILL below must reach ubtrace itself.
@@ -100,4 +107,8 @@ if [ "$mode" = kill ]; then
 fi
 wait $u
 echo "rc=$?"
+if [ "$mode" = sandbox ]; then
+  wait $a
+  echo "A exit $? $(cat "$dir/a.out")"
+fi
 sed "s/\b$a\b/A/g; s/\b$b\b/B/g; s/\b$c\b/C/g" "$dir/out"
