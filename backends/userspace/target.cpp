@@ -414,7 +414,10 @@ UserspaceTarget::attach(int pid, const std::string &agent) {
   if (!channel)
     return make_error("the agent loaded into " + std::to_string(pid) +
                       " did not connect: " + channel.error());
-  return adopt(pid, channel->release_fd().release(), agent, std::move(watch));
+  auto t = adopt(pid, channel->release_fd().release(), agent, std::move(watch));
+  if (t && report->agent_placement != "the same path")
+    (*t)->placement_ = report->agent_placement;
+  return t;
 }
 
 Result<std::unique_ptr<UserspaceTarget>>

@@ -113,6 +113,10 @@ public:
   // Why the probes run in the agent's interpreter instead of native code
   // ("" when they are native).
   const std::string &jit_error() const;
+  // How an attached process found the agent when not at our path (a
+  // container: "copied into /tmp/...", runtime/inject/agent_placement.h);
+  // "" otherwise.
+  const std::string &agent_placement() const { return placement_; }
   // Hands the agent the GPU channel (gpu::GpuBackend::agent_end()), before
   // go(): the only way it learns of a GPU peer.
   Result<void> pass_gpu_channel(int fd);
@@ -151,6 +155,7 @@ private:
   explicit UserspaceTarget(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
   int pid_ = 0;
+  std::string placement_;
 };
 
 // Where the agent's preload library (libubtrace_preload.so, which loads the

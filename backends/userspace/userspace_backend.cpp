@@ -180,6 +180,9 @@ void UserspaceBackend::configure(UserspaceTarget &t) {
   });
   if (verbose_)
     t.set_verbose([this](const std::string &line) { report_.info(line); });
+  if (verbose_ && !t.agent_placement().empty())
+    report_.info("process " + std::to_string(t.pid()) + " found the agent " +
+                 t.agent_placement());
 }
 
 std::string UserspaceBackend::who(const Traced &t) const {

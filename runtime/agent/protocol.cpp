@@ -283,7 +283,7 @@ bool parse_attach_argument(const char *text, AttachArgument *out) {
     return false;
   const char *p = text + sizeof kAttachTag - 1;
   AttachArgument a;
-  if (!parse_u32(p, &a.cli_pid) || !parse_u32(p, &a.cli_uid) || a.cli_pid == 0)
+  if (!parse_u32(p, &a.cli_pid) || !parse_u32(p, &a.cli_uid))
     return false;
   a.address = p;
   if (a.address.size() < 2)

@@ -68,7 +68,9 @@ inline constexpr int kInjectWrongPeer = -4;   // the listener is not that CLI
 inline constexpr int kInjectFailed = -1;      // the session could not start
 
 // -p: the entry's argument. The agent connects to `address` and speaks only
-// to a listener whose SO_PEERCRED is (cli_pid, cli_uid).
+// to a listener whose SO_PEERCRED is (cli_pid, cli_uid), as the agent's
+// process sees them: cli_pid 0 is a CLI outside the process's PID
+// namespace (a container's process, traced from the host).
 struct AttachArgument {
   std::string address; // "@name" (abstract) or a path
   uint32_t cli_pid = 0;

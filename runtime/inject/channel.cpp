@@ -1,14 +1,22 @@
 #include "runtime/inject/channel.h"
 
 #include "runtime/agent/protocol.h"
+#include "runtime/file_text.h"
 #include "runtime/inject/sys_error.h"
+#include "runtime/inject/unique_fd.h"
 
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <fcntl.h>
+#include <optional>
 #include <poll.h>
+#include <sched.h>
+#include <sstream>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <thread>
 #include <unistd.h>
 
 namespace ubtrace::runtime::inject {
@@ -62,6 +70,45 @@ Result<sockaddr_un> make_address(const std::string &address,
   *length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) +
                                    address.size() + (abstract ? 0 : 1));
   return addr;
+}
+
+// The inode of namespace `kind` ("net", "pid", "user") of process `who`
+// ("self" or a pid); 0 when it cannot be read.
+ino_t ns_inode(const std::string &who, const char *kind) {
+  struct stat st{};
+  std::string path = "/proc/" + who + "/ns/" + kind;
+  return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+bool other_namespace(pid_t pid, const char *kind) {
+  ino_t ours = ns_inode("self", kind);
+  ino_t theirs = ns_inode(std::to_string(pid), kind);
+  return ours && theirs && ours != theirs;
+}
+
+// Our effective uid as process `pid` sees it: its user namespace's
+// uid_map (read by us, "outside" is ours), else the overflow uid.
+uint32_t uid_seen_by(pid_t pid) {
+  uint32_t uid = static_cast<uint32_t>(::geteuid());
+  if (!other_namespace(pid, "user"))
+    return uid;
+  if (auto map = read_file("/proc/" + std::to_string(pid) + "/uid_map")) {
+    std::stringstream lines(*map);
+    uint64_t inside, outside, count;
+    while (lines >> inside >> outside >> count)
+      if (uid >= outside && uid - outside < count)
+        return static_cast<uint32_t>(inside + (uid - outside));
+  }
+  auto overflow = read_file("/proc/sys/kernel/overflowuid");
+  return overflow ? static_cast<uint32_t>(
+                        std::strtoul(overflow->c_str(), nullptr, 10))
+                  : 65534;
+}
+
+// Our pid as process `pid` sees it: 0 when we are outside its PID
+// namespace (it runs in one of its own, below ours).
+uint32_t pid_seen_by(pid_t pid) {
+  return other_namespace(pid, "pid") ? 0 : static_cast<uint32_t>(::getpid());
 }
 
 } // namespace
@@ -144,17 +191,42 @@ Result<AgentListener> AgentListener::create_for(pid_t pid) {
       return std::move(suffix).take_error();
     std::string address = "@" + std::string(agent::kSocketPrefix) +
                           std::to_string(pid) + "." + *suffix;
-    auto listener = create_at(address);
-    if (listener || errno != EADDRINUSE || attempt == 8)
-      return listener;
+    // An abstract name belongs to the network namespace the socket is
+    // made in: for a process in another one (a container), the socket is
+    // made in its namespace, by a thread of ours that enters it and ends.
+    std::optional<Result<AgentListener>> made;
+    int err = 0;
+    if (pid != ::getpid() && other_namespace(pid, "net")) {
+      std::thread([&] {
+        UniqueFd ns(::open(("/proc/" + std::to_string(pid) + "/ns/net").c_str(),
+                           O_RDONLY | O_CLOEXEC));
+        if (!ns.valid() || ::setns(ns.get(), CLONE_NEWNET) != 0) {
+          err = errno;
+          made.emplace(sys_error("cannot listen in the network namespace of "
+                                 "process " +
+                                     std::to_string(pid),
+                                 err));
+          return;
+        }
+        made.emplace(create_at(address));
+        err = errno;
+      }).join();
+    } else {
+      made.emplace(create_at(address));
+      err = errno;
+    }
+    if (*made)
+      (*made)->target_ = pid;
+    if (*made || err != EADDRINUSE || attempt == 8)
+      return std::move(*made);
   }
 }
 
 std::string AgentListener::entry_argument() const {
   agent::AttachArgument a;
   a.address = address_;
-  a.cli_pid = static_cast<uint32_t>(::getpid());
-  a.cli_uid = static_cast<uint32_t>(::geteuid());
+  a.cli_pid = target_ ? pid_seen_by(target_) : uint32_t(::getpid());
+  a.cli_uid = target_ ? uid_seen_by(target_) : uint32_t(::geteuid());
   return agent::encode_attach_argument(a);
 }
 

@@ -87,13 +87,16 @@ Result<std::string> random_hex128();
 // filesystem path, unlinked again by the destructor.
 class AgentListener {
 public:
-  // At a fresh unpredictable name for the agent of `pid`.
+  // At a fresh unpredictable name for the agent of `pid`, in its network
+  // namespace (entered by a thread of ours: needs the right to, as root).
   static Result<AgentListener> create_for(pid_t pid);
   static Result<AgentListener> create_at(const std::string &address);
 
   const std::string &address() const { return address_; }
   // What the injector passes to agent::kInjectEntry: this address and the
-  // credentials the agent must find on it (this process's pid and uid).
+  // credentials the agent must find on it (this process's pid and uid as
+  // the target sees them: pid 0 from inside a PID namespace of its own,
+  // the uid through its user namespace's map).
   std::string entry_argument() const;
   int fd() const { return fd_.get(); }
 
@@ -116,6 +119,7 @@ private:
 
   UniqueFd fd_;
   std::string address_;
+  pid_t target_ = 0; // create_for's: whose view entry_argument() takes
 };
 
 } // namespace ubtrace::runtime::inject

@@ -64,12 +64,27 @@ Result<ElfDynamicSymbols> ElfDynamicSymbols::read(int fd,
   auto shdrs = read_table<Elf64_Shdr>(fd, ehdr.e_shoff, ehdr.e_shnum, label);
   if (!shdrs)
     return std::move(shdrs).take_error();
-  const Elf64_Shdr *dynsym = nullptr, *versym = nullptr;
+  const Elf64_Shdr *dynsym = nullptr, *versym = nullptr, *dynamic = nullptr;
   for (const Elf64_Shdr &sh : *shdrs) {
     if (sh.sh_type == SHT_DYNSYM)
       dynsym = &sh;
     if (sh.sh_type == SHT_GNU_versym)
       versym = &sh;
+    if (sh.sh_type == SHT_DYNAMIC)
+      dynamic = &sh;
+  }
+  if (dynamic && dynamic->sh_link < shdrs->size()) {
+    auto entries = read_table<Elf64_Dyn>(
+        fd, dynamic->sh_offset, dynamic->sh_size / sizeof(Elf64_Dyn), label);
+    const Elf64_Shdr &names = (*shdrs)[dynamic->sh_link];
+    auto text = read_range(fd, names.sh_offset, names.sh_size, label);
+    if (!entries || !text)
+      return make_error(label + ": unreadable dynamic section");
+    for (const Elf64_Dyn &entry : *entries)
+      if (entry.d_tag == DT_NEEDED && entry.d_un.d_val < text->size())
+        result.needed_.emplace_back(text->data() + entry.d_un.d_val,
+                                    strnlen(text->data() + entry.d_un.d_val,
+                                            text->size() - entry.d_un.d_val));
   }
   if (!dynsym || dynsym->sh_link >= shdrs->size())
     return make_error(label + " has no dynamic symbol table");

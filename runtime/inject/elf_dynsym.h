@@ -1,7 +1,8 @@
-// The exported functions of a shared object (its .dynsym) and its PT_LOAD
-// segments: enough to find dlopen & co. in a target's libc, and to name
-// the exported function an address lies in. Reads the file with <elf.h>;
-// no libelf.
+// The exported functions of a shared object (its .dynsym), its PT_LOAD
+// segments and the libraries it needs: enough to find dlopen & co. in a
+// target's libc, to name the exported function an address lies in, and to
+// copy the agent with what it needs (agent_placement.h). Reads the file
+// with <elf.h>; no libelf.
 #pragma once
 
 #include "runtime/result.h"
@@ -36,6 +37,8 @@ public:
 
   const std::vector<LoadSegment> &segments() const { return segments_; }
   const std::vector<ElfFunction> &functions() const { return functions_; }
+  // The libraries it names (DT_NEEDED), in order.
+  const std::vector<std::string> &needed() const { return needed_; }
 
   // The defined function `name`, preferring its default version.
   const ElfFunction *find(std::string_view name) const;
@@ -50,6 +53,7 @@ public:
 private:
   std::vector<LoadSegment> segments_;
   std::vector<ElfFunction> functions_; // sorted by value
+  std::vector<std::string> needed_;
 };
 
 } // namespace ubtrace::runtime::inject

@@ -1,5 +1,6 @@
 #include "runtime/inject/injector.h"
 
+#include "runtime/inject/agent_placement.h"
 #include "runtime/inject/attach_errors.h"
 #include "runtime/inject/bootstrap_frame.h"
 #include "runtime/inject/code_cave.h"
@@ -137,19 +138,6 @@ std::string executable_of(pid_t pid) {
   std::string link = "/proc/" + std::to_string(pid) + "/exe";
   ssize_t n = ::readlink(link.c_str(), path, sizeof path);
   return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string();
-}
-
-Result<std::string> agent_path_for(pid_t pid, const std::string &path) {
-  char resolved[PATH_MAX];
-  if (!::realpath(path.c_str(), resolved))
-    return sys_error("agent " + path, errno);
-  std::string in_target = "/proc/" + std::to_string(pid) + "/root" + resolved;
-  if (::access(in_target.c_str(), R_OK) != 0)
-    return make_error(
-        "agent " + std::string(resolved) + " is not visible to process " +
-        std::to_string(pid) +
-        " (another mount namespace or no permission): " + std::strerror(errno));
-  return std::string(resolved);
 }
 
 Error load_failure(pid_t pid, const LoaderBlock &block,
@@ -402,9 +390,11 @@ Result<BootstrapInput> bootstrap_job(const CodeCave &cave, uint64_t region,
 Result<InjectionReport> inject(pid_t pid, const InjectOptions &options) {
   if (auto ok = preflight(pid); !ok)
     return std::move(ok).take_error();
-  auto agent = agent_path_for(pid, options.agent_path);
-  if (!agent)
-    return std::move(agent).take_error();
+  // Kept (a copy, for a process in a container) until the load is over.
+  auto placed = PlacedAgent::place(pid, options.agent_path);
+  if (!placed)
+    return std::move(placed).take_error();
+  const std::string *agent = &placed->path();
   Deadline startup(options.safe_point_timeout);
   auto glibc = locate_glibc(pid, startup);
   if (!glibc)
@@ -481,8 +471,11 @@ Result<InjectionReport> inject(pid_t pid, const InjectOptions &options) {
         injection.run(std::move(*chosen), *cave, *region, job->cookie);
     if (!outcome)
       return std::move(outcome).take_error();
-    if (*outcome)
-      return std::move(**outcome);
+    if (*outcome) {
+      InjectionReport report = std::move(**outcome);
+      report.agent_placement = placed->how();
+      return report;
+    }
     if (attempt >= kPlacementAttempts)
       return make_error("the injected code found no free address to map its "
                         "memory in process " +

@@ -109,6 +109,9 @@
 // the stub's registers as the interrupted context (a handler that looks at
 // or edits its ucontext sees injector code, not the program's).
 //
+// A process in another mount namespace or root (a container) may not see
+// the agent's file: agent_placement.h finds it a name, or a copy.
+//
 // Failures end cleanly: a process that exits, is killed or execs at any
 // step gives "process PID exited during injection" (or "... called execve
 // during injection", or "... lost the injector's memory during
@@ -192,6 +195,9 @@ struct InjectionReport {
   int stops = 0;          // threads stopped and looked at before one was safe
   uint64_t region = 0;    // the scratch region (gone when the load is done)
   uint64_t region_size = 0;
+  // How the process found the agent (agent_placement.h): "the same path",
+  // "copied into /tmp/...", ...
+  std::string agent_placement;
 };
 
 // Loads `options.agent_path` into process `pid`. Errors say what failed

@@ -31,10 +31,22 @@ std::vector<std::string> split_path_list(const std::string &list) {
   return out;
 }
 
+// "/proc/PID/root/...": a path through a process's root, already ours
+// (how bpftrace's users name a container's files from the host).
+bool through_proc_root(const std::string &path) {
+  if (path.rfind("/proc/", 0) != 0)
+    return false;
+  size_t i = 6;
+  while (i < path.size() && path[i] >= '0' && path[i] <= '9')
+    ++i;
+  return i > 6 && path.compare(i, 6, "/root/") == 0;
+}
+
 // An absolute path as the process sees it, for us to open.
 std::string under_root(const BinaryResolveOptions &options,
                        const std::string &path) {
-  return !options.root.empty() && !path.empty() && path[0] == '/'
+  return !options.root.empty() && !path.empty() && path[0] == '/' &&
+                 !through_proc_root(path)
              ? options.root + path
              : path;
 }
