@@ -77,6 +77,10 @@ constexpr Meaning kMeanings[] = {
      "never counted for software/hardware events: no perf event was opened "
      "for them (each takes a descriptor of the process, and ubtrace takes "
      "at most a quarter of its limit; or the kernel refused)"},
+    {c::kPidViewMisses, "pid_view", "probe hit",
+     "reported pid and tid as the process's own PID namespace numbers them, "
+     "not as ubtrace's does: its threads' numbers could not be read there "
+     "(a sandboxed program)"},
     {kFollowFailed, "follow_failed", "program",
      "of the command's tree connected but could not be traced (-v says "
      "why), and ran untraced"},

@@ -396,9 +396,21 @@ Val IRGen::gen_call(Call &c) {
   case BuiltinFn::Nsecs:
     return gen_nsecs(c);
   case BuiltinFn::Pid:
-    return gen_builtin(BuiltinVar::Pid, 0, n, c);
-  case BuiltinFn::Tid:
-    return gen_builtin(BuiltinVar::Tid, 0, n, c);
+  case BuiltinFn::Tid: {
+    // pid(init), tid(init): the initial namespace's numbers; pid and
+    // pid(curr_ns) the CLI's (runtime/helpers/pid_view.h). A GPU thread
+    // has the host process's.
+    const auto *ns =
+        c.args.empty() ? nullptr : ast::dyn_cast<Identifier>(c.args[0]);
+    if (ns && ns->name == "init" && !gpu_) {
+      auto *v = helper(abi::kHelperInitialPidTgid, i64t(), {});
+      return {c.fn == BuiltinFn::Pid ? b_.CreateLShr(v, i64(32))
+                                     : b_.CreateAnd(v, i64(0xffffffff)),
+              false};
+    }
+    return gen_builtin(
+        c.fn == BuiltinFn::Pid ? BuiltinVar::Pid : BuiltinVar::Tid, 0, n, c);
+  }
   case BuiltinFn::Comm:
     return gen_builtin(BuiltinVar::Comm, 0, n, c);
   case BuiltinFn::Pcomm:

@@ -104,6 +104,11 @@ enum Helper : int32_t {
   // Host: ubt_ppid(): the process's parent's pid (bpftrace's stdlib reads
   // it from the task; here, the kernel's answer to getppid).
   kHelperPpid = 10101,
+  // Host: ubt_initial_pid_tgid(): get_current_pid_tgid's value as the
+  // initial PID namespace numbers the thread (pid(init), tid(init)); 0
+  // when not known (runtime/helpers/pid_view.h). get_current_pid_tgid
+  // itself gives the CLI's view (bpftrace's curr_ns).
+  kHelperInitialPidTgid = 10102,
 };
 enum RelatedTaskId : int32_t { kRelatedParent = 0, kRelatedLeader = 1 };
 

@@ -8,6 +8,7 @@
 #include "runtime/agent/program_wire.h"
 #include "runtime/agent/protocol.h"
 #include "runtime/file_text.h"
+#include "runtime/helpers/pid_view.h"
 #include "runtime/hook/trap_safety.h"
 #include "runtime/inject/channel.h"
 #include "runtime/inject/command_line.h"
@@ -858,10 +859,15 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
   if (!im.native_cache->wanted_base)
     im.native_cache->wanted_base = *agent_base;
   // Our /proc, for the agent to read its own mappings through when the
-  // process has none (chroot); without it the agent uses its own.
+  // process has none (chroot), and its threads' numbers as we see them
+  // (runtime/helpers/pid_view.h); without it the agent uses its own.
   if (int procfs = ::open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
       procfs >= 0) {
-    (void)im.call(agent::Message{agent::MsgType::Procfs, {}, procfs});
+    agent::Message m = agent::Message::of(
+        agent::MsgType::Procfs,
+        uint8_t(runtime::helpers::in_initial_pid_namespace() ? 1 : 0));
+    m.fd = procfs;
+    (void)im.call(m);
     ::close(procfs);
   }
   // Native code for the probes (UBTRACE_INTERPRET=1 keeps the interpreter).

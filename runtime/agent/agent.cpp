@@ -21,6 +21,7 @@
 #include "runtime/agent/syscalls.h"
 #include "runtime/helpers/all_helpers.h"
 #include "runtime/helpers/libcalls.h"
+#include "runtime/helpers/pid_view.h"
 #include "runtime/helpers/process_facts.h"
 #include "runtime/helpers/safe_copy.h"
 #include "runtime/hook/hook.h"
@@ -552,6 +553,7 @@ void Agent::release_memory() {
   region_.reset();
   // No hook is installed or removed any more: the CLI's /proc goes.
   runtime::hook::MemoryMap::use_procfs(-1);
+  runtime::helpers::use_pid_view(-1, false);
   procfs_.close();
 }
 
@@ -987,8 +989,14 @@ void Agent::handle(const Message &m) {
       return;
     }
     runtime::hook::MemoryMap::use_procfs(fd.get());
+    // Its payload: whether the CLI runs in the initial PID namespace
+    // (absent from an older CLI: taken as not).
+    uint8_t initial = 0;
+    (void)m.read(initial);
+    runtime::helpers::use_pid_view(-1, false);
     procfs_.close();
     procfs_ = std::move(fd);
+    runtime::helpers::use_pid_view(procfs_.get(), initial != 0);
     reply(0);
     return;
   }

@@ -64,4 +64,9 @@ inline constexpr const char *kPerfNested = "perf_nested";
 // descriptors, or the kernel refused): never sampled.
 inline constexpr const char *kPerfUnarmed = "perf_unarmed";
 
+// A process in a PID namespace of its own: hits whose pid/tid are its
+// namespace's numbers, the CLI's could not be read (runtime/helpers/
+// pid_view.h: a sandboxed program, its /proc descriptor closed).
+inline constexpr const char *kPidViewMisses = "pid_view_misses";
+
 } // namespace ubtrace::agent::counter

@@ -117,7 +117,9 @@ enum class MsgType : uint32_t {
   UnloadDone = 24,  // u32 ticket of the Unloaded handled
   Procfs = 25,      // the CLI's /proc (its fd travels with the message): the
                     // agent reads its own mappings through it, also once
-                    // the process has chroot()ed where there is no /proc
+                    // the process has chroot()ed where there is no /proc,
+                    // and its threads' numbers as the CLI sees them; a u8:
+                    // the CLI runs in the initial PID namespace
   Profile = 26,     // ProfileMsg: sample every thread (profile.h); the
                     // reply's value: threads armed, and in its high 32
                     // bits those of them blocking the signal now

@@ -9,6 +9,7 @@
 #include "runtime/agent/raw_notice.h"
 #include "runtime/agent/raw_syscall.h"
 #include "runtime/agent/syscalls.h"
+#include "runtime/helpers/pid_view.h"
 #include "runtime/hook/thread_pool.h"
 #include "runtime/vm/interpreter.h"
 
@@ -30,7 +31,7 @@ constexpr const char *kNames[] = {
     c::kProfileOverruns,   c::kProfileUntimed,   c::kProfileLate,
     c::kProfileBlocked,    c::kSyscallUntraced,  c::kSyscallClonesRefused,
     c::kSyscallChildExits, c::kSyscallSandboxed, c::kPerfClosed,
-    c::kPerfNested,        c::kPerfUnarmed};
+    c::kPerfNested,        c::kPerfUnarmed,      c::kPidViewMisses};
 constexpr size_t kCount = sizeof kNames / sizeof kNames[0];
 
 // Every counter's encoding (a length, the name, the value) fits: the
@@ -80,7 +81,8 @@ Values values() {
            uint64_t(s.sandboxed),
            perf::counters().closed,
            perf::counters().nested,
-           perf::counters().unarmed}};
+           perf::counters().unarmed,
+           runtime::helpers::pid_view_misses()}};
 }
 
 Values g_baseline; // written before arm_exit_report arms the channel

@@ -1,6 +1,7 @@
 #include "runtime/helpers/host_helpers.h"
 
 #include "runtime/abi.h"
+#include "runtime/helpers/pid_view.h"
 #include "runtime/helpers/process_facts.h"
 #include "runtime/helpers/safe_copy.h"
 #include "runtime/probe_safe.h"
@@ -55,8 +56,13 @@ uint64_t h_numa(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
   return current_numa_node();
 }
 
+// As the CLI's PID namespace sees the thread (pid_view.h).
 uint64_t h_pid_tgid(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
-  return (uint64_t(current_pid()) << 32) | current_tid();
+  return view_pid_tgid();
+}
+
+uint64_t h_initial_pid_tgid(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
+  return initial_pid_tgid();
 }
 
 uint64_t h_uid_gid(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
@@ -239,6 +245,7 @@ constexpr maps::HelperEntry kHelpers[] = {
     {BPF_FUNC_get_current_comm, "get_current_comm", h_comm},
     {abi::kHelperRelatedComm, "ubt_related_comm", h_related_comm},
     {abi::kHelperPpid, "ubt_ppid", h_ppid},
+    {abi::kHelperInitialPidTgid, "ubt_initial_pid_tgid", h_initial_pid_tgid},
     {BPF_FUNC_get_current_task, "get_current_task", h_current_task},
     {BPF_FUNC_get_numa_node_id, "get_numa_node_id", h_numa},
     {BPF_FUNC_probe_read_str, "probe_read_str", h_probe_read_str},

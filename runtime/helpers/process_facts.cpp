@@ -1,5 +1,6 @@
 #include "runtime/helpers/process_facts.h"
 
+#include "runtime/helpers/pid_view.h"
 #include "runtime/helpers/safe_copy.h"
 #include "runtime/helpers/thread_identity.h"
 #include "runtime/probe_safe.h"
@@ -136,6 +137,7 @@ void prepare_process_facts() {
   read_vdso();
   read_rseq();
   prepare_thread_identity();
+  prepare_pid_view();
   g_cgroup_id = read_cgroup_id();
   probe_safe::raw_syscall(SYS_prctl, PR_GET_NAME,
                           reinterpret_cast<long>(g_process_comm));

@@ -70,6 +70,7 @@ const HelperTable &standard_helpers() {
        R::Integer,
        {A::WritableMem, A::Size, A::Scalar}},
       {abi::kHelperPpid, "ubt_ppid", R::Integer, {}},
+      {abi::kHelperInitialPidTgid, "ubt_initial_pid_tgid", R::Integer, {}},
       {BPF_FUNC_perf_event_output,
        "perf_event_output",
        R::Integer,
