@@ -1196,8 +1196,8 @@ void UserspaceTarget::Impl::warn_not_its_program(const Pending &p) {
   warn(bundle->probes[p.spec].name + ": process " + std::to_string(pid) +
        " runs " + (ec ? std::string("another program") : exe) + ", not " +
        file +
-       ": the probe fires only if the process loads that file (a program it "
-       "execs is not traced)");
+       ": the probe fires only if the process loads that file, or execs "
+       "it");
 }
 
 void UserspaceTarget::Impl::warn_other_copy(const std::string &path) {

@@ -467,9 +467,44 @@ void UserspaceBackend::take_on(pid_t pid, uint64_t image) {
   keep_newcomer(std::move(*injected), *hooked, /*follower=*/false);
 }
 
+void UserspaceBackend::reattach_execs() {
+  for (auto &t : targets_) {
+    if (!t.reattach || t.done)
+      continue;
+    pid_t pid = t.target->pid();
+    auto injected = UserspaceTarget::attach(pid, agent_);
+    Result<size_t> hooked =
+        injected ? hook_newcomer(**injected) : Result<size_t>(make_error(""));
+    if (!injected || !hooked) {
+      // Ended meanwhile: news() says so from the old target's watch.
+      if (t.target->ended())
+        continue;
+      t.reattach = false;
+      t.reattach_error = "the process exec'd " + process_comm(pid) +
+                         ", which could not be traced: " +
+                         (injected ? hooked.error() : injected.error());
+      continue;
+    }
+    if (verbose_)
+      report_.info("process " + std::to_string(pid) + " exec'd " +
+                   (*injected)->comm() + ": traced on, " +
+                   std::to_string(*hooked) + " sites hooked");
+    // The program it was: its counters kept, its symbols read once more.
+    t.target->collect_counters();
+    const auto &old = t.target->agent_counters();
+    retired_.insert(retired_.end(), old.begin(), old.end());
+    refresh_symbols(t, true);
+    t.target = std::move(*injected);
+    t.reattach = false;
+    t.gone_ns = 0;
+    ++followed_;
+  }
+}
+
 Result<void> UserspaceBackend::service() {
   take_followers();
   take_newcomers();
+  reattach_execs();
   std::string errors;
   for (auto &t : targets_) {
     if (t.done)
@@ -537,6 +572,19 @@ std::vector<TargetNews> UserspaceBackend::news() {
       }
       continue;
     }
+    // -p: an exec is followed (reattach_execs); until then, and if its
+    // process ends meanwhile, the old target tells.
+    if (attached_ && !listener_ && !t.reattach && t.reattach_error.empty() &&
+        target.agent_gone() && !target.ended() && target.hung_up_by_exec()) {
+      t.reattach = true;
+      continue;
+    }
+    if (t.reattach) {
+      if (!target.ended())
+        continue;
+      t.reattach = false;
+      t.gone_said = true; // it ended: no word on its exec
+    }
     // Its agent is gone: nothing fires there any more. A process attached
     // to is done then; a command (-c) is waited for, as bpftrace does.
     // Said first: a program it exec'd may have ended already. Under
@@ -548,8 +596,10 @@ std::vector<TargetNews> UserspaceBackend::news() {
       if (listener_ && t.succeeded)
         continue;
       exec_lost_ += listener_ && target.hung_up_by_exec() ? 1 : 0;
-      out.push_back({TargetNews::Kind::AgentGone, target.pid(), target.comm(),
-                     target.hangup_reason(), std::nullopt});
+      out.push_back(
+          {TargetNews::Kind::AgentGone, target.pid(), target.comm(),
+           t.reattach_error.empty() ? target.hangup_reason() : t.reattach_error,
+           std::nullopt});
       if (attached_) {
         t.done = true;
         out.back().last = done();

@@ -140,12 +140,20 @@ private:
     bool succeeded = false; // its process exec'd, and the new program
                             // connected (--follow)
     uint64_t gone_ns = 0;   // when its hangup was first seen
+    // -p: the process exec'd; service() injects its new program.
+    bool reattach = false;
+    std::string reattach_error = {}; // why its new program is not traced
   };
   // --follow: programs of the tree that connected since the last call
   // and sent their token, taken on (hooked, then let run). Never blocks:
   // a connection that has not spoken waits in pending_ for a second.
   void take_followers();
   void adopt_follower(pid_t pid, runtime::inject::AgentChannel channel);
+  // -p: a process that exec'd is traced on in the program it became (as
+  // bpftrace's pid filter goes on matching it): injected again, once its
+  // loader has mapped glibc; one that cannot be (static, setuid) is said
+  // and done.
+  void reattach_execs();
   // System-wide: processes that map a probed file and are not traced yet
   // are injected and hooked; one that cannot be is counted once (until it
   // execs) and said with -v.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # trace_pid_until_end.sh UBTRACE PROGS MODE SIGNAL [UBTRACE FLAGS...]
-#   (MODE exec runs /bin/sleep 120 in the worker)
+#   (MODE exec runs $UBT_EXEC in the worker, by default /bin/sleep 120)
 # Starts `ends_badly --fork MODE` (a parent that never reaps its worker),
 # traces the worker with `ubtrace -p`, and once the trace is attached sends
 # SIGUSR1 to the worker (which then calls work(-1) and ends by MODE); for
@@ -19,7 +19,7 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
-"$progs/ends_badly" --fork "$mode" /bin/sleep 120 > "$dir/pid" &
+"$progs/ends_badly" --fork "$mode" ${UBT_EXEC:-/bin/sleep 120} > "$dir/pid" &
 parent=$!
 i=0
 until [ -s "$dir/pid" ] || [ $i -ge 3000 ]; do sleep 0.01; i=$((i + 1)); done

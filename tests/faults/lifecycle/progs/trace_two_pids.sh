@@ -2,7 +2,8 @@
 # trace_two_pids.sh UBTRACE PROGS MODE_A MODE_B FORM [UBTRACE FLAGS...]
 #   FORM: list (-p A,B) or repeat (-p A --pid B)
 # Starts two `ends_badly --fork` workers A and B (parents that never reap
-# them; MODE exec runs /bin/sleep 120 in the worker) and traces both with
+# them; MODE exec runs $UBT_EXEC in the worker, by default /bin/sleep 120)
+# and traces both with
 # one ubtrace. Once attached: SIGUSR1 to A (it calls work(-1), then ends by
 # MODE_A); once ubtrace has said A is done (its end, or its agent's
 # hangup), SIGUSR1 to B, whose work(-1) must still be traced. Prints
@@ -29,9 +30,9 @@ wait_for() { # PATTERN...: until ubtrace's output has one (60 s at most)
     i=$((i + 1))
   done
 }
-"$progs/ends_badly" --fork "$mode_a" /bin/sleep 120 > "$dir/a" &
+"$progs/ends_badly" --fork "$mode_a" ${UBT_EXEC:-/bin/sleep 120} > "$dir/a" &
 parents="$!"
-"$progs/ends_badly" --fork "$mode_b" /bin/sleep 120 > "$dir/b" &
+"$progs/ends_badly" --fork "$mode_b" ${UBT_EXEC:-/bin/sleep 120} > "$dir/b" &
 parents="$parents $!"
 i=0
 until { [ -s "$dir/a" ] && [ -s "$dir/b" ]; } || [ $i -ge 3000 ]; do
