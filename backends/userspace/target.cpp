@@ -1318,10 +1318,20 @@ std::optional<ProcessEnd> UserspaceTarget::ended() {
   if (im.end)
     return im.end;
   // Judged before the process is reaped: an exec'd program that ends at
-  // once still says so.
-  if (!im.agent_gone && !im.detached && im.sock >= 0 &&
-      channel_hung_up(im.sock))
-    note_hangup(im);
+  // once still says so. What the agent sent last (its Exec notice) is
+  // taken first, for service() to handle: a channel with a message
+  // queued does not read as hung up, and the process would be reaped
+  // unjudged.
+  if (!im.agent_gone && !im.detached && im.sock >= 0) {
+    for (int n = 0; n < 4096; ++n) {
+      auto r = agent::recv_message(im.sock, 0);
+      if (!r)
+        break;
+      im.notices.push_back(std::move(*r));
+    }
+    if (channel_hung_up(im.sock))
+      note_hangup(im);
+  }
   if (im.spawned) {
     auto st = im.spawned->try_wait();
     if (st && *st)
