@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -22,6 +23,9 @@ std::atomic<int> g_view_fd{-1};      // the CLI's /proc, -1: no view
 std::atomic<uint32_t> g_view_gen{0}; // a new view drops every cache
 std::atomic<int> g_initial{-1};      // Initial; -1: not decided yet
 std::atomic<uint64_t> g_misses{0};
+// The descriptor's file when it was handed over: a program that closed it
+// and reused the number (for its own /proc, say) is not read through.
+std::atomic<uint64_t> g_view_dev{0}, g_view_ino{0};
 
 struct View {
   uint32_t inner_tid; // the thread's own number the value was read for
@@ -102,6 +106,11 @@ void use_pid_view(int procfs, bool procfs_is_initial) {
                     std::memory_order_release);
     return;
   }
+  struct stat st{};
+  if (::fstat(procfs, &st) != 0)
+    return;
+  g_view_dev.store(st.st_dev, std::memory_order_relaxed);
+  g_view_ino.store(st.st_ino, std::memory_order_relaxed);
   g_initial.store(procfs_is_initial ? kView : kUnknown,
                   std::memory_order_release);
   g_view_fd.store(procfs, std::memory_order_release);
@@ -117,6 +126,14 @@ uint64_t view_pid_tgid() {
     return t_view.value;
   if (sandboxed()) {
     // readlinkat may be what its filter forbids.
+    g_misses.fetch_add(1, std::memory_order_relaxed);
+    return own_pid_tgid();
+  }
+  struct stat st{};
+  if (probe_safe::raw_syscall(SYS_fstat, fd, reinterpret_cast<long>(&st)) !=
+          0 ||
+      st.st_dev != g_view_dev.load(std::memory_order_relaxed) ||
+      st.st_ino != g_view_ino.load(std::memory_order_relaxed)) {
     g_misses.fetch_add(1, std::memory_order_relaxed);
     return own_pid_tgid();
   }

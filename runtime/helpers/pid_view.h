@@ -10,8 +10,9 @@
 // read again in a fork child) gives the CLI's view: what `pid`, `tid`, and
 // the pid that ustack/usym/func keep for symbols carry. Where it cannot be
 // read (the program sandboxed itself and the call may be forbidden, the
-// descriptor was closed under us) the process's own numbers are used, and
-// the hit counted (pid_view_misses).
+// descriptor was closed under us: its device and inode are checked before
+// each read) the process's own numbers are used, and the hit counted
+// (pid_view_misses).
 //
 // pid(init) is the CLI's view when the CLI runs in the initial namespace.
 // A CLI in a namespace of its own whose /proc is its namespace's cannot
