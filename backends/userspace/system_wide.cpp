@@ -2,6 +2,7 @@
 #include "backends/userspace/system_wide.h"
 
 #include "backends/userspace/target.h"
+#include "runtime/inject/executable.h"
 #include "runtime/symbols/binary_resolver.h"
 #include "runtime/symbols/library_names.h"
 #include "runtime/symbols/proc_maps.h"
@@ -76,6 +77,9 @@ Result<ProcessScout> ProcessScout::create(const std::vector<std::string> &files,
       return make_error(path + ": " + id.error());
     s.files_.push_back(*id);
     s.paths_.push_back(path);
+    auto interpreter = runtime::inject::elf_interpreter(path);
+    s.library_probed_ =
+        s.library_probed_ || !interpreter || !interpreter->has_value();
   }
   auto events = runtime::inject::ProcEvents::open();
   if (events) {
@@ -121,7 +125,11 @@ std::vector<pid_t> ProcessScout::due(uint64_t now_ns) {
     for (const auto &e : events_->read_now())
       if (e.kind == runtime::inject::ProcEvent::Kind::Exec &&
           e.tgid != getpid())
-        recent_[e.tgid] = {now_ns, now_ns, kFirstLookNs};
+        // The kernel's time of the exec: a process already taken on
+        // from a rescan is not taken for a new program when its exec
+        // is read late.
+        recent_[e.tgid] = {std::min(now_ns, e.monotonic_ns), now_ns,
+                           kFirstLookNs};
       else if (e.kind == runtime::inject::ProcEvent::Kind::Exit &&
                e.pid == e.tgid)
         recent_.erase(e.tgid);
@@ -181,6 +189,28 @@ std::vector<pid_t> ProcessScout::due(uint64_t now_ns) {
     n.step_ns *= 2;
   }
   return pids;
+}
+
+bool ProcessScout::fresh_exec(pid_t pid) {
+  auto it = recent_.find(pid);
+  if (!events_ || it == recent_.end() || it->second.asked)
+    return false;
+  it->second.asked = true;
+  return true;
+}
+
+bool ProcessScout::may_map(pid_t pid) const {
+  if (library_probed_)
+    return true;
+  auto exe =
+      runtime::symbols::identify_file("/proc/" + std::to_string(pid) + "/exe");
+  if (!exe)
+    return false;
+  return std::any_of(files_.begin(), files_.end(),
+                     [&](const runtime::symbols::FileIdentity &f) {
+                       return f.same_inode(exe->dev_major, exe->dev_minor,
+                                           exe->inode);
+                     });
 }
 
 void ProcessScout::settled(pid_t pid) {

@@ -17,7 +17,10 @@
 // by rescans of /proc 0, 10, 50 and 200 ms later, since who opened is not
 // told; a rescan already due within 10 ms of one of those times serves
 // for it (a fork-exec loop costs at most a rescan per 10 ms). The user-space
-// backend injects the agent into each process found (userspace_backend.h).
+// backend injects the agent into each process found (userspace_backend.h);
+// a program whose exec the events told is held from its first system
+// calls until its hooks are in (runtime/inject/exec_hold.h), when it may
+// map a probed file: it is one, or one of them is a library.
 #pragma once
 
 #include "runtime/bundle.h"
@@ -71,9 +74,19 @@ public:
   // a rescan is due (or on the first call), else those that exec'd lately
   // whose next look is due. Never this one.
   std::vector<pid_t> due(uint64_t now_ns);
+  // Whether process `pid`'s exec was told by the process events and this
+  // is the first time it is asked (true once per exec): it may be held.
+  bool fresh_exec(pid_t pid);
+  // Whether the program process `pid` runs may map a probed file: it is
+  // one, or a probed file is a library (whether the program needs it is
+  // known once its loader is done).
+  bool may_map(pid_t pid) const;
+
   // A newcomer taken on, or whose loader is done without mapping a probed
   // file: no more looks until it execs again (or a rescan).
   void settled(pid_t pid);
+  // Whether each exec is told as it happens (the process events).
+  bool told_at_exec() const { return events_.has_value(); }
   // How new processes are learnt: "process events", or "opens of the
   // files (process events: WHY)".
   const std::string &how() const { return how_; }
@@ -82,6 +95,7 @@ private:
   std::vector<runtime::symbols::FileIdentity> files_;
   std::optional<runtime::symbols::FileIdentity> region_;
   std::vector<std::string> paths_;
+  bool library_probed_ = false; // a probed file has no program interpreter
   std::optional<runtime::inject::ProcEvents> events_;
   runtime::inject::UniqueFd opens_; // inotify, without events_
   std::vector<uint64_t> rescans_;   // when opens ask for one
@@ -93,6 +107,7 @@ private:
     uint64_t exec_ns = 0; // when its exec was learnt
     uint64_t next_ns = 0; // its next look
     uint64_t step_ns = 0; // after that one, doubled each time
+    bool asked = false;   // fresh_exec() said true
   };
   std::map<pid_t, Newcomer> recent_; // exec'd lately
 };

@@ -389,7 +389,8 @@ UserspaceTarget::launch(const std::string &command, const std::string &agent,
 }
 
 Result<std::unique_ptr<UserspaceTarget>>
-UserspaceTarget::attach(int pid, const std::string &agent) {
+UserspaceTarget::attach(int pid, const std::string &agent,
+                        runtime::inject::ExecHold *hold) {
   // Watched from before the injection: its start time pins the process.
   std::optional<ProcessWatch> watch = ProcessWatch::open(pid);
   auto listener = runtime::inject::AgentListener::create_for(pid);
@@ -401,6 +402,7 @@ UserspaceTarget::attach(int pid, const std::string &agent) {
   // process): the entry starts a session either way.
   io.entry_symbol = agent::kInjectEntry;
   io.entry_argument = listener->entry_argument();
+  io.hold = hold;
   auto report = runtime::inject::inject_agent(pid, io);
   if (!report)
     return std::move(report).take_error();

@@ -46,6 +46,12 @@ Result<bool> judge_expansion(
 struct NativeCodeCache;
 std::shared_ptr<NativeCodeCache> make_native_code_cache();
 
+} // namespace ubtrace::backends
+namespace ubtrace::runtime::inject {
+class ExecHold;
+}
+namespace ubtrace::backends {
+
 class UserspaceTarget {
 public:
   // Spawns `command` with the agent preloaded (and `agent_env`, NAME=value
@@ -53,9 +59,11 @@ public:
   static Result<std::unique_ptr<UserspaceTarget>>
   launch(const std::string &command, const std::string &agent,
          const std::vector<std::string> &agent_env = {});
-  // Injects the agent into the running process `pid`.
+  // Injects the agent into the running process `pid` (through the thread
+  // `hold` holds, if given: runtime/inject/exec_hold.h).
   static Result<std::unique_ptr<UserspaceTarget>>
-  attach(int pid, const std::string &agent);
+  attach(int pid, const std::string &agent,
+         runtime::inject::ExecHold *hold = nullptr);
   // Takes on the agent of process `pid` that connected on its own (a
   // program of the command's tree under --follow, waiting before main
   // until go()): `sock` is its channel, owned from here; `watch` pins the

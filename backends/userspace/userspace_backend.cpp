@@ -4,6 +4,7 @@
 #include "backends/loss_report.h"
 #include "backends/userspace/process_end.h"
 #include "runtime/agent/protocol.h"
+#include "runtime/inject/target_process.h"
 #include "runtime/proc_stat.h"
 
 #include <algorithm>
@@ -397,6 +398,18 @@ void UserspaceBackend::take_newcomers() {
         continue;
       refused_.erase(r);
     }
+    // A program just exec'd that may map a probed file is held through
+    // its loader (its first system calls), and on until it is taken on
+    // or passed over (exec_hold.h). The look below then sees its
+    // libraries.
+    std::optional<runtime::inject::ExecHold> hold;
+    if (scout_->fresh_exec(pid) && scout_->may_map(pid))
+      if (auto held = runtime::inject::ExecHold::seize(pid); held) {
+        auto past = held->run_past_loader(
+            runtime::inject::Deadline(std::chrono::milliseconds(200)));
+        if (past && *past)
+          hold.emplace(std::move(*held));
+      }
     auto look = scout_->look(pid);
     if (!look) {
       // Another user's, or a more privileged one's: not ours to look at.
@@ -436,7 +449,7 @@ void UserspaceBackend::take_newcomers() {
              "system calls may be forbidden there)");
       continue;
     }
-    take_on(pid, image);
+    take_on(pid, image, std::move(hold));
   }
 }
 
@@ -449,8 +462,28 @@ void UserspaceBackend::refuse(pid_t pid, uint64_t image,
                  ") is not traced: " + why);
 }
 
-void UserspaceBackend::take_on(pid_t pid, uint64_t image) {
-  auto injected = UserspaceTarget::attach(pid, agent_);
+void UserspaceBackend::take_on(pid_t pid, uint64_t image,
+                               std::optional<runtime::inject::ExecHold> hold) {
+  // Lent to the injector at a call where it may be (safe_point.h), if it
+  // makes one soon; else let go and injected as it runs.
+  if (hold) {
+    auto safe = hold->run_to_safe_entry(
+        runtime::inject::Deadline(std::chrono::milliseconds(20)));
+    if (!safe || !*safe) {
+      if (verbose_)
+        report_.info("process " + std::to_string(pid) + " (" +
+                     process_comm(pid) + ") is not held: " +
+                     (safe ? "no system call where it could be lent (last: " +
+                                 hold->why_not() + ")"
+                           : safe.error()));
+      hold.reset();
+    }
+  }
+  auto injected = UserspaceTarget::attach(pid, agent_, hold ? &*hold : nullptr);
+  if (!injected && hold && !runtime::inject::process_gone(pid)) {
+    hold.reset();
+    injected = UserspaceTarget::attach(pid, agent_);
+  }
   // One that exec'd meanwhile is looked at anew (its exec is known).
   auto exec_meanwhile = [&] {
     auto stat = read_proc_stat(pid);
@@ -461,9 +494,12 @@ void UserspaceBackend::take_on(pid_t pid, uint64_t image) {
   if (!injected)
     return refuse(pid, image, injected.error());
   auto hooked = hook_newcomer(**injected);
+  bool held = hold && hold->held();
+  hold.reset(); // its hooks are in: it runs on
   if (!hooked)
     return refuse(pid, image, hooked.error());
   ++system_traced_;
+  system_held_ += held ? 1 : 0;
   keep_newcomer(std::move(*injected), *hooked, /*follower=*/false);
 }
 
@@ -502,6 +538,13 @@ void UserspaceBackend::reattach_execs() {
 }
 
 Result<void> UserspaceBackend::service() {
+  uint64_t now = now_ns();
+  if (now - last_service_ns_ < kServicePeriodNs && scout_ &&
+      scout_->told_at_exec()) {
+    take_newcomers(); // the events' newcomers only
+    return {};
+  }
+  last_service_ns_ = now;
   take_followers();
   take_newcomers();
   reattach_execs();
@@ -645,7 +688,8 @@ void UserspaceBackend::detach() {
                  (followed_ == 1 ? "" : "s") + " through exec");
   if (verbose_ && scout_)
     report_.info("system-wide: traced " + std::to_string(system_traced_) +
-                 " process" + (system_traced_ == 1 ? "" : "es") + ", " +
+                 " process" + (system_traced_ == 1 ? "" : "es") + " (" +
+                 std::to_string(system_held_) + " held from their exec), " +
                  std::to_string(system_skipped_) + " not traced, " +
                  std::to_string(system_unreadable_) + " not looked at");
   for (auto &t : targets_) {

@@ -32,6 +32,7 @@
 #include "backends/userspace/target.h"
 #include "runtime/abi.h"
 #include "runtime/inject/channel.h"
+#include "runtime/inject/exec_hold.h"
 
 #include <map>
 #include <memory>
@@ -93,8 +94,13 @@ public:
   // Lets a command run (-p: nothing).
   Result<void> start() override;
   // Every 5 ms: a thread waiting in dlopen for its library's hooks waits
-  // little.
-  uint64_t service_period_ns() const override { return 5000000; }
+  // little. System-wide with the process events, every millisecond, when
+  // only the events are read between those: a new program is held
+  // sooner (exec_hold.h).
+  uint64_t service_period_ns() const override {
+    return scout_ && scout_->told_at_exec() ? kEventsPeriodNs
+                                            : kServicePeriodNs;
+  }
   // Libraries the processes loaded get their probes hooked.
   Result<void> service() override;
   bool fires_later() const override { return true; }
@@ -160,7 +166,10 @@ private:
   void take_newcomers();
   // `image`: the process's start time and program, hashed: a process
   // refused (or inherited) is looked at again once it exec'd.
-  void take_on(pid_t pid, uint64_t image);
+  // `hold`: the process held from its exec (exec_hold.h), let go once its
+  // hooks are in (or it is refused).
+  void take_on(pid_t pid, uint64_t image,
+               std::optional<runtime::inject::ExecHold> hold = std::nullopt);
   void refuse(pid_t pid, uint64_t image, const std::string &why);
   // Hooks a process taken on (adopted or injected) and lets it run; its
   // error says why it is not traced.
@@ -228,7 +237,11 @@ private:
   uint64_t system_skipped_ = 0;    // processes that could not be traced
   uint64_t system_unreadable_ = 0; // processes whose maps were unreadable
   uint64_t system_traced_ = 0;     // processes taken on (said with -v)
-  bool addresses_set_ = false;     // uaddr() values published
+  uint64_t last_service_ns_ = 0;   // the last whole service()
+  static constexpr uint64_t kServicePeriodNs = 5000000;
+  static constexpr uint64_t kEventsPeriodNs = 1000000;
+  uint64_t system_held_ = 0;   // of those, held from their exec
+  bool addresses_set_ = false; // uaddr() values published
 };
 
 } // namespace ubtrace::backends

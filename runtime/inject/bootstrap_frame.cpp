@@ -49,6 +49,12 @@ uint64_t align_down(uint64_t value, uint64_t alignment) {
 
 } // namespace
 
+user_regs_struct as_restarting(const user_regs_struct &entry) {
+  user_regs_struct regs = entry;
+  regs.rax = static_cast<uint64_t>(kErestartnointr);
+  return regs;
+}
+
 bool needs_instruction_bytes(const user_regs_struct &regs) {
   return static_cast<int64_t>(regs.orig_rax) >= 0 &&
          is_restart(static_cast<int64_t>(regs.rax));

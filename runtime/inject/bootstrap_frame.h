@@ -49,6 +49,11 @@ struct InterruptedCall {
 Result<InterruptedCall>
 interrupted_call(const user_regs_struct &regs,
                  std::optional<std::array<uint8_t, 2>> instruction);
+// The registers of a thread stopped at a system call's entry
+// (PTRACE_SYSCALL), as if that call had been interrupted with
+// -ERESTARTNOINTR: the stub, once done, issues it again whatever signal
+// came meanwhile, and the call runs as it would have (exec_hold.h).
+user_regs_struct as_restarting(const user_regs_struct &entry);
 // Whether interrupted_call needs the instruction bytes for these registers.
 bool needs_instruction_bytes(const user_regs_struct &regs);
 

@@ -31,6 +31,11 @@ Result<void> BorrowedThread::hand_over(const user_regs_struct &entry) {
   return {};
 }
 
+PtraceThread BorrowedThread::keep() {
+  held_ = false;
+  return std::move(thread_);
+}
+
 Result<void> BorrowedThread::give_back() {
   if (!held_)
     return {};

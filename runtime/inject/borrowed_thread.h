@@ -37,6 +37,10 @@ public:
   // written back.
   Result<void> hand_over(const user_regs_struct &entry);
 
+  // After hand_over(): the thread, still seized, for a caller that holds
+  // it on (exec_hold.h); it is no longer given back here.
+  PtraceThread keep();
+
   // Detaches: the thread runs on from its registers, its own or those of
   // hand_over() (the destructor does it too).
   Result<void> give_back();

@@ -5,6 +5,7 @@
 #include "runtime/inject/bootstrap_frame.h"
 #include "runtime/inject/code_cave.h"
 #include "runtime/inject/deadline.h"
+#include "runtime/inject/exec_hold.h"
 #include "runtime/inject/executable.h"
 #include "runtime/inject/inject_steps.h"
 #include "runtime/inject/loader_block.h"
@@ -160,9 +161,9 @@ Error load_failure(pid_t pid, const LoaderBlock &block,
 class Injection {
 public:
   Injection(pid_t pid, const InjectOptions &options, const RemoteMemory &memory,
-            std::string agent, LoaderThread mode)
+            std::string agent, LoaderThread mode, bool hold_at_entry)
       : pid_(pid), options_(options), memory_(memory), agent_(std::move(agent)),
-        mode_(mode) {}
+        mode_(mode), hold_at_entry_(hold_at_entry) {}
 
   // nullopt: the stub could not map its region (taken meanwhile): try
   // again elsewhere.
@@ -200,7 +201,12 @@ public:
       return process_gone(pid_) ? exited_error(pid_)
                                 : std::move(ok).take_error();
     reached(InjectStep::Committed);
-    if (auto ok = chosen.thread.give_back(); !ok && process_gone(pid_))
+    if (options_.hold && hold_at_entry_) {
+      // Held again once the stub has issued the program's call anew.
+      user_regs_struct entry = chosen.thread.saved_registers();
+      (void)options_.hold->take_back(chosen.thread.keep(), entry,
+                                     Deadline(milliseconds(1000)));
+    } else if (auto ok = chosen.thread.give_back(); !ok && process_gone(pid_))
       return exited_error(pid_);
     reached(InjectStep::Detached);
 
@@ -334,6 +340,7 @@ private:
   const RemoteMemory &memory_;
   std::string agent_;
   LoaderThread mode_;
+  bool hold_at_entry_ = false; // lent by options_.hold at a call's entry
   uint64_t region_ = 0, cookie_ = 0, job_ = 0;
   InjectionReport report_;
 };
@@ -387,8 +394,20 @@ Result<BootstrapInput> bootstrap_job(const CodeCave &cave, uint64_t region,
   return job;
 }
 
+// The thread `hold` stopped, checked as any chosen thread.
+Result<ChosenThread> lend_held(ExecHold &hold, const TargetGlibc &glibc,
+                               const RemoteMemory &memory, LoaderThread mode,
+                               const BootstrapInput &job, bool *at_entry) {
+  auto thread = hold.lend(at_entry);
+  if (!thread)
+    return make_error("process " + std::to_string(hold.pid()) +
+                      " is no longer held");
+  return use_held_thread(std::move(*thread), *at_entry, glibc, memory, mode,
+                         job);
+}
+
 Result<InjectionReport> inject(pid_t pid, const InjectOptions &options) {
-  if (auto ok = preflight(pid); !ok)
+  if (auto ok = preflight(pid, options.hold != nullptr); !ok)
     return std::move(ok).take_error();
   // Kept (a copy, for a process in a container) until the load is over.
   auto placed = PlacedAgent::place(pid, options.agent_path);
@@ -451,22 +470,29 @@ Result<InjectionReport> inject(pid_t pid, const InjectOptions &options) {
     if (!job)
       return std::move(job).take_error();
 
-    auto chosen = choose_thread(pid, *glibc, *memory, options, mode, *job);
+    bool lent_at_entry = false;
+    auto chosen =
+        options.hold ? lend_held(*options.hold, *glibc, *memory, mode, *job,
+                                 &lent_at_entry)
+                     : choose_thread(pid, *glibc, *memory, options, mode, *job);
     if (!chosen)
       return std::move(chosen).take_error();
     // The layout the decision was made on must still be the one in place
-    // (a process that was starting up may have mapped more of glibc since).
-    auto now = TargetGlibc::locate(pid);
-    if (!now)
-      return std::move(now).take_error();
-    if (!same_layout(*glibc, *now) && attempt < kPlacementAttempts) {
-      (void)chosen->thread.give_back();
-      glibc = std::move(now);
-      if (auto again = resolve_functions(*glibc); again)
-        functions = std::move(again);
-      continue;
+    // (a process that was starting up may have mapped more of glibc since;
+    // not one held past its loader).
+    if (!options.hold) {
+      auto now = TargetGlibc::locate(pid);
+      if (!now)
+        return std::move(now).take_error();
+      if (!same_layout(*glibc, *now) && attempt < kPlacementAttempts) {
+        (void)chosen->thread.give_back();
+        glibc = std::move(now);
+        if (auto again = resolve_functions(*glibc); again)
+          functions = std::move(again);
+        continue;
+      }
     }
-    Injection injection(pid, options, *memory, *agent, mode);
+    Injection injection(pid, options, *memory, *agent, mode, lent_at_entry);
     auto outcome =
         injection.run(std::move(*chosen), *cave, *region, job->cookie);
     if (!outcome)

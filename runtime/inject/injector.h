@@ -112,6 +112,14 @@
 // A process in another mount namespace or root (a container) may not see
 // the agent's file: agent_placement.h finds it a name, or a copy.
 //
+// A program held from its exec (exec_hold.h, InjectOptions::hold) is not
+// chosen among its threads: its held thread is borrowed at the entry of
+// the system call it was stopped at (the commit turns that entry into the
+// stub's, the stub issues the call again once done), and after the commit
+// it is not detached but run to that call's entry again and held there,
+// for its holder to let go once the hooks are in. A dead injector leaves
+// it running: the kernel detaches it.
+//
 // Failures end cleanly: a process that exits, is killed or execs at any
 // step gives "process PID exited during injection" (or "... called execve
 // during injection", or "... lost the injector's memory during
@@ -156,6 +164,8 @@
 
 namespace ubtrace::runtime::inject {
 
+class ExecHold;
+
 enum class LoaderThread : uint8_t {
   Auto,        // New when pthread_create is there, else Interrupted
   New,         // a new thread of the target loads the agent
@@ -177,6 +187,10 @@ struct InjectOptions {
   bool require_safe_point = true;
   // Borrow only this thread of the process (0: any).
   pid_t only_thread = 0;
+  // A process held from its exec (exec_hold.h): its held thread is the
+  // one borrowed, and once the stub is done it is held again at the entry
+  // of the call it was lent at (not when it was lent elsewhere).
+  ExecHold *hold = nullptr;
   // For a thread at a safe point (and for a process that has only just
   // started to map libc).
   std::chrono::milliseconds safe_point_timeout{5000};

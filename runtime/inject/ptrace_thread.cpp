@@ -207,6 +207,52 @@ Result<bool> PtraceThread::run_to_syscall_entry(uint64_t nr, uint64_t rip,
   return regs->orig_rax == nr && regs->rip == rip;
 }
 
+Result<PtraceThread::Step>
+PtraceThread::next_syscall_entry(const Deadline &deadline) {
+  long sig = 0;
+  for (;;) {
+    stopped_ = false;
+    if (ptrace_call(PTRACE_SYSCALL, tid_, nullptr,
+                    reinterpret_cast<void *>(sig)) != 0)
+      return sys_error("PTRACE_SYSCALL thread " + std::to_string(tid_), errno);
+    sig = 0;
+    auto stop = wait_stop(deadline);
+    if (!stop) {
+      if (!attached_)
+        return std::move(stop).take_error();
+      if (auto again = interrupt(Deadline(std::chrono::milliseconds(2000)));
+          !again)
+        return std::move(again).take_error();
+      return Step::Other;
+    }
+    switch (stop->kind) {
+    case StopKind::Exited:
+      return exited_error(stop->wait_status);
+    case StopKind::Exec:
+      return Step::Exec;
+    case StopKind::GroupStop:
+      return Step::Other;
+    case StopKind::Interrupt: // an earlier interrupt's, met at an exec stop
+    case StopKind::OtherEvent:
+      continue;
+    case StopKind::SignalDelivery:
+      sig = stop->signal; // handed on as the thread runs on
+      ++signals_passed_;
+      continue;
+    case StopKind::Syscall:
+      break;
+    }
+    __ptrace_syscall_info info{};
+    long size = ptrace_call(PTRACE_GET_SYSCALL_INFO, tid_,
+                            reinterpret_cast<void *>(sizeof info), &info);
+    if (size <= 0)
+      return sys_error("PTRACE_GET_SYSCALL_INFO thread " + std::to_string(tid_),
+                       errno);
+    if (info.op == PTRACE_SYSCALL_INFO_ENTRY)
+      return Step::Entry;
+  }
+}
+
 Result<user_regs_struct> PtraceThread::registers() const {
   user_regs_struct regs{};
   if (ptrace_call(PTRACE_GETREGS, tid_, nullptr, &regs) != 0)

@@ -48,6 +48,16 @@ public:
   Result<bool> run_to_syscall_entry(uint64_t nr, uint64_t rip,
                                     const Deadline &deadline);
 
+  // Lets the stopped thread run from system call to system call
+  // (PTRACE_SYSCALL) to the entry of the next one, handing on any signal
+  // met on the way, and stops it there.
+  //   Entry: stopped at a system call's entry (registers() tells which);
+  //   Exec:  it called execve: stopped in its new image, at the exec;
+  //   Other: stopped otherwise (a job-control stop, or no entry before
+  //          `deadline`: then interrupted where it runs).
+  enum class Step : uint8_t { Entry, Exec, Other };
+  Result<Step> next_syscall_entry(const Deadline &deadline);
+
   Result<user_regs_struct> registers() const;
   Result<void> set_registers(const user_regs_struct &regs);
   // The whole XSAVE area (NT_X86_XSTATE): x87, SSE, AVX, AVX-512, ...

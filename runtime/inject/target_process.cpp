@@ -46,7 +46,7 @@ std::optional<std::string> status_line(pid_t pid, const std::string &field) {
 
 } // namespace
 
-Result<void> preflight(pid_t pid) {
+Result<void> preflight(pid_t pid, bool held) {
   std::string who = "process " + std::to_string(pid);
   if (pid <= 0)
     return make_error("invalid process id " + std::to_string(pid));
@@ -70,7 +70,7 @@ Result<void> preflight(pid_t pid) {
                       " is stopped by job control; continue it "
                       "first (kill -CONT " +
                       std::to_string(pid) + ")");
-  if (auto tracer = tracer_of(pid); tracer && *tracer != 0)
+  if (auto tracer = tracer_of(pid); tracer && *tracer != 0 && !held)
     return make_error("cannot attach to " + std::to_string(pid) +
                       ": it is already traced by process " +
                       std::to_string(*tracer) +

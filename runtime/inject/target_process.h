@@ -14,7 +14,9 @@ namespace ubtrace::runtime::inject {
 
 // Refuses what cannot be injected, with the reason: itself, a missing,
 // exited, stopped, already traced, CET shadow-stack or 32-bit process.
-Result<void> preflight(pid_t pid);
+// `held`: traced by the caller, which holds it from its exec
+// (exec_hold.h).
+Result<void> preflight(pid_t pid, bool held = false);
 
 // Thread ids of `pid`, the main thread first.
 std::vector<pid_t> list_threads(pid_t pid);

@@ -22,12 +22,12 @@ struct Prepared {
 };
 
 // Why `thread` (stopped) cannot be used, or the frame for it.
-Result<Prepared> prepare(BorrowedThread &thread, const SafePoint &where,
-                         const RemoteMemory &memory, LoaderThread mode,
-                         const BootstrapInput &job) {
+// `regs`: the thread's, or as_restarting() them at a system call's entry.
+Result<Prepared> prepare(BorrowedThread &thread, const user_regs_struct &regs,
+                         const SafePoint &where, const RemoteMemory &memory,
+                         LoaderThread mode, const BootstrapInput &job) {
   if (!where.safe)
     return make_error(where.reason);
-  const user_regs_struct &regs = thread.saved_registers();
   pid_t tid = thread.thread().tid();
   // A thread still in an earlier injection's stub (its injector died), or
   // a loader thread in that code.
@@ -154,7 +154,8 @@ Result<ChosenThread> choose_thread(pid_t pid, const TargetGlibc &glibc,
           options.require_safe_point
               ? safe_points.classify(borrowed->saved_registers(), memory)
               : SafePoint{true, "not checked"};
-      auto prepared = prepare(*borrowed, where, memory, mode, job);
+      auto prepared = prepare(*borrowed, borrowed->saved_registers(), where,
+                              memory, mode, job);
       if (prepared) {
         auto positioned = position(*borrowed, prepared->call);
         if (!positioned) {
@@ -188,6 +189,38 @@ Result<ChosenThread> choose_thread(pid_t pid, const TargetGlibc &glibc,
     micros += static_cast<long>(jitter() % static_cast<unsigned>(micros));
     ::usleep(static_cast<useconds_t>(micros));
   }
+}
+
+Result<ChosenThread> use_held_thread(PtraceThread thread, bool at_entry,
+                                     const TargetGlibc &glibc,
+                                     const RemoteMemory &memory,
+                                     LoaderThread mode,
+                                     const BootstrapInput &job) {
+  pid_t pid = thread.tgid(), tid = thread.tid();
+  auto borrowed = BorrowedThread::borrow(std::move(thread));
+  if (!borrowed)
+    return process_gone(pid) ? exited_error(pid)
+                             : std::move(borrowed).take_error();
+  const user_regs_struct regs = at_entry
+                                    ? as_restarting(borrowed->saved_registers())
+                                    : borrowed->saved_registers();
+  SafePoint where = SafePoints(glibc).classify(regs, memory);
+  auto prepared = prepare(*borrowed, regs, where, memory, mode, job);
+  if (!prepared)
+    return make_error("thread " + std::to_string(tid) + " " + prepared.error());
+  if (!at_entry) {
+    auto positioned = position(*borrowed, prepared->call);
+    if (!positioned)
+      return process_gone(pid) ? exited_error(pid)
+                               : std::move(positioned).take_error();
+    if (!*positioned)
+      return make_error("thread " + std::to_string(tid) +
+                        " moved on while being positioned");
+    at_entry = prepared->call.kind != InterruptedCall::Kind::None;
+  }
+  reached(InjectStep::Chosen);
+  return ChosenThread{std::move(*borrowed), std::move(where),
+                      std::move(prepared->frame), 1, at_entry};
 }
 
 } // namespace ubtrace::runtime::inject

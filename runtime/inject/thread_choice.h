@@ -46,4 +46,14 @@ Result<ChosenThread> choose_thread(pid_t pid, const TargetGlibc &glibc,
                                    LoaderThread mode,
                                    const BootstrapInput &job);
 
+// The thread an ExecHold (exec_hold.h) stopped, at the entry of a system
+// call (`at_entry`: the stub issues that call again once done) or
+// elsewhere: checked as choose_thread checks each thread, and chosen if it
+// passes; else given back (detached) with the reason.
+Result<ChosenThread> use_held_thread(PtraceThread thread, bool at_entry,
+                                     const TargetGlibc &glibc,
+                                     const RemoteMemory &memory,
+                                     LoaderThread mode,
+                                     const BootstrapInput &job);
+
 } // namespace ubtrace::runtime::inject

@@ -18,6 +18,11 @@
 #                on, unhooked, to their normal end (all their ticks).
 #   MODE user:   the trace and ticker B run as user nobody, A as root: B
 #                is traced, A is not looked at (not nobody's to read).
+#   MODE short:  five tickers that live 30 ms each start one after another
+#                during the trace: each is held from its exec until its
+#                hooks are in (exec_hold.h), and for each one caught the
+#                ticks counted run from the first caught to its last
+#                ("whole"; "partial" if some were missed after it).
 #   MODE fork:   a private copy of bash (A), traced, forks a subshell
 #                that lives a while (it inherits the hooks: traced, not
 #                injected again, not counted), then execs itself anew
@@ -52,6 +57,19 @@ if [ "$mode" = fork ]; then
   timeout 60 "$ubtrace" -v -e "uprobe:$dir/bash:execute_command { @cmds[pid] = count(); } interval:s:5 { exit(); }" > "$dir/out" 2>&1
   echo "rc=$?"
   sed "s/\b$a\b/A/g" "$dir/out"
+  exit 0
+fi
+if [ "$mode" = short ]; then
+  cp "$testprogs/ticker" "$dir/ticker"
+  timeout 60 "$ubtrace" -v -e "uprobe:$dir/ticker:tick { @ticks[pid] = count(); @first[pid] = min(arg0); } interval:s:2 { exit(); }" > "$dir/out" 2>&1 &
+  u=$!
+  wait_for '^Attached'
+  for i in 1 2 3 4 5; do "$dir/ticker" 30 > /dev/null; done
+  wait $u
+  echo "rc=$?"
+  grep -v '^@' "$dir/out"
+  awk -F'[][]|: ' '/^@first\[/ { first[$2] = $4 } /^@ticks\[/ { ticks[$2] = $4 }
+    END { for (p in ticks) print "ticker " (first[p] + ticks[p] == 30 ? "whole" : "partial: first " first[p] ", " ticks[p] " ticks") }' "$dir/out"
   exit 0
 fi
 if [ "$mode" = static ]; then
