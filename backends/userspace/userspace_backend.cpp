@@ -477,6 +477,10 @@ void UserspaceBackend::take_on(pid_t pid, uint64_t image,
                                  hold->why_not() + ")"
                            : safe.error()));
       hold.reset();
+    } else if (verbose_) {
+      report_.info("process " + std::to_string(pid) + " (" + process_comm(pid) +
+                   ") is held from its exec, at its system call " +
+                   std::to_string(hold->entries()) + ": " + hold->where());
     }
   }
   auto injected = UserspaceTarget::attach(pid, agent_, hold ? &*hold : nullptr);

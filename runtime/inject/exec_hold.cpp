@@ -84,8 +84,10 @@ Result<bool> ExecHold::run_to_safe_entry(const Deadline &deadline) {
       if (!regs)
         return std::move(regs).take_error();
       SafePoint where = safe_points.classify(*regs, *memory);
-      if (where.safe)
+      if (where.safe) {
+        where_ = where.reason;
         return true;
+      }
       why_not_ = where.reason;
     }
     if (deadline.expired())

@@ -72,6 +72,8 @@ public:
   // System call entries it was stopped at.
   int entries() const { return entries_; }
   const std::string &why_not() const { return why_not_; }
+  // Where run_to_safe_entry() stopped it, and why that serves.
+  const std::string &where() const { return where_; }
 
   // For the injector (injector.cpp): the stopped thread, and whether it
   // is at a system call's entry. The hold holds nothing until take_back.
@@ -103,7 +105,7 @@ private:
   std::optional<PtraceThread> thread_;
   bool at_entry_ = false;
   int entries_ = 0;
-  std::string why_not_;
+  std::string why_not_, where_;
   std::vector<std::pair<uint64_t, uint64_t>> loader_;
 };
 

@@ -23,6 +23,10 @@
 #                hooks are in (exec_hold.h), and for each one caught the
 #                ticks counted run from the first caught to its last
 #                ("whole"; "partial" if some were missed after it).
+#   MODE holdkill STEP: the CLI SIGKILLs itself right after injection
+#                step STEP (runtime/inject/inject_steps.h) while it holds
+#                a ticker started during the trace (exec_hold.h): the
+#                ticker runs on to its normal end, all its ticks made.
 #   MODE fork:   a private copy of bash (A), traced, forks a subshell
 #                that lives a while (it inherits the hooks: traced, not
 #                injected again, not counted), then execs itself anew
@@ -70,6 +74,19 @@ if [ "$mode" = short ]; then
   grep -v '^@' "$dir/out"
   awk -F'[][]|: ' '/^@first\[/ { first[$2] = $4 } /^@ticks\[/ { ticks[$2] = $4 }
     END { for (p in ticks) print "ticker " (first[p] + ticks[p] == 30 ? "whole" : "partial: first " first[p] ", " ticks[p] " ticks") }' "$dir/out"
+  exit 0
+fi
+if [ "$mode" = holdkill ]; then
+  cp "$testprogs/ticker" "$dir/ticker"
+  UBTRACE_TEST_INJECT_STOP=$6 "$ubtrace" -v -e "uprobe:$dir/ticker:tick { @ticks[pid] = count(); }" > "$dir/out" 2>&1 &
+  u=$!
+  pids="$u"
+  wait_for '^Attached'
+  timeout 20 "$dir/ticker" 300 > "$dir/b.out"
+  echo "ticker exit $? $(cat "$dir/b.out")"
+  wait $u
+  echo "ubtrace exit $?"
+  sed -n 's/process [0-9]* (ticker) is held/process B (ticker) is held/p' "$dir/out"
   exit 0
 fi
 if [ "$mode" = static ]; then
