@@ -77,9 +77,8 @@ Result<ProcessScout> ProcessScout::create(const std::vector<std::string> &files,
       return make_error(path + ": " + id.error());
     s.files_.push_back(*id);
     s.paths_.push_back(path);
-    auto interpreter = runtime::inject::elf_interpreter(path);
-    s.library_probed_ =
-        s.library_probed_ || !interpreter || !interpreter->has_value();
+    auto library = runtime::inject::elf_shared_library(path);
+    s.library_probed_ = s.library_probed_ || !library || *library;
   }
   auto events = runtime::inject::ProcEvents::open();
   if (events) {

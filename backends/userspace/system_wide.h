@@ -95,7 +95,7 @@ private:
   std::vector<runtime::symbols::FileIdentity> files_;
   std::optional<runtime::symbols::FileIdentity> region_;
   std::vector<std::string> paths_;
-  bool library_probed_ = false; // a probed file has no program interpreter
+  bool library_probed_ = false; // a probed file is a shared library
   std::optional<runtime::inject::ProcEvents> events_;
   runtime::inject::UniqueFd opens_; // inotify, without events_
   std::vector<uint64_t> rescans_;   // when opens ask for one

@@ -373,7 +373,18 @@ void UserspaceBackend::adopt_follower(pid_t pid,
 void UserspaceBackend::take_newcomers() {
   if (!scout_)
     return;
-  for (pid_t pid : scout_->due(now_ns())) {
+  std::vector<pid_t> due = scout_->due(now_ns());
+  // Every program just exec'd that may map a probed file is stopped
+  // first (most likely in its loader, exec_hold.h), so that none runs on
+  // unhooked while those before it are taken on; at most kMostWaiting
+  // wait so, the others are held when their turn comes.
+  std::map<pid_t, runtime::inject::ExecHold> waiting;
+  for (pid_t pid : due)
+    if (waiting.size() < kMostWaiting && scout_->fresh_exec(pid) &&
+        scout_->may_map(pid))
+      if (auto held = runtime::inject::ExecHold::seize(pid); held)
+        waiting.emplace(pid, std::move(*held));
+  for (pid_t pid : due) {
     auto traced =
         std::find_if(targets_.begin(), targets_.end(), [&](const Traced &t) {
           return !t.done && t.target->pid() == pid;
@@ -403,13 +414,20 @@ void UserspaceBackend::take_newcomers() {
     // or passed over (exec_hold.h). The look below then sees its
     // libraries.
     std::optional<runtime::inject::ExecHold> hold;
-    if (scout_->fresh_exec(pid) && scout_->may_map(pid))
+    if (auto w = waiting.find(pid); w != waiting.end()) {
+      auto past = w->second.run_past_loader(
+          runtime::inject::Deadline(std::chrono::milliseconds(200)));
+      if (past && *past)
+        hold.emplace(std::move(w->second));
+      waiting.erase(w);
+    } else if (scout_->fresh_exec(pid) && scout_->may_map(pid)) {
       if (auto held = runtime::inject::ExecHold::seize(pid); held) {
         auto past = held->run_past_loader(
             runtime::inject::Deadline(std::chrono::milliseconds(200)));
         if (past && *past)
           hold.emplace(std::move(*held));
       }
+    }
     auto look = scout_->look(pid);
     if (!look) {
       // Another user's, or a more privileged one's: not ours to look at.

@@ -240,8 +240,9 @@ private:
   uint64_t last_service_ns_ = 0;   // the last whole service()
   static constexpr uint64_t kServicePeriodNs = 5000000;
   static constexpr uint64_t kEventsPeriodNs = 1000000;
-  uint64_t system_held_ = 0;   // of those, held from their exec
-  bool addresses_set_ = false; // uaddr() values published
+  static constexpr size_t kMostWaiting = 8; // programs stopped in line
+  uint64_t system_held_ = 0;                // of those, held from their exec
+  bool addresses_set_ = false;              // uaddr() values published
 };
 
 } // namespace ubtrace::backends

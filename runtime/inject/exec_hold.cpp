@@ -7,6 +7,19 @@
 #include "runtime/inject/target_process.h"
 
 namespace ubtrace::runtime::inject {
+namespace {
+
+// The program's call issued again by the stub, not one of the stub's own
+// through the same instruction (pthread_create's mmap of a stack goes
+// through libc's mmap, as a program's mmap does): the same instruction,
+// call, arguments and stack.
+bool same_call(const user_regs_struct &a, const user_regs_struct &b) {
+  return a.rip == b.rip && a.orig_rax == b.orig_rax && a.rsp == b.rsp &&
+         a.rdi == b.rdi && a.rsi == b.rsi && a.rdx == b.rdx && a.r10 == b.r10 &&
+         a.r8 == b.r8 && a.r9 == b.r9;
+}
+
+} // namespace
 
 Result<ExecHold> ExecHold::seize(pid_t pid) {
   auto thread = PtraceThread::seize(pid, pid);
@@ -133,7 +146,7 @@ Result<bool> ExecHold::take_back(PtraceThread thread,
       release();
       return std::move(regs).take_error();
     }
-    if (regs->rip == entry.rip && regs->orig_rax == entry.orig_rax) {
+    if (same_call(*regs, entry)) {
       at_entry_ = true;
       return true;
     }

@@ -163,19 +163,69 @@ Result<void> check_preloadable(const std::string &path) {
   return check_program(path, 0);
 }
 
-Result<std::optional<std::string>> elf_interpreter(const std::string &path) {
+namespace {
+
+struct ElfHeaders {
+  Elf64_Ehdr ehdr;
+  std::vector<Elf64_Phdr> phdrs;
+};
+
+Result<ElfHeaders> read_headers(const std::string &path) {
   auto head = read_head(path, sizeof(Elf64_Ehdr));
   if (!head)
     return std::move(head).take_error();
   if (head->size() < sizeof(Elf64_Ehdr) ||
       std::memcmp(head->data(), ELFMAG, SELFMAG) != 0)
     return make_error(path + " is not an ELF file");
-  Elf64_Ehdr ehdr;
-  std::memcpy(&ehdr, head->data(), sizeof ehdr);
-  auto phdrs = read_program_headers(path, ehdr);
+  ElfHeaders h;
+  std::memcpy(&h.ehdr, head->data(), sizeof h.ehdr);
+  auto phdrs = read_program_headers(path, h.ehdr);
   if (!phdrs)
     return std::move(phdrs).take_error();
-  for (const Elf64_Phdr &ph : *phdrs) {
+  h.phdrs = std::move(*phdrs);
+  return h;
+}
+
+} // namespace
+
+Result<bool> elf_shared_library(const std::string &path) {
+  auto h = read_headers(path);
+  if (!h)
+    return std::move(h).take_error();
+  if (h->ehdr.e_type != ET_DYN)
+    return false;
+  bool interp = false;
+  const Elf64_Phdr *dynamic = nullptr;
+  for (const Elf64_Phdr &ph : h->phdrs) {
+    interp = interp || ph.p_type == PT_INTERP;
+    if (ph.p_type == PT_DYNAMIC)
+      dynamic = &ph;
+  }
+  if (!interp)
+    return true;
+  if (!dynamic || dynamic->p_filesz > (1u << 20))
+    return false;
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  std::vector<Elf64_Dyn> entries(dynamic->p_filesz / sizeof(Elf64_Dyn));
+  size_t bytes = entries.size() * sizeof(Elf64_Dyn);
+  if (!fd.valid() || ::pread(fd.get(), entries.data(), bytes,
+                             static_cast<off_t>(dynamic->p_offset)) !=
+                         static_cast<ssize_t>(bytes))
+    return make_error(path + ": cannot read its dynamic section");
+  for (const Elf64_Dyn &d : entries) {
+    if (d.d_tag == DT_NULL)
+      break;
+    if (d.d_tag == DT_SONAME)
+      return true;
+  }
+  return false;
+}
+
+Result<std::optional<std::string>> elf_interpreter(const std::string &path) {
+  auto headers = read_headers(path);
+  if (!headers)
+    return std::move(headers).take_error();
+  for (const Elf64_Phdr &ph : headers->phdrs) {
     if (ph.p_type != PT_INTERP)
       continue;
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));

@@ -29,4 +29,11 @@ Result<void> check_preloadable(const std::string &path);
 // for a statically linked one.
 Result<std::optional<std::string>> elf_interpreter(const std::string &path);
 
+// Whether the ELF file at `path` is a shared library other programs may
+// map: a shared object with no interpreter, or with a DT_SONAME (glibc's
+// libc.so.6 has both an interpreter and a soname: it runs too). A
+// position-independent program (an interpreter, no soname) is not; nor is
+// a fixed-address one.
+Result<bool> elf_shared_library(const std::string &path);
+
 } // namespace ubtrace::runtime::inject

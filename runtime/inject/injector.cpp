@@ -41,6 +41,7 @@ constexpr uint64_t kAllSignals = ~uint64_t{0};
 constexpr uint32_t kLoaderAckPolls = 30000;
 constexpr uint32_t kBorrowedAckPolls = 5000;
 constexpr int kPlacementAttempts = 3;
+constexpr milliseconds kHeldLoadWait{2000};
 
 // Asynchronous signals the loader thread blocks: everything except glibc's
 // own (32, 33) and the synchronous ones (a fault in the agent must still
@@ -257,8 +258,13 @@ private:
   // nullopt: the region could not be mapped.
   Result<std::optional<LoaderBlock>> watch() {
     Deadline deadline(options_.load_timeout);
+    // A held program (exec_hold.h) waits for the load a little while, not
+    // the whole load_timeout: then it is let go and the load goes on.
+    Deadline hold_by(kHeldLoadWait);
     bool region_seen = false;
     for (int round = 0;; ++round) {
+      if (options_.hold && options_.hold->held() && hold_by.expired())
+        options_.hold->release();
       auto state = block_state();
       if (state) {
         if (!region_seen) {

@@ -131,5 +131,26 @@ TEST_F(ExecutableTest, SetuidProgramsOfOthersAreRefused) {
                                "cannot be loaded (attach with -p instead)");
 }
 
+TEST(ElfSharedLibrary, TellsLibrariesFromPrograms) {
+  // glibc's libc.so.6 runs too (it has an interpreter) and is a library
+  // (its soname); a library without a soname has no interpreter.
+  auto libc = elf_shared_library("/lib/x86_64-linux-gnu/libc.so.6");
+  ASSERT_TRUE(libc.ok()) << libc.error();
+  EXPECT_TRUE(*libc);
+  auto agent = elf_shared_library(test::test_agent_path());
+  ASSERT_TRUE(agent.ok()) << agent.error();
+  EXPECT_TRUE(*agent);
+  auto program = elf_shared_library(test::prog_path("sleeper"));
+  ASSERT_TRUE(program.ok()) << program.error();
+  EXPECT_FALSE(*program);
+  std::string fixed = test::prog_path("static_prog");
+  if (::access(fixed.c_str(), F_OK) == 0) {
+    auto static_prog = elf_shared_library(fixed);
+    ASSERT_TRUE(static_prog.ok()) << static_prog.error();
+    EXPECT_FALSE(*static_prog);
+  }
+  EXPECT_FALSE(elf_shared_library("/etc/hostname").ok());
+}
+
 } // namespace
 } // namespace ubtrace::runtime::inject
