@@ -196,10 +196,11 @@ std::string UserspaceBackend::who(const Traced &t) const {
 }
 
 Result<size_t> UserspaceBackend::attach() {
-  if (scout_) {
-    take_newcomers();
+  // System-wide, the processes are taken on from start(): after the begin
+  // probes, as bpftrace's begin runs before its other probes attach (a
+  // hit before it would land in maps that begin then sets).
+  if (scout_)
     return probes_;
-  }
   for (auto &t : targets_) {
     std::vector<int> others;
     for (const auto &o : targets_)
@@ -249,6 +250,7 @@ Result<size_t> UserspaceBackend::attach() {
 }
 
 Result<void> UserspaceBackend::start() {
+  take_newcomers();
   for (auto &t : targets_)
     if (auto ok = t.target->go(); !ok)
       return ok;
