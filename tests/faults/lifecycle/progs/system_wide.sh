@@ -27,6 +27,9 @@
 #                step STEP (runtime/inject/inject_steps.h) while it holds
 #                a ticker started during the trace (exec_hold.h): the
 #                ticker runs on to its normal end, all its ticks made.
+#   MODE begin:  two tickers run before the trace; the begin probe sets a
+#                count that each ticker's first hit then increments: the
+#                processes are hooked after begin ran, so it ends at 2.
 #   MODE fork:   a private copy of bash (A), traced, forks a subshell
 #                that lives a while (it inherits the hooks: traced, not
 #                injected again, not counted), then execs itself anew
@@ -87,6 +90,16 @@ if [ "$mode" = holdkill ]; then
   wait $u
   echo "ubtrace exit $?"
   sed -n 's/process [0-9]* (ticker) is held/process B (ticker) is held/p' "$dir/out"
+  exit 0
+fi
+if [ "$mode" = begin ]; then
+  cp "$testprogs/ticker" "$dir/ticker"
+  for n in 1 2; do
+    "$dir/ticker" 3000 > /dev/null &
+    pids="$pids $!"
+    sh "$source/tests/runtime/engine/await_exec.sh" $! "$dir/ticker"
+  done
+  timeout 60 "$ubtrace" -e "begin { @count = 0; } uprobe:$dir/ticker:tick { if (@seen[pid] == 0) { @count++; @seen[pid] = 1; } } interval:ms:800 { print(@count); exit(); }" 2>&1 | grep -v '^@seen'
   exit 0
 fi
 if [ "$mode" = static ]; then
