@@ -20,11 +20,14 @@ namespace {
 
 constexpr uint64_t kRescanNs = 1000000000ull;
 // A program's libraries are mapped by its loader within a few
-// milliseconds of the exec; a newcomer is looked at this long.
+// milliseconds of the exec; a newcomer is looked at this long from its
+// first look.
 constexpr uint64_t kNewcomerNs = 200000000ull;
 constexpr uint64_t kEagerNs = 20000000ull;
 constexpr uint64_t kFirstLookNs = 1000000ull; // then 2, 4, ... ms
 constexpr uint64_t kRescanSlackNs = 10000000ull;
+constexpr size_t kEventsPerRead = 256;
+constexpr int kMostReads = 32; // per call: more than a 4 MiB buffer holds
 
 std::vector<pid_t> all_processes() {
   std::vector<pid_t> pids;
@@ -119,24 +122,34 @@ Result<ProcessScout::Look> ProcessScout::look(pid_t pid) const {
   return l;
 }
 
-std::vector<pid_t> ProcessScout::due(uint64_t now_ns) {
-  if (events_) {
-    for (const auto &e : events_->read_now())
+void ProcessScout::read_events(uint64_t now_ns) {
+  // All that is queued (as much as the socket's buffer holds), not one
+  // batch: an exec read a call late is one a rescan may meet first, and
+  // then take on as it runs, not held.
+  bool more = events_.has_value();
+  for (int round = 0; more && round < kMostReads; ++round) {
+    auto batch = events_->read_now(kEventsPerRead);
+    more = batch.size() == kEventsPerRead;
+    for (const auto &e : batch)
       if (e.kind == runtime::inject::ProcEvent::Kind::Exec &&
           e.tgid != getpid())
         // The kernel's time of the exec: a process already taken on
         // from a rescan is not taken for a new program when its exec
         // is read late.
-        recent_[e.tgid] = {std::min(now_ns, e.monotonic_ns), now_ns,
+        recent_[e.tgid] = {std::min(now_ns, e.monotonic_ns), 0, now_ns,
                            kFirstLookNs};
       else if (e.kind == runtime::inject::ProcEvent::Kind::Exit &&
                e.pid == e.tgid)
         recent_.erase(e.tgid);
-    if (events_->overruns() != overruns_seen_) {
-      overruns_seen_ = events_->overruns();
-      rescan_now_ = true; // what was dropped is found in /proc
-    }
   }
+  if (events_ && events_->overruns() != overruns_seen_) {
+    overruns_seen_ = events_->overruns();
+    rescan_now_ = true; // what was dropped is found in /proc
+  }
+}
+
+std::vector<pid_t> ProcessScout::due(uint64_t now_ns) {
+  read_events(now_ns);
   if (opens_.get() >= 0) {
     // Who opened is not told: /proc is looked at now and a little later
     // (an exec'd program's maps are its old image's until the exec ends;
@@ -164,12 +177,22 @@ std::vector<pid_t> ProcessScout::due(uint64_t now_ns) {
       rescan_now_ = true;
     }
   }
+  // A newcomer's window counts from its first look, not its exec: a CLI
+  // busy longer than the window (injecting another process under load)
+  // still looks at it.
   for (auto it = recent_.begin(); it != recent_.end();)
-    it = now_ns - it->second.exec_ns > kNewcomerNs ? recent_.erase(it)
-                                                   : std::next(it);
+    it = it->second.looked_ns && now_ns - it->second.looked_ns > kNewcomerNs
+             ? recent_.erase(it)
+             : std::next(it);
+  auto first_look = [&](Newcomer &n) {
+    if (!n.looked_ns)
+      n.looked_ns = now_ns;
+  };
   if (rescan_now_ || now_ns - last_rescan_ns_ >= kRescanNs) {
     rescan_now_ = false;
     last_rescan_ns_ = now_ns;
+    for (auto &[pid, n] : recent_)
+      first_look(n);
     return all_processes();
   }
   // Each newcomer at every call for its first 20 ms (its loader's time:
@@ -182,7 +205,8 @@ std::vector<pid_t> ProcessScout::due(uint64_t now_ns) {
     if (n.next_ns > now_ns)
       continue;
     pids.push_back(pid);
-    if (now_ns - n.exec_ns < kEagerNs)
+    first_look(n);
+    if (now_ns - n.looked_ns < kEagerNs)
       continue;
     n.next_ns = now_ns + n.step_ns;
     n.step_ns *= 2;

@@ -62,8 +62,9 @@ public:
     bool inherited = false; // maps the region: a traced process's fork
   };
   Result<Look> look(pid_t pid) const;
-  // When the exec of process `pid` was learnt, if within the last 200 ms
-  // and it was not settled() since (its loader may still be at work).
+  // When process `pid` exec'd, if that was told, its first look was at
+  // most 200 ms ago, and it was not settled() since (its loader may still
+  // be at work).
   std::optional<uint64_t> exec_seen(pid_t pid) const {
     auto it = recent_.find(pid);
     return it == recent_.end() ? std::nullopt
@@ -74,6 +75,10 @@ public:
   // a rescan is due (or on the first call), else those that exec'd lately
   // whose next look is due. Never this one.
   std::vector<pid_t> due(uint64_t now_ns);
+  // Reads the process events queued now (due() does so first): a process
+  // that a rescan lists may exec between that read and its look, and
+  // is known to have once this read it.
+  void read_events(uint64_t now_ns);
   // Whether process `pid`'s exec was told by the process events and this
   // is the first time it is asked (true once per exec): it may be held.
   bool fresh_exec(pid_t pid);
@@ -104,10 +109,11 @@ private:
   bool rescan_now_ = true;
   uint64_t overruns_seen_ = 0;
   struct Newcomer {
-    uint64_t exec_ns = 0; // when its exec was learnt
-    uint64_t next_ns = 0; // its next look
-    uint64_t step_ns = 0; // after that one, doubled each time
-    bool asked = false;   // fresh_exec() said true
+    uint64_t exec_ns = 0;   // when it exec'd (the kernel's time)
+    uint64_t looked_ns = 0; // its first look (0: none yet)
+    uint64_t next_ns = 0;   // its next look
+    uint64_t step_ns = 0;   // after that one, doubled each time
+    bool asked = false;     // fresh_exec() said true
   };
   std::map<pid_t, Newcomer> recent_; // exec'd lately
 };

@@ -416,19 +416,26 @@ void UserspaceBackend::take_newcomers() {
     // or passed over (exec_hold.h). The look below then sees its
     // libraries.
     std::optional<runtime::inject::ExecHold> hold;
-    if (auto w = waiting.find(pid); w != waiting.end()) {
-      auto past = w->second.run_past_loader(
+    auto through_loader = [&](runtime::inject::ExecHold held) {
+      auto past = held.run_past_loader(
           runtime::inject::Deadline(std::chrono::milliseconds(200)));
       if (past && *past)
-        hold.emplace(std::move(w->second));
+        hold.emplace(std::move(held));
+      else if (!past && verbose_)
+        report_.info("process " + std::to_string(pid) + " (" +
+                     process_comm(pid) + ") is not held: " + past.error());
+    };
+    if (auto w = waiting.find(pid); w != waiting.end()) {
+      through_loader(std::move(w->second));
       waiting.erase(w);
-    } else if (scout_->fresh_exec(pid) && scout_->may_map(pid)) {
-      if (auto held = runtime::inject::ExecHold::seize(pid); held) {
-        auto past = held->run_past_loader(
-            runtime::inject::Deadline(std::chrono::milliseconds(200)));
-        if (past && *past)
-          hold.emplace(std::move(*held));
-      }
+    } else {
+      // Listed by a rescan: it may have exec'd since the events were read
+      // (the exec is told before the new program runs an instruction).
+      if (!scout_->exec_seen(pid))
+        scout_->read_events(now_ns());
+      if (scout_->fresh_exec(pid) && scout_->may_map(pid))
+        if (auto held = runtime::inject::ExecHold::seize(pid); held)
+          through_loader(std::move(*held));
     }
     auto look = scout_->look(pid);
     if (!look) {
@@ -487,8 +494,7 @@ void UserspaceBackend::take_on(pid_t pid, uint64_t image,
   // Lent to the injector at a call where it may be (safe_point.h), if it
   // makes one soon; else let go and injected as it runs.
   if (hold) {
-    auto safe = hold->run_to_safe_entry(
-        runtime::inject::Deadline(std::chrono::milliseconds(20)));
+    auto safe = hold->run_to_safe_entry(kSafeEntryBudget);
     if (!safe || !*safe) {
       if (verbose_)
         report_.info("process " + std::to_string(pid) + " (" +

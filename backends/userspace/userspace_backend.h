@@ -34,6 +34,7 @@
 #include "runtime/inject/channel.h"
 #include "runtime/inject/exec_hold.h"
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -241,6 +242,10 @@ private:
   static constexpr uint64_t kServicePeriodNs = 5000000;
   static constexpr uint64_t kEventsPeriodNs = 1000000;
   static constexpr size_t kMostWaiting = 8; // programs stopped in line
+  // How long a held program may run on to a call where it can be lent
+  // (most make one within microseconds of their loader; one that computes
+  // first is let go and injected as it runs).
+  static constexpr std::chrono::milliseconds kSafeEntryBudget{50};
   uint64_t system_held_ = 0;                // of those, held from their exec
   bool addresses_set_ = false;              // uaddr() values published
 };

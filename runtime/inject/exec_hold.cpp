@@ -81,7 +81,7 @@ Result<bool> ExecHold::run_past_loader(const Deadline &deadline) {
   }
 }
 
-Result<bool> ExecHold::run_to_safe_entry(const Deadline &deadline) {
+Result<bool> ExecHold::run_to_safe_entry(std::chrono::milliseconds budget) {
   if (!thread_)
     return false;
   auto glibc = TargetGlibc::locate(pid_);
@@ -91,6 +91,7 @@ Result<bool> ExecHold::run_to_safe_entry(const Deadline &deadline) {
   if (!memory)
     return std::move(memory).take_error();
   const SafePoints safe_points(*glibc);
+  const Deadline deadline(budget);
   for (;;) {
     if (at_entry_) {
       auto regs = thread_->registers();

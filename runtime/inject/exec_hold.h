@@ -6,7 +6,7 @@
 //
 //   auto hold = ExecHold::seize(pid);         // just exec'd
 //   hold->run_past_loader(Deadline(200ms));   // its libraries mapped
-//   hold->run_to_safe_entry(Deadline(20ms));  // a call it may be lent at
+//   hold->run_to_safe_entry(50ms);            // a call it may be lent at
 //   inject_agent(pid, {..., .hold = &*hold}); // lent, and held again
 //   ... hooks installed ...
 //   hold->release();                          // it runs on
@@ -63,9 +63,11 @@ public:
   // was then).
   Result<bool> run_past_loader(const Deadline &deadline);
   // Then on, entry after entry, to the first one where the injector may
-  // borrow it: true; false at `deadline` (stopped where it was then; the
-  // reason of the last entry refused in why_not()).
-  Result<bool> run_to_safe_entry(const Deadline &deadline);
+  // borrow it: true; false once it ran `budget` without one (stopped
+  // where it was then; the reason of the last entry refused in
+  // why_not()). The budget counts from when its glibc is located, so a
+  // slow CLI (a sanitizer build, a loaded machine) does not spend it.
+  Result<bool> run_to_safe_entry(std::chrono::milliseconds budget);
 
   pid_t pid() const { return pid_; }
   bool held() const { return thread_.has_value(); }

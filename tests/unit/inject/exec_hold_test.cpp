@@ -62,7 +62,7 @@ TEST_P(ExecHoldAtFirstCall, LendsTheProgramThereAndHoldsItUntilReleased) {
   auto past = hold.run_past_loader(Deadline(5000ms));
   ASSERT_TRUE(past.ok()) << past.error();
   ASSERT_TRUE(*past);
-  auto safe = hold.run_to_safe_entry(Deadline(5000ms));
+  auto safe = hold.run_to_safe_entry(5000ms);
   ASSERT_TRUE(safe.ok()) << safe.error();
   ASSERT_TRUE(*safe) << hold.why_not();
   EXPECT_GT(hold.entries(), 0);

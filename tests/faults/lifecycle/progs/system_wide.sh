@@ -115,8 +115,10 @@ fi
 a=$!
 pids="$a"
 sh "$source/tests/runtime/engine/await_exec.sh" $a "$dir/ticker"
-# A shell that becomes a ticker later: it maps the file only from its exec.
-sh -c "sleep 1.5; exec '$dir/ticker' 600" > "$dir/c.out" &
+# A shell that becomes a ticker later: it maps the file only from its exec,
+# once the trace attached and B started (told by the file go: a sleep
+# would race a slow start of the CLI, as under a sanitizer).
+sh -c "until [ -e '$dir/go' ]; do sleep 0.01; done; sleep 0.3; exec '$dir/ticker' 600" > "$dir/c.out" &
 c=$!
 pids="$pids $c"
 if [ "$mode" = churn ]; then
@@ -142,6 +144,7 @@ wait_for '^Attached'
 $as_user "$dir/ticker" 600 > "$dir/b.out" &
 b=$!
 pids="$pids $b"
+touch "$dir/go"
 if [ "$mode" = kill ]; then
   sleep 1
   kill -KILL $u
