@@ -246,7 +246,7 @@ private:
   // (most make one within microseconds of their loader; one that computes
   // first is let go and injected as it runs).
   static constexpr std::chrono::milliseconds kSafeEntryBudget{50};
-  uint64_t system_held_ = 0;   // of those, held from their exec
+  uint64_t system_held_ = 0;   // of those traced, held from their exec
   bool addresses_set_ = false; // uaddr() values published
 };
 
