@@ -8,8 +8,9 @@
 // exec; a program's libraries are mapped a little after its exec (the
 // loader maps them), so a newcomer is looked at again, at every service
 // for 20 ms, then 1, 2, 4 ... ms apart, until its loader has mapped glibc
-// or 200 ms have passed. /proc
-// is read again every second whatever the events say: it catches what
+// or 200 ms have passed since its first look (not its exec: a CLI busy
+// injecting another process still looks at it). /proc is read again
+// every second whatever the events say: it catches what
 // the events cannot tell (a library dlopen()ed long after the exec, events
 // the kernel dropped). Where the events cannot be had (an ordinary user, a
 // container), the files themselves are watched (inotify, IN_OPEN: an exec
