@@ -26,6 +26,22 @@ Type widen_int(const Type &t) {
   return w;
 }
 
+Type literal_type(uint64_t magnitude, bool negative) {
+  if (!negative && magnitude > static_cast<uint64_t>(INT64_MAX))
+    return make_int(8, false);
+  // The largest magnitude each width holds: one more on the negative side.
+  const uint64_t extra = negative ? 1 : 0;
+  uint32_t bytes = 8;
+  for (uint32_t b : {1u, 2u, 4u})
+    if (magnitude <= (uint64_t(1) << (8 * b - 1)) - 1 + extra) {
+      bytes = b;
+      break;
+    }
+  Type t = make_int(bytes, true);
+  t.sign_flexible = !negative;
+  return t;
+}
+
 Type make_bool() {
   return make_simple(TypeKind::Boolean, 1);
 }
@@ -312,8 +328,13 @@ Type common_type(const Type &a, const Type &b) {
       Type t = make_int(std::max(a.size, b.size), a.is_signed);
       if (a.name == b.name)
         t.name = a.name; // the same enum on both sides stays that enum
+      t.sign_flexible = a.sign_flexible && b.sign_flexible;
       return t;
     }
+    // A literal's sign gives way to the other side's.
+    if (a.sign_flexible != b.sign_flexible)
+      return make_int(std::max(a.size, b.size),
+                      a.sign_flexible ? b.is_signed : a.is_signed);
     // Mixed signs: the signed type must be wider to hold both.
     const Type &s = a.is_signed ? a : b;
     const Type &u = a.is_signed ? b : a;

@@ -72,6 +72,9 @@ struct Type {
   TypeKind kind = TypeKind::None;
   uint32_t size = 0; // bytes as stored
   bool is_signed = false;
+  // A non-negative integer literal (or a value made only of them): it takes
+  // the sign of the integer it meets, as bpftrace's "sign-flexible" types.
+  bool sign_flexible = false;
   AddrSpace as = AddrSpace::None;
   TypePtr elem;              // Pointer pointee, Array element
   uint32_t count = 0;        // Array length
@@ -119,6 +122,10 @@ Type make_int(uint32_t bytes, bool is_signed);
 // An integer as variables, maps and tuples store it: 8 bytes, the same
 // signedness, an enum's name kept.
 Type widen_int(const Type &t);
+// An integer literal's type, as bpftrace gives it: the smallest signed
+// integer that holds it (sign-flexible when it is not negative), uint64
+// above INT64_MAX.
+Type literal_type(uint64_t magnitude, bool negative);
 Type make_bool();
 Type make_void();
 Type make_string(uint32_t size);

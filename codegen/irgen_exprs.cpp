@@ -630,6 +630,12 @@ Val IRGen::gen_cast(Cast &e) {
   }
   if (to.kind == TypeKind::Boolean)
     return {b_.CreateZExt(b_.CreateICmpNE(v, i64(0)), i64t()), false};
+  // A narrower integer becomes an address zero-extended, as bpftrace's
+  // inttoptr does: (uint8 *)-1 is 0xff, -1 being an int8 literal.
+  if (e.type.kind == TypeKind::Pointer && from.is_int() && from.size < 8)
+    v = b_.CreateZExt(
+        b_.CreateTrunc(v, llvm::Type::getIntNTy(*llctx_, 8 * from.size)),
+        i64t());
   if (to.is_int() && to.size < 8) {
     auto *narrow =
         b_.CreateTrunc(v, llvm::Type::getIntNTy(*llctx_, 8 * to.size));

@@ -423,13 +423,14 @@ void Semantic::assign_var(Variable &v, const Type &t, const Location &loc,
   }
   VarInfo *info = find_var(v.name);
   if (!info) {
-    scopes_.back()[v.name] = VarInfo{t, loc, is_decl, false};
-    v.type = t;
+    Type joined = joined_var_type(&v, t);
+    scopes_.back()[v.name] = VarInfo{joined, loc, is_decl, false, &v};
+    v.type = joined;
     return;
   }
   if (info->type.is_none()) {
-    info->type = t;
-    v.type = t;
+    info->type = joined_var_type(info->origin, t);
+    v.type = info->type;
     return;
   }
   if (t.is_none()) {
@@ -446,8 +447,28 @@ void Semantic::assign_var(Variable &v, const Type &t, const Location &loc,
     return;
   }
   if (!info->annotated)
-    info->type = c;
+    join_var(*info, c);
   v.type = info->type;
+}
+
+Type Semantic::joined_var_type(const void *origin, const Type &t) const {
+  auto it = joined_vars_.find(origin);
+  if (it == joined_vars_.end() || t.is_none())
+    return t;
+  Type c = common_type(it->second, t);
+  return c.is_none() ? t : c;
+}
+
+void Semantic::join_var(VarInfo &info, const Type &t) {
+  info.type = t;
+  if (!info.origin || !t.is_int())
+    return;
+  auto [it, fresh] = joined_vars_.try_emplace(info.origin, t);
+  if (!fresh && type_str(it->second) == type_str(t) &&
+      it->second.sign_flexible == t.sign_flexible)
+    return;
+  it->second = t;
+  changed_ = true;
 }
 
 MapInfo &Semantic::map_info(const std::string &name, const Location &loc) {
@@ -506,8 +527,8 @@ void Semantic::check_map_keys(Map &m) {
       default:
         break;
       }
-      if (kt.is_int() && kt.size < 8)
-        kt = widen_int(kt); // keys are stored 64-bit wide
+      // Integer keys keep their width (@m[1] is keyed by an int8), joined
+      // over the map's uses below, as in bpftrace.
       types.push_back(kt);
     }
     key = types.size() == 1 ? types[0] : make_tuple(types);

@@ -48,9 +48,7 @@ void Semantic::visit(Integer &e) {
     e.type = make_int(8, true);
     return;
   }
-  e.type = !e.negative && e.value > static_cast<uint64_t>(INT64_MAX)
-               ? make_int(8, false)
-               : make_int(8, true);
+  e.type = literal_type(e.value, e.negative);
 }
 
 void Semantic::visit(Boolean &e) {
@@ -541,6 +539,17 @@ void Semantic::visit(Unop &e) {
     update_map_value(*m, current.is_none() ? make_int(8, true) : decay(current),
                      e.loc);
   }
+  bool dec = e.op == UnOp::PreDec || e.op == UnOp::PostDec;
+  if (auto *v = dyn_cast<Variable>(e.expr); v && incdec) {
+    // $x++ counts in 64 bits: $x = 127; $x++ makes $x an int64 (128).
+    VarInfo *info = find_var(v->name);
+    if (info && info->type.is_int() && !info->annotated) {
+      Type wide =
+          common_type(info->type, make_int(8, info->type.is_signed || dec));
+      if (!wide.is_none() && type_str(wide) != type_str(info->type))
+        join_var(*info, wide);
+    }
+  }
   Type t = decay(e.expr->type);
   e.type = Type{};
   if (t.is_none())
@@ -645,8 +654,6 @@ void Semantic::visit(Ternary &e) {
                << type_str(l) << "' and '" << type_str(r) << "'";
     return;
   }
-  if (t.is_int())
-    t = widen_int(t);
   e.type = t;
 }
 
@@ -844,7 +851,10 @@ void Semantic::visit(Cast &e) {
       }
       to = make_array(*to.elem, from_size / to.elem->size);
     }
-    if (to.size != from_size) {
+    // An integer fills a wider array of up to 8 bytes, extended as a
+    // 64-bit value: (int8[8])12345, 12345 being an int16.
+    bool widened = from.is_intlike() && to.size <= 8 && to.size > from_size;
+    if (to.size != from_size && !widened) {
       err(e.loc) << "Cannot cast from \"" << type_str(from) << "\" to \""
                  << type_str(to) << "\": sizes differ (" << from_size << " and "
                  << to.size << " bytes)";
@@ -921,8 +931,6 @@ void Semantic::visit(Record &e) {
     }
     if (t.is_none())
       ok = false;
-    if (t.is_int())
-      t = widen_int(t);
     types.push_back(t);
   }
   e.type = ok ? make_record(e.names, types) : Type{};

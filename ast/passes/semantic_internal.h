@@ -19,8 +19,9 @@ namespace ubtrace::ast {
 struct VarInfo {
   Type type;
   Location loc;
-  bool declared = false;  // `let`, possibly without a value yet
-  bool annotated = false; // `let $x: T`: the type is fixed
+  bool declared = false;        // `let`, possibly without a value yet
+  bool annotated = false;       // `let $x: T`: the type is fixed
+  const void *origin = nullptr; // the node that made it (joined_vars_ key)
 };
 
 class Semantic : public Visitor<Semantic> {
@@ -191,6 +192,12 @@ public:
   int loop_depth_ = 0;
   bool in_map_assign_ = false; // visiting the value of `@m = <call>`
   std::vector<std::map<std::string, VarInfo>> scopes_;
+  // A variable's type joined over all its assignments in the last pass,
+  // by the node that made it: the next pass starts from it, so that every
+  // use sees the type all the assignments need ($x = 1; $x = 1000: int16).
+  std::map<const void *, Type> joined_vars_;
+  Type joined_var_type(const void *origin, const Type &t) const;
+  void join_var(VarInfo &info, const Type &t);
   std::set<std::string> read_maps_;
   // The parameters `args` leaves out in the current probe, with why.
   std::map<std::string, std::string> args_unreadable_;

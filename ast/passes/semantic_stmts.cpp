@@ -42,10 +42,9 @@ void Semantic::visit(ExprStmt &s) {
 
 void Semantic::visit(AssignVar &s) {
   visit(s.value);
-  Type t = decay(s.value->type);
-  if (t.is_int())
-    t = widen_int(t);
-  assign_var(*s.var, t, s.loc, false);
+  // Integers keep their width, as in bpftrace ($x = 1 is an int8), joined
+  // over the variable's assignments (assign_var).
+  assign_var(*s.var, decay(s.value->type), s.loc, false);
 }
 
 void Semantic::visit(AssignMap &s) {
@@ -95,8 +94,6 @@ void Semantic::visit(VarDecl &s) {
   if (s.init) {
     visit(s.init);
     init = decay(s.init->type);
-    if (init.is_int() && !s.has_spec)
-      init = make_int(8, init.is_signed);
   }
   if (s.has_spec && s.init && !init.is_none()) {
     int64_t lit;
@@ -127,9 +124,10 @@ void Semantic::visit(VarDecl &s) {
     }
   }
   VarInfo info;
-  info.type = s.has_spec ? declared : init;
+  info.origin = &s;
+  info.type = s.has_spec ? declared : joined_var_type(&s, init);
   if (!s.has_spec && !s.init)
-    info.type = Type{};
+    info.type = joined_var_type(&s, Type{});
   info.loc = s.loc;
   info.declared = true;
   info.annotated = s.has_spec;
@@ -216,7 +214,11 @@ void Semantic::visit(For &s) {
       if (!t.is_none() && !t.is_intlike())
         err(e->loc) << "for loop ranges take integers, not " << type_str(t);
     }
-    var_type = make_int(8, true);
+    // The bounds' common type, as in bpftrace (0..3 counts in an int8).
+    Type lo = decay(s.start->type), hi = decay(s.end->type);
+    var_type = lo.is_int() && hi.is_int() ? common_type(lo, hi) : Type{};
+    if (var_type.is_none())
+      var_type = make_int(8, true);
   }
   loop_depth_++;
   push_scope();

@@ -60,8 +60,8 @@ TEST(Codegen, LibbpfOpensTheObjectWithTheBundlesMaps) {
   EXPECT_EQ(bpf_map__type(maps["AT_h"]), BPF_MAP_TYPE_PERCPU_HASH);
   EXPECT_EQ(bpf_map__type(maps["AT_m"]), BPF_MAP_TYPE_HASH);
   EXPECT_EQ(bpf_map__type(maps[abi::kEventsMap]), BPF_MAP_TYPE_RINGBUF);
-  // (int64, string[2]): the literal's size, padded to the tuple's alignment
-  EXPECT_EQ(bpf_map__key_size(maps["AT_m"]), 16u);
+  // (int8, string[2]): the literal's smallest type, byte-aligned
+  EXPECT_EQ(bpf_map__key_size(maps["AT_m"]), 3u);
   EXPECT_EQ(bpf_map__value_size(maps["AT_h"]), 8u * runtime::hist_buckets(0));
   // One program per probe, in the section the bundle names.
   int programs = 0;

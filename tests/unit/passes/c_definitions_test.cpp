@@ -359,7 +359,7 @@ TEST(CDefinitions, EnumValuesAreConstantsInScripts) {
 =
  variable: $c :: [enum Color]
  (enum Color) :: [enum Color]
-  int: 1 :: [int64]
+  int: 1 :: [int8]
 )");
 }
 
@@ -392,7 +392,7 @@ call: print :: [void]
  [] :: [uint8]
   ->raw :: [uint8[4]]
    variable: $p :: [struct S *]
-  int: 1 :: [int64]
+  int: 1 :: [int8]
 )");
 }
 
@@ -436,10 +436,10 @@ TEST(CDefinitions, DefinesBecomeLiterals) {
                        "#define LIMIT 0x10\n#define NAME \"abc\"\n"
                        "#define NEGATIVE -2\nBEGIN"),
             R"(call: print :: [void]
- tuple: :: [(int64,string[4],int64)]
-  int: 16 :: [int64]
+ tuple: :: [(int8,string[4],int8)]
+  int: 16 :: [int8]
   string: abc :: [string[4]]
-  int: -2 :: [int64]
+  int: -2 :: [int8]
 )");
 }
 

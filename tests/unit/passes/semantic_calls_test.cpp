@@ -268,7 +268,7 @@ uprobe:/bin/x:f { $s = str(arg0, -1); }
 TEST(Calls, StrOfATuple) {
   EXPECT_EQ(
       diagnostics("uprobe:/bin/x:f { $s = str((1, 2)); }"),
-      R"BT(stdin:1:24-35: ERROR: str() expects an integer or a pointer type as first argument ((int64,int64) provided)
+      R"BT(stdin:1:24-35: ERROR: str() expects an integer or a pointer type as first argument ((int8,int8) provided)
 uprobe:/bin/x:f { $s = str((1, 2)); }
                        ~~~~~~~~~~~
 )BT");
@@ -575,7 +575,7 @@ BEGIN { @m[1] = 1; delete(@m, 1, 2); }
 TEST(Calls, DeleteKeyOfTheWrongType) {
   EXPECT_EQ(
       diagnostics("BEGIN { @m[1] = 1; delete(@m, \"a\"); }"),
-      R"BT(stdin:1:27-29: ERROR: Argument mismatch for @m: trying to access with arguments: 'string[2]' when map expects arguments: 'int64'
+      R"BT(stdin:1:27-29: ERROR: Argument mismatch for @m: trying to access with arguments: 'string[2]' when map expects arguments: 'int8'
 BEGIN { @m[1] = 1; delete(@m, "a"); }
                           ~~
 )BT");
@@ -593,7 +593,7 @@ BEGIN { @m[1] = 1; $h = has_key(@m); }
 TEST(Calls, HasKeyKeyType) {
   EXPECT_EQ(
       diagnostics("BEGIN { @m[1] = 1; $h = has_key(@m, \"a\"); }"),
-      R"BT(stdin:1:33-35: ERROR: Argument mismatch for @m: trying to access with arguments: 'string[2]' when map expects arguments: 'int64'
+      R"BT(stdin:1:33-35: ERROR: Argument mismatch for @m: trying to access with arguments: 'string[2]' when map expects arguments: 'int8'
 BEGIN { @m[1] = 1; $h = has_key(@m, "a"); }
                                 ~~
 )BT");
@@ -706,12 +706,12 @@ TEST(Calls, ReturnTypes) {
  variable: $a :: [string[5]]
  call: str :: [string[5]]
   identifier: arg0 :: [int64]
-  int: 4 :: [int64]
+  int: 4 :: [int8]
 =
  variable: $b :: [buffer[3]]
  call: buf :: [buffer[3]]
   identifier: arg0 :: [int64]
-  int: 3 :: [int64]
+  int: 3 :: [int8]
 =
  variable: $c :: [usym_t]
  call: usym :: [usym_t]
@@ -720,7 +720,7 @@ TEST(Calls, ReturnTypes) {
  variable: $d :: [timestamp]
  call: strftime :: [timestamp]
   string: %H :: [string[3]]
-  int: 1 :: [int64]
+  int: 1 :: [int8]
 =
  variable: $e :: [uint8[4]]
  call: pton :: [uint8[4]]
@@ -729,11 +729,11 @@ TEST(Calls, ReturnTypes) {
  variable: $f :: [bool]
  call: has_key :: [bool]
   map: @m :: [int64]
-  int: 1 :: [int64]
+  int: 1 :: [int8]
 =
  map: @m :: [int64]
-  int: 1 :: [int64]
- int: 1 :: [int64]
+  int: 1 :: [int8]
+ int: 1 :: [int8]
 =
  variable: $g :: [int64]
  call: len :: [int64]
@@ -743,7 +743,7 @@ TEST(Calls, ReturnTypes) {
  call: strncmp :: [int64]
   string: a :: [string[2]]
   string: b :: [string[2]]
-  int: 1 :: [int64]
+  int: 1 :: [int8]
 )");
 }
 

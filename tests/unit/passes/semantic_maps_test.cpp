@@ -31,7 +31,7 @@ TEST(Maps, MapReadBeforeAssignedInAnotherProbe) {
 TEST(Maps, KeyTypeMismatch) {
   EXPECT_EQ(
       diagnostics("BEGIN { @m[1] = 1; @m[\"a\"] = 2; }"),
-      R"BT(stdin:1:20-27: ERROR: Argument mismatch for @m: trying to access with arguments: 'string[2]' when map expects arguments: 'int64'
+      R"BT(stdin:1:20-27: ERROR: Argument mismatch for @m: trying to access with arguments: 'string[2]' when map expects arguments: 'int8'
 BEGIN { @m[1] = 1; @m["a"] = 2; }
                    ~~~~~~~
 )BT");
@@ -40,7 +40,7 @@ BEGIN { @m[1] = 1; @m["a"] = 2; }
 TEST(Maps, KeyCountMismatch) {
   EXPECT_EQ(
       diagnostics("BEGIN { @m[1, \"a\"] = 1; @m[3] = 3; }"),
-      R"BT(stdin:1:25-30: ERROR: Argument mismatch for @m: trying to access with arguments: 'int64' when map expects arguments: '(int64,string[2])'
+      R"BT(stdin:1:25-30: ERROR: Argument mismatch for @m: trying to access with arguments: 'int8' when map expects arguments: '(int8,string[2])'
 BEGIN { @m[1, "a"] = 1; @m[3] = 3; }
                         ~~~~~
 )BT");
@@ -315,14 +315,14 @@ TEST(Maps, MapInfo) {
   const auto &maps = f.ctx->maps;
   ASSERT_EQ(maps.size(), 4u);
   const ast::MapInfo &lru = maps.at("@lru");
-  EXPECT_EQ(ast::type_str(lru.key), "uint64");
+  EXPECT_EQ(ast::type_str(lru.key), "uint32");
   EXPECT_EQ(ast::type_str(lru.value), "uint64");
   EXPECT_TRUE(lru.keyed);
   EXPECT_FALSE(lru.scalar);
   EXPECT_EQ(lru.decl_kind, "lruhash");
   EXPECT_EQ(lru.max_entries, 64u);
   const ast::MapInfo &c = maps.at("@c");
-  EXPECT_EQ(ast::type_str(c.key), "(string[16],uint64)");
+  EXPECT_EQ(ast::type_str(c.key), "(string[16],uint32)");
   EXPECT_EQ(ast::type_str(c.value), "count_t");
   const ast::MapInfo &s = maps.at("@s");
   EXPECT_TRUE(s.scalar);
@@ -335,10 +335,16 @@ TEST(Maps, MapInfo) {
 
 TEST(Maps, KeysWidenToTheirCommonType) {
   Frontend f = analyse("BEGIN { @k[(uint8)1] = 1; @k[(int32)-2] = 2; "
-                       "@s[\"ab\"] = 1; @s[\"abcdef\"] = 2; }");
+                       "@s[\"ab\"] = 1; @s[\"abcdef\"] = 2; "
+                       "@l[1] = 1; @l[1000] = 2; @u[(uint8)3] = 1; "
+                       "@u[200] = 2; }");
   ASSERT_TRUE(f.ok) << f.diags();
-  EXPECT_EQ(ast::type_str(f.ctx->maps.at("@k").key), "int64");
+  // Integer keys keep their width, as in bpftrace: the smallest type that
+  // holds every use, a literal taking the other side's sign.
+  EXPECT_EQ(ast::type_str(f.ctx->maps.at("@k").key), "int32");
   EXPECT_EQ(ast::type_str(f.ctx->maps.at("@s").key), "string[7]");
+  EXPECT_EQ(ast::type_str(f.ctx->maps.at("@l").key), "int16");
+  EXPECT_EQ(ast::type_str(f.ctx->maps.at("@u").key), "uint16");
 }
 
 TEST(Maps, ValuesWidenToTheirCommonType) {
@@ -346,7 +352,7 @@ TEST(Maps, ValuesWidenToTheirCommonType) {
                        "@t = (2, \"abc\"); }");
   ASSERT_TRUE(f.ok) << f.diags();
   EXPECT_EQ(ast::type_str(f.ctx->maps.at("@v").value), "int64");
-  EXPECT_EQ(ast::type_str(f.ctx->maps.at("@t").value), "(int64,string[4])");
+  EXPECT_EQ(ast::type_str(f.ctx->maps.at("@t").value), "(int8,string[4])");
 }
 
 // Integer values are stored 64 bits wide, keeping their sign.
@@ -356,7 +362,7 @@ TEST(Maps, TypesAreLearntFromLaterProbes) {
  variable: $x :: [uint64]
  + :: [uint64]
   map: @later :: [uint64]
-  int: 1 :: [int64]
+  int: 1 :: [int8]
 )");
 }
 
@@ -365,20 +371,20 @@ TEST(Maps, ForLoopVariablesAreKeyValueTuples) {
                        "print(($kv.0.1, $kv.1)); }"),
             R"(=
  map: @m :: [uint64]
-  int: 1 :: [int64]
+  int: 1 :: [int8]
   string: a :: [string[2]]
  (uint8) :: [uint8]
-  int: 2 :: [int64]
+  int: 2 :: [int8]
 for $kv
  map: @m :: [uint64]
  body
   call: print :: [void]
    tuple: :: [(string[2],uint64)]
     .1 :: [string[2]]
-     .0 :: [(int64,string[2])]
-      variable: $kv :: [((int64,string[2]),uint64)]
+     .0 :: [(int8,string[2])]
+      variable: $kv :: [((int8,string[2]),uint64)]
     .1 :: [uint64]
-     variable: $kv :: [((int64,string[2]),uint64)]
+     variable: $kv :: [((int8,string[2]),uint64)]
 )");
 }
 

@@ -38,7 +38,7 @@ BEGIN { $t = (1, "a"); $i = 1; print($t[$i]); }
 TEST(Types, TupleHasNoFields) {
   EXPECT_EQ(
       diagnostics("BEGIN { $t = (1, \"a\"); print($t.x); }"),
-      R"BT(stdin:1:30-34: ERROR: Can not access field 'x' on expression of type '(int64,string[2])'
+      R"BT(stdin:1:30-34: ERROR: Can not access field 'x' on expression of type '(int8,string[2])'
 BEGIN { $t = (1, "a"); print($t.x); }
                              ~~~~
 )BT");
@@ -73,7 +73,7 @@ BEGIN { $r = (a = 1, b = "x"); print($r.c); }
 TEST(Types, RecordHasNoIndexes) {
   EXPECT_EQ(
       diagnostics("BEGIN { $r = (a = 1, b = \"x\"); print($r.0); }"),
-      R"BT(stdin:1:38-42: ERROR: Can not access index '0' on expression of type 'record { .a = int64, .b = string[2] }'
+      R"BT(stdin:1:38-42: ERROR: Can not access index '0' on expression of type 'record { .a = int8, .b = string[2] }'
 BEGIN { $r = (a = 1, b = "x"); print($r.0); }
                                      ~~~~
 )BT");
@@ -96,7 +96,7 @@ TEST(Types, RecordFieldOrderDoesNotMatter) {
             "");
   EXPECT_EQ(
       diagnostics("BEGIN { $r = (a = 1, b = 2); $r = (a = 1, c = 2); }"),
-      R"BT(stdin:1:30-49: ERROR: Type mismatch for $r: trying to assign value of type 'record { .a = int64, .c = int64 }' when variable already contains a value of type 'record { .a = int64, .b = int64 }'
+      R"BT(stdin:1:30-49: ERROR: Type mismatch for $r: trying to assign value of type 'record { .a = int8, .c = int8 }' when variable already contains a value of type 'record { .a = int8, .b = int8 }'
 BEGIN { $r = (a = 1, b = 2); $r = (a = 1, c = 2); }
                              ~~~~~~~~~~~~~~~~~~~
 )BT");
@@ -118,7 +118,7 @@ TEST(Types, TupleComparison) {
 TEST(Types, TupleComparisonOfOtherShapes) {
   EXPECT_EQ(
       diagnostics("BEGIN { $f = (1, 2) == (1, \"a\"); }"),
-      R"BT(stdin:1:14-32: ERROR: Type mismatch for '==': comparing (int64,int64) with (int64,string[2])
+      R"BT(stdin:1:14-32: ERROR: Type mismatch for '==': comparing (int8,int8) with (int8,string[2])
 BEGIN { $f = (1, 2) == (1, "a"); }
              ~~~~~~~~~~~~~~~~~~
 )BT");
@@ -150,7 +150,7 @@ BEGIN { $b = "a" + "b"; }
 TEST(Types, MixedArithmetic) {
   EXPECT_EQ(
       diagnostics("BEGIN { $a = 1 + \"s\"; }"),
-      R"BT(stdin:1:14-21: ERROR: Type mismatch for '+': comparing int64 with string[2]
+      R"BT(stdin:1:14-21: ERROR: Type mismatch for '+': comparing int8 with string[2]
 BEGIN { $a = 1 + "s"; }
              ~~~~~~~
 )BT");
@@ -159,7 +159,7 @@ BEGIN { $a = 1 + "s"; }
 TEST(Types, LogicalOfAString) {
   EXPECT_EQ(
       diagnostics("BEGIN { $n = 1 && \"s\"; }"),
-      R"BT(stdin:1:14-22: ERROR: Type mismatch for '&&': comparing int64 with string[2]
+      R"BT(stdin:1:14-22: ERROR: Type mismatch for '&&': comparing int8 with string[2]
 BEGIN { $n = 1 && "s"; }
              ~~~~~~~~
 )BT");
@@ -249,7 +249,7 @@ TEST(Types, PointerArithmetic) {
 TEST(Types, IntegerMinusPointer) {
   EXPECT_EQ(
       diagnostics("uprobe:/bin/x:f { $p = (int32 *)arg0; $t = 1 - $p; }"),
-      R"BT(stdin:1:44-50: ERROR: The - operator can not be used on expressions of types int64, int32 *
+      R"BT(stdin:1:44-50: ERROR: The - operator can not be used on expressions of types int8, int32 *
 uprobe:/bin/x:f { $p = (int32 *)arg0; $t = 1 - $p; }
                                            ~~~~~~
 )BT");
@@ -287,7 +287,7 @@ BEGIN { $s = "abc"; print($s[4]); }
 TEST(Types, IndexAnInteger) {
   EXPECT_EQ(
       diagnostics("BEGIN { $i = 5; print($i[0]); }"),
-      R"BT(stdin:1:23-28: ERROR: The array index operator [] can not be used on expressions of type 'int64'
+      R"BT(stdin:1:23-28: ERROR: The array index operator [] can not be used on expressions of type 'int8'
 BEGIN { $i = 5; print($i[0]); }
                       ~~~~~
 )BT");
@@ -296,7 +296,7 @@ BEGIN { $i = 5; print($i[0]); }
 TEST(Types, TernaryBranchesDiffer) {
   EXPECT_EQ(
       diagnostics("BEGIN { $a = 1 ? 2 : \"s\"; }"),
-      R"BT(stdin:1:14-25: ERROR: Ternary operator branches have different types: 'int64' and 'string[2]'
+      R"BT(stdin:1:14-25: ERROR: Ternary operator branches have different types: 'int8' and 'string[2]'
 BEGIN { $a = 1 ? 2 : "s"; }
              ~~~~~~~~~~~
 )BT");
@@ -328,7 +328,7 @@ BEGIN { $b = (uint16)"s"; }
 
 TEST(Types, CastIntegerToString) {
   EXPECT_EQ(diagnostics("BEGIN { $c = (string)1; }"),
-            R"BT(stdin:1:14-23: ERROR: Cannot cast from "int64" to "string[64]"
+            R"BT(stdin:1:14-23: ERROR: Cannot cast from "int8" to "string[64]"
 BEGIN { $c = (string)1; }
              ~~~~~~~~~
 )BT");
@@ -401,7 +401,7 @@ BEGIN { $i = (struct nope)0; }
 
 TEST(Types, CastToVoid) {
   EXPECT_EQ(diagnostics("BEGIN { $k = (void)1; }"),
-            R"BT(stdin:1:14-21: ERROR: Cannot cast from "int64" to "void"
+            R"BT(stdin:1:14-21: ERROR: Cannot cast from "int8" to "void"
 BEGIN { $k = (void)1; }
              ~~~~~~~
 )BT");
@@ -418,7 +418,7 @@ BEGIN { $l = (nope_t)1; }
 TEST(Types, CastTupleToInteger) {
   EXPECT_EQ(
       diagnostics("BEGIN { $m = (uint64)(1, 2); }"),
-      R"BT(stdin:1:14-28: ERROR: Cannot cast from "(int64,int64)" to "uint64"
+      R"BT(stdin:1:14-28: ERROR: Cannot cast from "(int8,int8)" to "uint64"
 BEGIN { $m = (uint64)(1, 2); }
              ~~~~~~~~~~~~~~
 )BT");
@@ -433,7 +433,7 @@ TEST(Types, CastToBoolAndPointer) {
 TEST(Types, FieldOfAnInteger) {
   EXPECT_EQ(
       diagnostics("BEGIN { $i = 1; print($i.x); }"),
-      R"BT(stdin:1:23-27: ERROR: Can not access field 'x' on expression of type 'int64'
+      R"BT(stdin:1:23-27: ERROR: Can not access field 'x' on expression of type 'int8'
 BEGIN { $i = 1; print($i.x); }
                       ~~~~
 )BT");
@@ -544,15 +544,15 @@ TEST(Types, BooleanArithmetic) {
 
 TEST(Types, RecordsAreTypedByName) {
   EXPECT_EQ(typed_body("$r = (a = 1, b = \"x\"); print($r.b);"), R"(=
- variable: $r :: [record { .a = int64, .b = string[2] }]
- record: :: [record { .a = int64, .b = string[2] }]
+ variable: $r :: [record { .a = int8, .b = string[2] }]
+ record: :: [record { .a = int8, .b = string[2] }]
   a =
-   int: 1 :: [int64]
+   int: 1 :: [int8]
   b =
    string: x :: [string[2]]
 call: print :: [void]
  .b :: [string[2]]
-  variable: $r :: [record { .a = int64, .b = string[2] }]
+  variable: $r :: [record { .a = int8, .b = string[2] }]
 )");
 }
 
@@ -564,36 +564,36 @@ TEST(Types, ArithmeticTypes) {
  variable: $a :: [uint64]
  + :: [uint64]
   (uint32) :: [uint32]
-   int: 1 :: [int64]
+   int: 1 :: [int8]
   (uint32) :: [uint32]
-   int: 2 :: [int64]
+   int: 2 :: [int8]
 =
  variable: $b :: [int64]
  - :: [int64]
   (uint64) :: [uint64]
-   int: 1 :: [int64]
+   int: 1 :: [int8]
   (uint64) :: [uint64]
-   int: 2 :: [int64]
+   int: 2 :: [int8]
 =
  variable: $c :: [int64]
  * :: [int64]
   (int8) :: [int8]
-   int: -1 :: [int64]
-  int: 3 :: [int64]
+   int: -1 :: [int8]
+  int: 3 :: [int8]
 =
- variable: $d :: [uint64]
+ variable: $d :: [uint16]
  ~ :: [uint16]
   (uint16) :: [uint16]
-   int: 1 :: [int64]
+   int: 1 :: [int8]
 =
  variable: $e :: [bool]
  ! :: [bool]
-  int: 5 :: [int64]
+  int: 5 :: [int8]
 =
  variable: $f :: [bool]
  < :: [bool]
-  int: 1 :: [int64]
-  int: 2 :: [int64]
+  int: 1 :: [int8]
+  int: 2 :: [int8]
 )");
 }
 

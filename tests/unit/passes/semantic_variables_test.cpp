@@ -28,7 +28,7 @@ HINT: Did you mean '$count'?
 TEST(Variables, TypeChangeOfAVariable) {
   EXPECT_EQ(
       diagnostics("BEGIN { $a = 1; $a = \"s\"; }"),
-      R"BT(stdin:1:17-25: ERROR: Type mismatch for $a: trying to assign value of type 'string[2]' when variable already contains a value of type 'int64'
+      R"BT(stdin:1:17-25: ERROR: Type mismatch for $a: trying to assign value of type 'string[2]' when variable already contains a value of type 'int8'
 BEGIN { $a = 1; $a = "s"; }
                 ~~~~~~~~
 )BT");
@@ -37,7 +37,7 @@ BEGIN { $a = 1; $a = "s"; }
 TEST(Variables, TupleElementTypeChange) {
   EXPECT_EQ(
       diagnostics("BEGIN { $c = (1, \"a\"); $c = (\"x\", 1); }"),
-      R"BT(stdin:1:24-37: ERROR: Type mismatch for $c: trying to assign value of type '(string[2],int64)' when variable already contains a value of type '(int64,string[2])'
+      R"BT(stdin:1:24-37: ERROR: Type mismatch for $c: trying to assign value of type '(string[2],int8)' when variable already contains a value of type '(int8,string[2])'
 BEGIN { $c = (1, "a"); $c = ("x", 1); }
                        ~~~~~~~~~~~~~
 )BT");
@@ -112,7 +112,7 @@ TEST(Variables, LetLiteralFits) {
 TEST(Variables, LetOfTheWrongType) {
   EXPECT_EQ(
       diagnostics("BEGIN { let $z: string = 1; }"),
-      R"BT(stdin:1:9-27: ERROR: Type mismatch for $z: trying to assign value of type 'int64' when variable is declared as 'string[64]'
+      R"BT(stdin:1:9-27: ERROR: Type mismatch for $z: trying to assign value of type 'int8' when variable is declared as 'string[64]'
 BEGIN { let $z: string = 1; }
         ~~~~~~~~~~~~~~~~~~
 )BT");
@@ -265,7 +265,7 @@ BEGIN { if ("s") { } }
 TEST(Variables, WhileConditionOfATuple) {
   EXPECT_EQ(
       diagnostics("BEGIN { while ((1, 2)) { } }"),
-      R"BT(stdin:1:16-22: ERROR: Invalid condition in while(): (int64,int64)
+      R"BT(stdin:1:16-22: ERROR: Invalid condition in while(): (int8,int8)
 BEGIN { while ((1, 2)) { } }
                ~~~~~~
 )BT");
@@ -364,40 +364,56 @@ TEST(Variables, FunctionValid) {
       "");
 }
 
-// A variable's type widens with later assignments (uint64 and int64 make
-// int64); each node keeps the type it had where it was assigned.
+// A variable's type is joined over all its assignments, as in bpftrace: a
+// literal is its smallest type (1 is an int8, 300 an int16), uint8 and
+// int16 make int16, and every node of the variable has the joined type.
 TEST(Variables, TypesOfAssignments) {
   EXPECT_EQ(typed_body("$a = (uint8)1; $b = (int16)-2; $c = \"str\"; "
                        "let $d: uint16 = 7; $e = true; $a = 300;"),
             R"(=
- variable: $a :: [uint64]
+ variable: $a :: [uint16]
  (uint8) :: [uint8]
-  int: 1 :: [int64]
+  int: 1 :: [int8]
 =
- variable: $b :: [int64]
+ variable: $b :: [int16]
  (int16) :: [int16]
-  int: -2 :: [int64]
+  int: -2 :: [int8]
 =
  variable: $c :: [string[4]]
  string: str :: [string[4]]
 let $d: uint16
- int: 7 :: [int64]
+ int: 7 :: [int8]
 =
  variable: $e :: [bool]
  bool: true :: [bool]
 =
- variable: $a :: [int64]
- int: 300 :: [int64]
+ variable: $a :: [uint16]
+ int: 300 :: [int16]
 )");
 }
 
-TEST(Variables, RangeLoopVariableIsInt64) {
+TEST(Variables, RangeLoopVariableHasTheBoundsType) {
   EXPECT_EQ(typed_body("for ($i : 0..3) { print($i); }"), R"(for $i
- int: 0 :: [int64]
- int: 3 :: [int64]
+ int: 0 :: [int8]
+ int: 3 :: [int8]
  body
   call: print :: [void]
-   variable: $i :: [int64]
+   variable: $i :: [int8]
+)");
+}
+
+// ++ and -- count in 64 bits: a variable they touch is at least 64 bits
+// wide, so $x = 127; $x++ gives 128, not -128. A declared type stays.
+TEST(Variables, IncrementWidensToSixtyFourBits) {
+  EXPECT_EQ(typed_body("$x = 127; $x++; let $y: uint8 = 1; $y--;"), R"(=
+ variable: $x :: [int64]
+ int: 127 :: [int8]
+++ (post) :: [int64]
+ variable: $x :: [int64]
+let $y: uint8
+ int: 1 :: [int8]
+-- (post) :: [uint8]
+ variable: $y :: [uint8]
 )");
 }
 
