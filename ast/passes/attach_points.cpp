@@ -358,10 +358,14 @@ private:
     auto events = match_syscall_events(ap.target, ap.func, why);
     if (!why.empty())
       bad(why);
-    else if (events.empty())
-      bad("no system call tracepoint matches " + ap.func +
-          " (tracepoint:syscalls:sys_enter_NAME, sys_exit_NAME; "
-          "tracepoint:raw_syscalls:sys_enter, sys_exit)");
+    else if (events.empty()) {
+      // bpftrace's text, then the events there are.
+      auto d = ctx_.diags().error(ap.loc);
+      d << "No matches for tracepoint " << ap.target << ":" << ap.func << ".";
+      d.hint("system call tracepoints are tracepoint:syscalls:sys_enter_NAME "
+             "and sys_exit_NAME, and tracepoint:raw_syscalls:sys_enter and "
+             "sys_exit");
+    }
   }
 
   template <class Bad>
