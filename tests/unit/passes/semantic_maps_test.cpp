@@ -349,9 +349,11 @@ TEST(Maps, KeysWidenToTheirCommonType) {
 
 TEST(Maps, ValuesWidenToTheirCommonType) {
   Frontend f = analyse("BEGIN { @v = (uint8)1; @v = -1; @t = (1, \"a\"); "
-                       "@t = (2, \"abc\"); }");
+                       "@t = (2, \"abc\"); @u = 5; @u = (uint64)7; }");
   ASSERT_TRUE(f.ok) << f.diags();
   EXPECT_EQ(ast::type_str(f.ctx->maps.at("@v").value), "int64");
+  // A literal assigned first gives way to the unsigned value after it.
+  EXPECT_EQ(ast::type_str(f.ctx->maps.at("@u").value), "uint64");
   EXPECT_EQ(ast::type_str(f.ctx->maps.at("@t").value), "(int8,string[4])");
 }
 
