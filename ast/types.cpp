@@ -22,7 +22,7 @@ Type make_int(uint32_t bytes, bool is_signed) {
 
 Type widen_int(const Type &t) {
   Type w = make_int(8, t.is_signed);
-  w.name = t.name; // an enum stays one
+  w.name = t.name;                   // an enum stays one
   w.sign_flexible = t.sign_flexible; // @v = 5; @v = (uint64)7 is uint64
   return w;
 }

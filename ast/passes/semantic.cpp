@@ -460,8 +460,11 @@ Type Semantic::joined_var_type(const void *origin, const Type &t) const {
 }
 
 void Semantic::join_var(VarInfo &info, const Type &t) {
+  // Only a type that widened needs another pass to reach earlier uses.
+  bool same = type_str(info.type) == type_str(t) &&
+              info.type.sign_flexible == t.sign_flexible;
   info.type = t;
-  if (!info.origin || !t.is_int())
+  if (same || !info.origin || !t.is_int())
     return;
   auto [it, fresh] = joined_vars_.try_emplace(info.origin, t);
   if (!fresh && type_str(it->second) == type_str(t) &&
