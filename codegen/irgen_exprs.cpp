@@ -630,18 +630,18 @@ Val IRGen::gen_cast(Cast &e) {
   }
   if (to.kind == TypeKind::Boolean)
     return {b_.CreateZExt(b_.CreateICmpNE(v, i64(0)), i64t()), false};
+  // The low `bytes` of v, extended back to 64 bits.
+  auto narrowed = [&](uint32_t bytes, bool is_signed) -> llvm::Value * {
+    auto *narrow = b_.CreateTrunc(v, llvm::Type::getIntNTy(*llctx_, 8 * bytes));
+    return is_signed ? b_.CreateSExt(narrow, i64t())
+                     : b_.CreateZExt(narrow, i64t());
+  };
   // A narrower integer becomes an address zero-extended, as bpftrace's
   // inttoptr does: (uint8 *)-1 is 0xff, -1 being an int8 literal.
   if (e.type.kind == TypeKind::Pointer && from.is_int() && from.size < 8)
-    v = b_.CreateZExt(
-        b_.CreateTrunc(v, llvm::Type::getIntNTy(*llctx_, 8 * from.size)),
-        i64t());
-  if (to.is_int() && to.size < 8) {
-    auto *narrow =
-        b_.CreateTrunc(v, llvm::Type::getIntNTy(*llctx_, 8 * to.size));
-    v = to.is_signed ? b_.CreateSExt(narrow, i64t())
-                     : b_.CreateZExt(narrow, i64t());
-  }
+    v = narrowed(from.size, false);
+  if (to.is_int() && to.size < 8)
+    v = narrowed(to.size, to.is_signed);
   return {v, false};
 }
 

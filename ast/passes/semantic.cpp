@@ -460,15 +460,16 @@ Type Semantic::joined_var_type(const void *origin, const Type &t) const {
 }
 
 void Semantic::join_var(VarInfo &info, const Type &t) {
+  auto same = [&t](const Type &u) {
+    return type_str(u) == type_str(t) && u.sign_flexible == t.sign_flexible;
+  };
   // Only a type that widened needs another pass to reach earlier uses.
-  bool same = type_str(info.type) == type_str(t) &&
-              info.type.sign_flexible == t.sign_flexible;
+  bool widened = !same(info.type);
   info.type = t;
-  if (same || !info.origin || !t.is_int())
+  if (!widened || !info.origin || !t.is_int())
     return;
   auto [it, fresh] = joined_vars_.try_emplace(info.origin, t);
-  if (!fresh && type_str(it->second) == type_str(t) &&
-      it->second.sign_flexible == t.sign_flexible)
+  if (!fresh && same(it->second))
     return;
   it->second = t;
   changed_ = true;

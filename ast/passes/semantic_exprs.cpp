@@ -72,8 +72,12 @@ void Semantic::visit(PositionalParam &e) {
   else if (given && value[0] != '-' &&
            std::strtoull(value.c_str(), nullptr, 0) > INT64_MAX)
     e.type = make_int(8, false); // 0xffffffffffffffff
-  else
+  else {
     e.type = make_int(8, true);
+    // A number given as it is reads as a literal: it takes the sign of
+    // what it meets (@v[1] = (uint64)-1; @v[2] = $1; stays uint64).
+    e.type.sign_flexible = given && value[0] != '-';
+  }
 }
 
 void Semantic::visit(PositionalCount &e) {
@@ -543,12 +547,9 @@ void Semantic::visit(Unop &e) {
   if (auto *v = dyn_cast<Variable>(e.expr); v && incdec) {
     // $x++ counts in 64 bits: $x = 127; $x++ makes $x an int64 (128).
     VarInfo *info = find_var(v->name);
-    if (info && info->type.is_int() && !info->annotated) {
-      Type wide =
-          common_type(info->type, make_int(8, info->type.is_signed || dec));
-      if (!wide.is_none() && type_str(wide) != type_str(info->type))
-        join_var(*info, wide);
-    }
+    if (info && info->type.is_int() && !info->annotated)
+      join_var(*info, common_type(info->type,
+                                  make_int(8, info->type.is_signed || dec)));
   }
   Type t = decay(e.expr->type);
   e.type = Type{};

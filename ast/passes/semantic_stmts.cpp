@@ -56,15 +56,10 @@ void Semantic::visit(AssignMap &s) {
   Type t = s.value->type;
   if (!t.is_aggregation())
     t = decay(t);
+  // A non-negative literal stays sign-flexible when widened, so it takes
+  // the map's unsigned type (@v[1] = (uint64)-1; @v[2] = 5; stays uint64).
   if (t.is_int())
     t = widen_int(t);
-  // A non-negative literal takes the map's unsigned type instead of making
-  // the map signed (@v[1] = (uint64)-1; @v[2] = 5; stays uint64).
-  int64_t lit;
-  const Type &current = map_info(s.map->name, s.map->loc).value;
-  if (t.is_int() && t.is_signed && literal_int(s.value, lit) && lit >= 0 &&
-      current.is_int() && !current.is_signed)
-    t = current;
   // @x = @y where @y is count(): the value is a plain integer.
   update_map_value(*s.map, t, s.map->loc);
 }
