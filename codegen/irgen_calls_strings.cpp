@@ -29,6 +29,25 @@ Val IRGen::gen_strftime(Call &c) {
   return {buf, true};
 }
 
+namespace {
+
+// What bpftrace folds at compile time in str(X, n), cutting the text to n
+// characters: a string literal, a positional parameter, and a positional
+// parameter plus an offset (`$1 + 1`, a pointer into its text here).
+bool folded_text(const Expr *e) {
+  if (dyn_cast<String>(e) || dyn_cast<PositionalParam>(e))
+    return true;
+  const auto *sum = dyn_cast<Binop>(e);
+  if (!sum || sum->op != BinOp::Add)
+    return false;
+  const Expr *left = sum->left;
+  if (const auto *addr = dyn_cast<Unop>(left); addr && addr->op == UnOp::AddrOf)
+    left = addr->expr;
+  return dyn_cast<PositionalParam>(left) != nullptr;
+}
+
+} // namespace
+
 Val IRGen::gen_str(Call &c) {
   auto &A = c.args;
   Type t = c.type;
@@ -45,8 +64,13 @@ Val IRGen::gen_str(Call &c) {
     uint32_t copy_n = std::min(size, at.size);
     copy(buf, v.v, copy_n);
     if (A.size() == 2) {
-      // str(s, n): at most n characters.
+      // str(s, n): as bpftrace, at most n characters of a literal (its
+      // constant folding cuts the text), n - 1 of any other string (read
+      // as a pointer would be: n bytes with the NUL; none for 0).
       auto *len = gen_scalar(A[1]);
+      if (!folded_text(A[0]))
+        len = b_.CreateSelect(b_.CreateICmpEQ(len, i64(0)), i64(0),
+                              b_.CreateSub(len, i64(1)));
       auto *cut = b_.CreateSelect(b_.CreateICmpULT(len, i64(size - 1 + pad)),
                                   len, i64(size - 1 + pad));
       b_.CreateStore(b_.getInt8(0),
@@ -58,12 +82,17 @@ Val IRGen::gen_str(Call &c) {
   }
   llvm::Value *len = i64(size + pad);
   if (A.size() == 2) {
-    // str(p, n): n characters and the NUL, as an unsigned min taken
-    // before the + 1, so the size is never 0 (n = -1 reads it all).
+    // str(p, n): n bytes with the NUL (n - 1 characters), as bpftrace's
+    // probe_read_str of size n (n characters of folded text); an unsigned
+    // min, so n = -1 reads it all, and never 0 bytes (the verifier
+    // refuses it): 0 reads only the NUL.
     auto *n = gen_scalar(A[1]);
-    auto *cap = i64(size + pad - 1);
-    len =
-        b_.CreateAdd(b_.CreateSelect(b_.CreateICmpULT(n, cap), n, cap), i64(1));
+    if (folded_text(A[0]))
+      n = b_.CreateSelect(b_.CreateICmpEQ(n, i64(-1)), n,
+                          b_.CreateAdd(n, i64(1)));
+    auto *cap = i64(size + pad);
+    len = b_.CreateSelect(b_.CreateICmpULT(n, cap), n, cap);
+    len = b_.CreateSelect(b_.CreateICmpEQ(len, i64(0)), i64(1), len);
   }
   llvm::Value *src = at.kind == TypeKind::Array
                          ? to_mem(gen(A[0]), at)
