@@ -97,6 +97,12 @@ constexpr Meaning kMeanings[] = {
     {kSystemWideUnreadable, "system_wide_unreadable", "process",
      "not looked at: mappings not the user's to read (other users' "
      "processes, or more privileged ones; -v lists them)"},
+    {kSampleLost, "system_samples_lost", "sample",
+     "of system-wide profile or perf event probes lost: the kernel found "
+     "the CPU's ring full (probes slower than the rate)"},
+    {kSampleFailed, "system_sample_failed", "sample",
+     "of system-wide profile or perf event probes whose probe stopped with "
+     "an error (the first is printed)"},
     {kRingDeadWriters, "dead_writer", "event",
      "lost: the writer died before submitting"},
     {kRingStalledWriters, "stalled_writer", "event",

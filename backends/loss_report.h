@@ -27,6 +27,10 @@ inline constexpr const char *kFollowAgentClosed = "follow_agent_closed";
 inline constexpr const char *kSystemWideSkipped = "system_wide_skipped";
 // System-wide: processes whose mappings could not be read (not the user's).
 inline constexpr const char *kSystemWideUnreadable = "system_wide_unreadable";
+// System-wide sampling (userspace/system_sampler.h): samples the kernel
+// could not write, and samples whose probe stopped with an error.
+inline constexpr const char *kSampleLost = "system_samples_lost";
+inline constexpr const char *kSampleFailed = "system_sample_failed";
 
 // The limits the sentences name ({slots}, {states}, {depth} in them).
 struct LossContext {

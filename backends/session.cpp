@@ -599,6 +599,7 @@ Result<void> Session::attach(size_t &attached) {
   user.pids = opts_.pids;
   user.follow = opts_.follow;
   user.verbose = opts_.verbose;
+  user.host = this;
   // User-space probes with no process named run system-wide.
   user.system_wide = opts_.command.empty() && opts_.pids.empty() &&
                      probes[size_t(BackendKind::Userspace)] > 0;

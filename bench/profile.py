@@ -9,14 +9,22 @@ tracers run `profile:hz:RATE { @[ustack] = count(); }` on the same binary
 with -c (bpftrace filters on the command's pid, as its users write it).
 
     bench/profile.py [BUILD_DIR] [--repeat R] [--rates 99,999] [--threads 1,2]
+                     [--system-wide]
+
+--system-wide: neither tracer names the program. Each runs
+`profile:hz:RATE /comm == "hotloop"/ { ... }` on every CPU (ubtrace's
+CLI reads per-CPU perf events, bpftrace's BPF runs in the kernel), started
+half a second before the program and stopped with SIGINT after it.
 
 bpftrace needs root (perf events); it is skipped otherwise and says so.
 """
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
+import time
 
 from cli_args import build, option
 
@@ -35,16 +43,31 @@ def loop_ns(cmd):
     m = LINE.search(r.stdout.decode())
     if not m:
         raise RuntimeError(f"{cmd[0]} failed: {r.stderr.decode()[-400:]}")
+    return int(m.group(2)), total_samples(r.stdout.decode() + r.stderr.decode())
+
+
+def total_samples(text):
     samples = 0
-    for line in r.stdout.decode().splitlines() + r.stderr.decode().splitlines():
+    for line in text.splitlines():
         s = re.match(r"@total: (\d+)", line)
         if s:
             samples = int(s.group(1))
-    return int(m.group(2)), samples
+    return samples
 
 
-def median_run(cmd):
-    runs = [loop_ns(cmd) for _ in range(repeat)]
+def loop_ns_beside(tracer, prog):
+    """The program's loop time with `tracer` running on every CPU."""
+    t = subprocess.Popen(tracer, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(0.5)
+    ns, _ = loop_ns(prog)
+    t.send_signal(signal.SIGINT)
+    out, err = t.communicate(timeout=60)
+    return ns, total_samples(out.decode() + err.decode())
+
+
+def median_run(cmd, beside=None):
+    runs = [loop_ns_beside(cmd, beside) if beside else loop_ns(cmd)
+            for _ in range(repeat)]
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
@@ -54,15 +77,25 @@ def main():
     print(f"hotloop: {hotloop}, {CALLS} calls per thread; medians of {repeat} runs\n")
     print(f"{'threads':>7}{'rate':>6}{'untraced ms':>13}{'ubtrace ms':>12}{'loss':>8}"
           f"{'samples':>9}{'bpftrace ms':>13}{'loss':>8}{'samples':>9}")
+    system_wide = "--system-wide" in sys.argv
+    if system_wide:
+        print("system-wide: neither tracer names the program\n")
     for t in thread_counts:
         prog = [hotloop, str(CALLS), str(t)]
         base, _ = median_run(prog)
         for rate in rates:
-            script = f"profile:hz:{rate} {{ @[ustack] = count(); @total = count(); }}"
-            u, us = median_run([ubtrace, "-q", "-e", script, "-c", " ".join(prog)])
-            if have_bpftrace:
-                bscript = (f"profile:hz:{rate} /pid == cpid/ "
-                           f"{{ @[ustack] = count(); @total = count(); }}")
+            body = "{ @[ustack] = count(); @total = count(); }"
+            if system_wide:
+                script = f'profile:hz:{rate} /comm == "hotloop"/ {body}'
+                u, us = median_run([ubtrace, "-q", "-e", script], beside=prog)
+            else:
+                script = f"profile:hz:{rate} {body}"
+                u, us = median_run([ubtrace, "-q", "-e", script, "-c", " ".join(prog)])
+            if have_bpftrace and system_wide:
+                bscript = f'profile:hz:{rate} /comm == "hotloop"/ {body}'
+                b, bs = median_run([bpftrace, "-e", bscript], beside=prog)
+            elif have_bpftrace:
+                bscript = f"profile:hz:{rate} /pid == cpid/ {body}"
                 b, bs = median_run([bpftrace, "-e", bscript, "-c", " ".join(prog)])
                 bcols = f"{b / 1e6:13.0f}{(b / base - 1) * 100:7.2f}%{bs:9.0f}"
             else:

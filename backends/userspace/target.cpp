@@ -227,6 +227,8 @@ struct UserspaceTarget::Impl {
   Result<uint32_t> program_for(const runtime::ProbeSpec &spec);
   // Hooks `probe` if its binary is mapped; false when it is not (yet).
   uint64_t probe_id(const std::string &name);
+  uint64_t syscall_probe_id(size_t spec_index,
+                            const runtime::SyscallSite &site);
   // What each user-space probe's attach point asks for (by bundle index),
   // resolved again as libraries load: the process may have confined
   // itself (chroot) since, or load another copy of a library named.
@@ -678,9 +680,7 @@ Result<void> UserspaceTarget::Impl::trace_syscalls(size_t spec_index) {
   uint32_t threads = 0, blocked = 0;
   for (const auto &site : spec.syscalls) {
     agent::SyscallMsg m{};
-    m.probe_id = spec.syscalls.size() > 1 || site.name != spec.name
-                     ? probe_id(site.name)
-                     : spec_index;
+    m.probe_id = syscall_probe_id(spec_index, site);
     m.program = *program;
     m.nr = site.nr;
     m.exit = site.exit;
@@ -1277,6 +1277,24 @@ Result<void> UserspaceTarget::pass_gpu_channel(int fd) {
   if (!r)
     return make_error("cannot hand the GPU channel to the agent: " + r.error());
   return {};
+}
+
+const runtime::inject::ExecCall *UserspaceTarget::exec_call() const {
+  return impl_->spawned ? &impl_->spawned->exec_call() : nullptr;
+}
+
+uint64_t UserspaceTarget::syscall_probe_id(size_t spec_index,
+                                           const runtime::SyscallSite &site) {
+  return impl_->syscall_probe_id(spec_index, site);
+}
+
+uint64_t
+UserspaceTarget::Impl::syscall_probe_id(size_t spec_index,
+                                        const runtime::SyscallSite &site) {
+  const auto &spec = bundle->probes[spec_index];
+  return spec.syscalls.size() > 1 || site.name != spec.name
+             ? probe_id(site.name)
+             : spec_index;
 }
 
 Result<void> UserspaceTarget::go() {

@@ -22,6 +22,10 @@
 #include <string>
 #include <vector>
 
+namespace ubtrace::runtime::inject {
+struct ExecCall;
+} // namespace ubtrace::runtime::inject
+
 namespace ubtrace::backends {
 
 // The resolver's request for a user-space probe of the bundle (none for
@@ -130,6 +134,12 @@ public:
   Result<void> pass_gpu_channel(int fd);
   // Lets a spawned command run (no-op for -p).
   Result<void> go();
+  // A spawned command: the execve that started it (null for -p).
+  const runtime::inject::ExecCall *exec_call() const;
+  // The probe id a system call probe's event runs under (its own name, or
+  // the event's when the probe names several), as the agent is told.
+  uint64_t syscall_probe_id(size_t spec_index,
+                            const runtime::SyscallSite &site);
   // The process's end, once it ended (non-blocking): a command's wait
   // status; for -p what its zombie still shows (process_end.h), a zombie
   // nobody reaps included.

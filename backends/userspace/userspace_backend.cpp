@@ -2,6 +2,7 @@
 #include "backends/userspace/userspace_backend.h"
 
 #include "backends/loss_report.h"
+#include "backends/userspace/command_exec.h"
 #include "backends/userspace/process_end.h"
 #include "runtime/agent/protocol.h"
 #include "runtime/inject/target_process.h"
@@ -80,17 +81,12 @@ Result<void> UserspaceBackend::check(const runtime::Bundle &bundle,
     return std::any_of(bundle.probes.begin(), bundle.probes.end(),
                        [&](const auto &p) { return p.kind == kind; });
   };
-  const char *kind = any(runtime::ProbeKind::Syscall) ? "system call"
-                     : any(runtime::ProbeKind::PerfEvent)
-                         ? "software and hardware event"
-                     : any(runtime::ProbeKind::Profile) ? "profile"
-                                                        : nullptr;
-  if (!kind)
+  if (!any(runtime::ProbeKind::Syscall))
     return {};
-  return make_error(std::string(kind) +
-                    " probes need a process to trace: use -c 'CMD' or -p PID "
-                    "(they run in the traced process's threads; only uprobe, "
-                    "uretprobe and usdt probes run system-wide)");
+  return make_error(
+      "system call probes need a process to trace: use -c 'CMD' or -p PID "
+      "(they run in the traced process's threads; uprobe, uretprobe, usdt, "
+      "profile, software and hardware probes run system-wide)");
 }
 
 Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
@@ -105,11 +101,26 @@ Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
       bundle, programs, region, globals, probe_names, symbols, report));
   b->attached_ = options.command.empty();
   b->verbose_ = options.verbose;
+  b->host_ = options.host;
   b->agent_ = *agent;
   if (options.system_wide) {
+    b->system_wide_ = true;
+    if (std::any_of(
+            bundle.probes.begin(), bundle.probes.end(),
+            [](const auto &p) { return SystemSampler::samples(p.kind); })) {
+      if (!options.host)
+        return make_error("BUG: system-wide sampling without a host");
+      auto sampler =
+          SystemSampler::create(bundle, programs, symbols, *options.host);
+      if (!sampler)
+        return std::move(sampler).take_error();
+      b->sampler_ = std::move(*sampler);
+    }
     auto files = system_wide_files(bundle);
     if (!files)
       return std::move(files).take_error();
+    if (files->empty())
+      return b; // sampled probes only
     auto scout = ProcessScout::create(*files, region.fd());
     if (!scout)
       return std::move(scout).take_error();
@@ -199,8 +210,16 @@ Result<size_t> UserspaceBackend::attach() {
   // System-wide, the processes are taken on from start(): after the begin
   // probes, as bpftrace's begin runs before its other probes attach (a
   // hit before it would land in maps that begin then sets).
-  if (scout_)
-    return probes_;
+  if (system_wide_) {
+    size_t sampled = 0;
+    if (sampler_) {
+      auto n = sampler_->attach();
+      if (!n)
+        return n;
+      sampled = *n;
+    }
+    return probes_ + sampled;
+  }
   for (auto &t : targets_) {
     std::vector<int> others;
     for (const auto &o : targets_)
@@ -250,10 +269,16 @@ Result<size_t> UserspaceBackend::attach() {
 }
 
 Result<void> UserspaceBackend::start() {
+  if (sampler_)
+    sampler_->start();
   take_newcomers();
-  for (auto &t : targets_)
+  for (auto &t : targets_) {
+    // -c: the execve that started the command, which no agent saw.
+    if (host_)
+      replay_command_exec(bundle_, programs_, *t.target, *host_);
     if (auto ok = t.target->go(); !ok)
       return ok;
+  }
   return {};
 }
 
@@ -568,6 +593,8 @@ void UserspaceBackend::reattach_execs() {
 }
 
 Result<void> UserspaceBackend::service() {
+  if (sampler_)
+    sampler_->drain();
   uint64_t now = now_ns();
   if (now - last_service_ns_ < kServicePeriodNs && scout_ &&
       scout_->told_at_exec()) {
@@ -704,7 +731,7 @@ std::vector<TargetNews> UserspaceBackend::news() {
 
 bool UserspaceBackend::done() const {
   // System-wide, the trace runs until exit() or Ctrl-C.
-  if (scout_)
+  if (system_wide_)
     return false;
   // Under --follow the command holds the trace: its followers are
   // detached when it ends, as bpftrace -c ends with the command.
@@ -722,6 +749,8 @@ void UserspaceBackend::detach() {
                  std::to_string(system_held_) + " held from their exec), " +
                  std::to_string(system_skipped_) + " not traced, " +
                  std::to_string(system_unreadable_) + " not looked at");
+  if (sampler_)
+    sampler_->detach();
   for (auto &t : targets_) {
     t.target->collect_counters();
     t.target->detach();
@@ -740,6 +769,10 @@ agent::NamedValues UserspaceBackend::losses() const {
   if (scout_) {
     all.emplace_back(kSystemWideSkipped, system_skipped_);
     all.emplace_back(kSystemWideUnreadable, system_unreadable_);
+  }
+  if (sampler_) {
+    auto mine = sampler_->losses();
+    all.insert(all.end(), mine.begin(), mine.end());
   }
   for (const auto &t : targets_) {
     const auto &mine = t.target->agent_counters();

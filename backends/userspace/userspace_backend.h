@@ -22,12 +22,15 @@
 // come later (system_wide.h finds them); each is quiet, as a follower, and
 // retired once it ends or execs (the program it exec'd is looked at anew).
 // The trace runs until exit() or Ctrl-C, with or without processes.
+// System-wide, profile and software/hardware event probes sample every CPU
+// from the CLI (system_sampler.h); system call probes need a process.
 #pragma once
 
 #include "backends/backend.h"
 #include "backends/program_set.h"
 #include "backends/reporter.h"
 #include "backends/user_symbols.h"
+#include "backends/userspace/system_sampler.h"
 #include "backends/userspace/system_wide.h"
 #include "backends/userspace/target.h"
 #include "runtime/abi.h"
@@ -54,6 +57,10 @@ struct UserspaceBackendOptions {
   // their files (system_wide.h).
   bool system_wide = false;
   int verbose = 0; // -v: an INFO line for each site hooked
+  // Prints what the probes the CLI runs itself write, and says when one
+  // of them called exit(): system-wide samples (system_sampler.h), the
+  // -c command's own execve (command_exec.h). Needed when system-wide.
+  BackendHost *host = nullptr;
 };
 
 // What happened to one traced process, for the session to say.
@@ -212,6 +219,7 @@ private:
   // The probes' native code, compiled once per address of the maps.
   std::shared_ptr<NativeCodeCache> native_code_ = make_native_code_cache();
   bool attached_ = false; // -p rather than -c
+  BackendHost *host_ = nullptr;
   int verbose_ = 0;
   // --follow
   std::string agent_;
@@ -226,8 +234,10 @@ private:
   std::vector<Pending> pending_;
   std::set<std::string> said_; // followers' warnings, each said once
   // System-wide
-  std::optional<ProcessScout> scout_;
-  size_t probes_ = 0; // the probes on files, counted once
+  bool system_wide_ = false;
+  std::optional<ProcessScout> scout_;      // probes on files
+  std::unique_ptr<SystemSampler> sampler_; // profile and perf events
+  size_t probes_ = 0;                      // the probes on files, counted once
   // Processes passed over (not traceable, not readable, or a traced
   // process's fork): their image (take_on) and when.
   struct PassedOver {

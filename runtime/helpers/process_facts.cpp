@@ -108,9 +108,11 @@ void read_rseq() {
   }
 }
 
-uint64_t read_cgroup_id() {
+} // namespace
+
+uint64_t cgroup_id_of(const std::string &pid) {
   // The cgroup2 directory's inode, as the kernel reports cgroup ids.
-  FILE *f = fopen("/proc/self/cgroup", "re");
+  FILE *f = fopen(("/proc/" + pid + "/cgroup").c_str(), "re");
   if (!f)
     return 0;
   char line[4096];
@@ -128,8 +130,6 @@ uint64_t read_cgroup_id() {
   return id;
 }
 
-} // namespace
-
 void prepare_process_facts() {
   static std::atomic<bool> done{false};
   if (done.exchange(true))
@@ -138,7 +138,7 @@ void prepare_process_facts() {
   read_rseq();
   prepare_thread_identity();
   prepare_pid_view();
-  g_cgroup_id = read_cgroup_id();
+  g_cgroup_id = cgroup_id_of("self");
   probe_safe::raw_syscall(SYS_prctl, PR_GET_NAME,
                           reinterpret_cast<long>(g_process_comm));
   g_process_comm[15] = 0;

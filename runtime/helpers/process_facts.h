@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <ctime>
+#include <string>
 
 namespace ubtrace::runtime::helpers {
 
@@ -27,6 +28,10 @@ uint32_t current_numa_node();
 uint32_t current_tid();
 uint32_t current_pid();
 uint64_t current_cgroup_id();
+// The cgroup id of process `pid` ("self" or a number): its cgroup2
+// directory's inode, read from /proc (libc: off the probe path). 0 when
+// it cannot be read.
+uint64_t cgroup_id_of(const std::string &pid);
 
 // The thread's name (16 bytes with its NUL); false when it cannot be read
 // (sandboxed: the name cached on the thread, or the process's, is used).

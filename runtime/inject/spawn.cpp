@@ -9,6 +9,7 @@
 #include <climits>
 #include <csignal>
 #include <cstdlib>
+#include <ctime>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -187,6 +188,10 @@ Result<SpawnedProcess> spawn_with_agent(const SpawnOptions &options) {
   plan.new_process_group = options.new_process_group;
   plan.parent = ::getpid();
 
+  ExecCall exec{*program, plan.argv_storage, plan.env_storage, 0};
+  struct timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  exec.at_ns = uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec);
   pid_t pid = ::fork();
   if (pid < 0)
     return sys_error("fork", errno);
@@ -209,12 +214,12 @@ Result<SpawnedProcess> spawn_with_agent(const SpawnOptions &options) {
 
   UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
   return SpawnedProcess(pid, std::move(pidfd), AgentChannel(std::move(cli_end)),
-                        *program);
+                        std::move(exec));
 }
 
 SpawnedProcess::SpawnedProcess(SpawnedProcess &&other) noexcept
     : pid_(other.pid_), pidfd_(std::move(other.pidfd_)),
-      channel_(std::move(other.channel_)), program_(std::move(other.program_)),
+      channel_(std::move(other.channel_)), exec_(std::move(other.exec_)),
       status_(other.status_), owned_(other.owned_) {
   other.owned_ = false;
 }
@@ -250,14 +255,14 @@ Result<void> SpawnedProcess::await_agent(std::chrono::milliseconds timeout) {
   for (int i = 0; i < 100; ++i) {
     auto exited = try_wait();
     if (exited && *exited)
-      return make_error(program_ + " " + (*exited)->describe() +
+      return make_error(exec_.program + " " + (*exited)->describe() +
                         " before the agent spoke (it did not load the "
                         "agent)");
     if (spoke.error().find("timed out") != std::string::npos)
       break;
     ::usleep(1000);
   }
-  return make_error(spoke.error() + " (" + program_ + ", pid " +
+  return make_error(spoke.error() + " (" + exec_.program + ", pid " +
                     std::to_string(pid_) + ")");
 }
 

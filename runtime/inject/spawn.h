@@ -48,6 +48,15 @@ struct SpawnOptions {
   std::vector<std::string> agent_env;
 };
 
+// The execve the program was started with, as the child made it: the
+// resolved path, the argument and environment strings (the agent's
+// variables included), and when (CLOCK_MONOTONIC, just before the fork).
+struct ExecCall {
+  std::string program;
+  std::vector<std::string> argv, envp;
+  uint64_t at_ns = 0;
+};
+
 class SpawnedProcess {
 public:
   pid_t pid() const { return pid_; }
@@ -55,7 +64,8 @@ public:
   // pidfd_open (then poll with try_wait()).
   int pidfd() const { return pidfd_.get(); }
   // The resolved program path that was executed.
-  const std::string &program() const { return program_; }
+  const std::string &program() const { return exec_.program; }
+  const ExecCall &exec_call() const { return exec_; }
   AgentChannel &channel() { return channel_; }
 
   // Waits until the agent has spoken on the channel (its Hello, which the
@@ -83,15 +93,14 @@ public:
 
 private:
   friend Result<SpawnedProcess> spawn_with_agent(const SpawnOptions &);
-  SpawnedProcess(pid_t pid, UniqueFd pidfd, AgentChannel channel,
-                 std::string program)
+  SpawnedProcess(pid_t pid, UniqueFd pidfd, AgentChannel channel, ExecCall exec)
       : pid_(pid), pidfd_(std::move(pidfd)), channel_(std::move(channel)),
-        program_(std::move(program)) {}
+        exec_(std::move(exec)) {}
 
   pid_t pid_;
   UniqueFd pidfd_;
   AgentChannel channel_;
-  std::string program_;
+  ExecCall exec_;
   std::optional<ExitStatus> status_;
   bool owned_ = true;
 };

@@ -1,0 +1,268 @@
+// Probes run for another thread (see foreign_task.h).
+#include "backends/userspace/foreign_task.h"
+
+#include "runtime/abi.h"
+#include "runtime/file_text.h"
+#include "runtime/helpers/process_facts.h"
+#include "runtime/proc_stat.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <linux/bpf.h>
+#include <optional>
+#include <string>
+#include <sys/uio.h>
+#include <unordered_map>
+
+namespace ubtrace::backends {
+
+void TaskNames::name(uint32_t pid, uint32_t tid, uint32_t cpu, char out[16]) {
+  std::memset(out, 0, 16);
+  std::string name;
+  if (tid == 0) { // the idle task
+    name = "swapper/" + std::to_string(cpu);
+  } else if (auto text = read_file("/proc/" + std::to_string(pid) + "/task/" +
+                                   std::to_string(tid) + "/comm")) {
+    name = *text;
+    while (!name.empty() && name.back() == '\n')
+      name.pop_back();
+  }
+  std::memcpy(out, name.data(), std::min<size_t>(name.size(), 15));
+}
+
+namespace {
+
+// What /proc says of a process, read once when a probe asks.
+struct ProcessFacts {
+  std::optional<std::pair<uint32_t, uint32_t>> uid_gid;
+  std::optional<pid_t> ppid;
+  std::optional<uint64_t> cgroup;
+};
+std::unordered_map<uint32_t, ProcessFacts> g_facts;
+
+ProcessFacts &facts_of(uint32_t pid) {
+  if (g_facts.size() > 65536)
+    g_facts.clear();
+  return g_facts[pid];
+}
+
+struct ProcNames final : TaskNames {};
+ProcNames g_proc_names;
+
+// The task the running program answers for: a helper gets only its five
+// arguments. Set around each run, on the CLI's thread.
+const ForeignTask *g_task = nullptr;
+
+const ForeignTask &task() {
+  return *g_task;
+}
+
+uint64_t f_pid_tgid(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
+  return (uint64_t(task().pid) << 32) | task().tid;
+}
+
+uint64_t f_cpu(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
+  return task().cpu;
+}
+
+uint64_t f_time(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
+  return task().time;
+}
+
+uint64_t put_name(uint64_t buf, uint64_t size, const char *name) {
+  if (size == 0)
+    return static_cast<uint64_t>(-EINVAL);
+  size_t n = std::min<size_t>(strnlen(name, 15), size - 1);
+  auto *dst = reinterpret_cast<char *>(buf);
+  std::memcpy(dst, name, n);
+  std::memset(dst + n, 0, size - n);
+  return 0;
+}
+
+uint64_t put_comm(uint64_t buf, uint64_t size, uint32_t pid, uint32_t tid) {
+  char name[16];
+  (task().names ? task().names : &g_proc_names)
+      ->name(pid, tid, task().cpu, name);
+  return put_name(buf, size, name);
+}
+
+uint64_t f_comm(uint64_t buf, uint64_t size, uint64_t, uint64_t, uint64_t) {
+  if (task().comm)
+    return put_name(buf, size, task().comm);
+  return put_comm(buf, size, task().pid, task().tid);
+}
+
+pid_t parent() {
+  if (task().pid == 0)
+    return 0;
+  auto &f = facts_of(task().pid);
+  if (!f.ppid) {
+    auto st = read_proc_stat(pid_t(task().pid));
+    f.ppid = st ? st->ppid : 0;
+  }
+  return *f.ppid;
+}
+
+uint64_t f_ppid(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
+  return uint64_t(parent());
+}
+
+uint64_t f_related_comm(uint64_t buf, uint64_t size, uint64_t which, uint64_t,
+                        uint64_t) {
+  if (which == abi::kRelatedLeader)
+    return put_comm(buf, size, task().pid, task().pid);
+  pid_t p = parent();
+  if (p <= 0)
+    return put_name(buf, size, "");
+  return put_comm(buf, size, uint32_t(p), uint32_t(p));
+}
+
+uint64_t f_uid_gid(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
+  if (task().pid == 0)
+    return 0;
+  auto &f = facts_of(task().pid);
+  if (!f.uid_gid) {
+    // Status's Uid: and Gid: lines: real, effective, saved, filesystem;
+    // the helper's are the real ones.
+    uint32_t uid = 0, gid = 0;
+    if (auto text =
+            read_file("/proc/" + std::to_string(task().pid) + "/status")) {
+      if (size_t at = text->find("\nUid:"); at != std::string::npos)
+        uid = uint32_t(std::strtoul(text->c_str() + at + 5, nullptr, 10));
+      if (size_t at = text->find("\nGid:"); at != std::string::npos)
+        gid = uint32_t(std::strtoul(text->c_str() + at + 5, nullptr, 10));
+    }
+    f.uid_gid = {uid, gid};
+  }
+  return (uint64_t(f.uid_gid->second) << 32) | f.uid_gid->first;
+}
+
+uint64_t f_cgroup_id(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
+  if (task().pid == 0)
+    return 0;
+  auto &f = facts_of(task().pid);
+  if (!f.cgroup)
+    f.cgroup = runtime::helpers::cgroup_id_of(std::to_string(task().pid));
+  return *f.cgroup;
+}
+
+// Reads the task's memory; how many bytes could be.
+size_t read_remote(void *dst, uint64_t size, uint64_t src) {
+  if (task().memory <= 0 || size == 0)
+    return 0;
+  iovec local{dst, size};
+  iovec remote{reinterpret_cast<void *>(src), size};
+  ssize_t n = process_vm_readv(task().memory, &local, 1, &remote, 1, 0);
+  return n > 0 ? size_t(n) : 0;
+}
+
+uint64_t f_probe_read(uint64_t dst, uint64_t size, uint64_t src, uint64_t,
+                      uint64_t) {
+  if (size == 0)
+    return 0;
+  if (read_remote(reinterpret_cast<void *>(dst), size, src) == size)
+    return 0;
+  std::memset(reinterpret_cast<void *>(dst), 0, size);
+  return static_cast<uint64_t>(-EFAULT);
+}
+
+uint64_t f_probe_read_str(uint64_t dst, uint64_t size, uint64_t src, uint64_t,
+                          uint64_t) {
+  auto *out = reinterpret_cast<char *>(dst);
+  if (size == 0)
+    return static_cast<uint64_t>(-EINVAL);
+  // As the kernel's: up to the NUL, cut to size - 1 bytes; nothing
+  // readable before either is a failed read. A string may end right
+  // before an unreadable page: read page by page.
+  size_t n = 0;
+  while (n < size) {
+    uint64_t page_left = 4096 - ((src + n) & 4095);
+    size_t want = std::min<uint64_t>(size - n, page_left);
+    size_t got = read_remote(out + n, want, src + n);
+    n += got;
+    if (got < want || std::memchr(out + n - got, 0, got))
+      break;
+  }
+  size_t len = strnlen(out, std::min(n, size_t(size - 1)));
+  if (len == n && n < size) {
+    std::memset(out, 0, size);
+    return static_cast<uint64_t>(-EFAULT);
+  }
+  out[len] = 0;
+  return len + 1;
+}
+
+uint64_t f_get_stack(uint64_t, uint64_t buf, uint64_t size, uint64_t flags,
+                     uint64_t) {
+  if (!(flags & BPF_F_USER_STACK))
+    return 0;
+  size_t n = std::min<size_t>(task().chain_len, size / 8);
+  if (n)
+    std::memcpy(reinterpret_cast<void *>(buf), task().chain, 8 * n);
+  return 8 * n;
+}
+
+uint64_t f_send_signal(uint64_t sig, uint64_t, uint64_t, uint64_t, uint64_t) {
+  if (task().pid == 0)
+    return static_cast<uint64_t>(-EINVAL);
+  return kill(pid_t(task().pid), int(sig)) == 0 ? 0
+                                                : static_cast<uint64_t>(-errno);
+}
+
+} // namespace
+
+namespace {
+
+const vm::HelperImpls &foreign_helper_impls() {
+  static const vm::HelperImpls impls = [] {
+    vm::HelperImpls h = host_helper_impls();
+    const std::pair<int32_t, vm::HelperFn> overrides[] = {
+        {BPF_FUNC_get_current_pid_tgid, f_pid_tgid},
+        {abi::kHelperInitialPidTgid, f_pid_tgid},
+        {BPF_FUNC_get_smp_processor_id, f_cpu},
+        {BPF_FUNC_ktime_get_ns, f_time},
+        {BPF_FUNC_get_current_comm, f_comm},
+        {abi::kHelperRelatedComm, f_related_comm},
+        {abi::kHelperPpid, f_ppid},
+        {BPF_FUNC_get_current_uid_gid, f_uid_gid},
+        {BPF_FUNC_get_current_cgroup_id, f_cgroup_id},
+        {BPF_FUNC_probe_read, f_probe_read},
+        {BPF_FUNC_probe_read_user, f_probe_read},
+        {BPF_FUNC_probe_read_str, f_probe_read_str},
+        {BPF_FUNC_probe_read_user_str, f_probe_read_str},
+        {BPF_FUNC_get_stack, f_get_stack},
+        {BPF_FUNC_send_signal, f_send_signal},
+    };
+    for (const auto &[id, fn] : overrides)
+      h.set(id, fn);
+    return h;
+  }();
+  return impls;
+}
+
+} // namespace
+
+Result<vm::BoundProgram> bind_foreign(const ProgramSet &programs,
+                                      const std::string &section) {
+  const vm::VerifiedProgram *verified = programs.verified(section);
+  if (!verified)
+    return make_error("BUG: no program in section " + section);
+  return vm::bind_program(*verified, programs.bindings(),
+                          foreign_helper_impls());
+}
+
+vm::RunResult run_for(const ForeignTask &t, const vm::BoundProgram &program,
+                      void *ctx) {
+  g_task = &t;
+  vm::RunResult r = vm::run(program, ctx);
+  g_task = nullptr;
+  return r;
+}
+
+void forget_process(uint32_t pid) {
+  g_facts.erase(pid);
+}
+
+} // namespace ubtrace::backends

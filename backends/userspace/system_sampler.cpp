@@ -1,0 +1,451 @@
+// System-wide sampling (see system_sampler.h).
+#include "backends/userspace/system_sampler.h"
+
+#include "backends/loss_report.h"
+#include "backends/userspace/foreign_task.h"
+#include "runtime/abi.h"
+#include "runtime/file_text.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
+#include <map>
+#include <optional>
+#include <string>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <unordered_map>
+
+namespace ubtrace::backends {
+namespace {
+
+// perf's x86 register numbers (asm/perf_regs.h) in the order a sample
+// carries them, and where each goes in pt_regs. DS, ES, FS and GS (12-15)
+// are not sampled on x86-64.
+struct RegSlot {
+  int perf;
+  size_t offset;
+};
+constexpr RegSlot kRegs[] = {
+    {0, offsetof(abi::PtRegsLayout, rax)},
+    {1, offsetof(abi::PtRegsLayout, rbx)},
+    {2, offsetof(abi::PtRegsLayout, rcx)},
+    {3, offsetof(abi::PtRegsLayout, rdx)},
+    {4, offsetof(abi::PtRegsLayout, rsi)},
+    {5, offsetof(abi::PtRegsLayout, rdi)},
+    {6, offsetof(abi::PtRegsLayout, rbp)},
+    {7, offsetof(abi::PtRegsLayout, rsp)},
+    {8, offsetof(abi::PtRegsLayout, rip)},
+    {9, offsetof(abi::PtRegsLayout, eflags)},
+    {10, offsetof(abi::PtRegsLayout, cs)},
+    {11, offsetof(abi::PtRegsLayout, ss)},
+    {16, offsetof(abi::PtRegsLayout, r8)},
+    {17, offsetof(abi::PtRegsLayout, r9)},
+    {18, offsetof(abi::PtRegsLayout, r10)},
+    {19, offsetof(abi::PtRegsLayout, r11)},
+    {20, offsetof(abi::PtRegsLayout, r12)},
+    {21, offsetof(abi::PtRegsLayout, r13)},
+    {22, offsetof(abi::PtRegsLayout, r14)},
+    {23, offsetof(abi::PtRegsLayout, r15)},
+};
+constexpr uint64_t reg_mask() {
+  uint64_t m = 0;
+  for (const auto &r : kRegs)
+    m |= uint64_t(1) << r.perf;
+  return m;
+}
+
+constexpr size_t kRingPages = 64; // per CPU and event: 256 KiB
+
+} // namespace
+
+struct SystemSampler::Impl final : TaskNames {
+  const runtime::Bundle &bundle;
+  const ProgramSet &programs;
+  UserSymbols &symbols;
+  BackendHost &host;
+
+  // One event of the bundle: its probes, in script order, and its ring on
+  // every CPU.
+  struct Event {
+    uint32_t type = 0;
+    uint64_t config = 0;
+    uint64_t period = 0;
+    std::vector<size_t> probes; // bundle indexes
+    std::vector<const vm::BoundProgram *> programs;
+    struct Ring {
+      int fd = -1;
+      uint32_t cpu = 0;
+      void *base = nullptr;
+    };
+    std::vector<Ring> rings;
+  };
+  std::vector<Event> events;
+  std::map<std::string, vm::BoundProgram> bound; // by section
+  size_t page = 0;
+  uint32_t max_stack = 127;
+
+  std::unordered_map<uint32_t, std::array<char, 16>> comms; // by tid
+  uint64_t lost = 0, failed = 0;
+  bool failure_said = false;
+
+  Impl(const runtime::Bundle &b, const ProgramSet &p, UserSymbols &s,
+       BackendHost &h)
+      : bundle(b), programs(p), symbols(s), host(h) {}
+
+  ~Impl() { close_all(); }
+
+  void close_all() {
+    for (auto &e : events)
+      for (auto &r : e.rings) {
+        if (r.base)
+          munmap(r.base, (kRingPages + 1) * page);
+        if (r.fd >= 0)
+          close(r.fd);
+        r = {};
+      }
+  }
+
+  // A thread's name: as the kernel's records said, else from /proc once.
+  void name(uint32_t pid, uint32_t tid, uint32_t cpu, char out[16]) override {
+    if (tid == 0)
+      return TaskNames::name(pid, tid, cpu, out);
+    auto it = comms.find(tid);
+    if (it == comms.end()) {
+      if (comms.size() > 65536)
+        comms.clear();
+      std::array<char, 16> read{};
+      TaskNames::name(pid, tid, cpu, read.data());
+      it = comms.emplace(tid, read).first;
+    }
+    std::memcpy(out, it->second.data(), 16);
+  }
+
+  std::string why_not(int err, uint32_t type) const {
+    if (type == PERF_TYPE_HARDWARE && (err == ENOENT || err == EOPNOTSUPP))
+      return "this machine has no hardware performance counters the kernel "
+             "can use (a virtual machine without a virtual PMU, say)";
+    if (err == EACCES || err == EPERM) {
+      auto level = read_file("/proc/sys/kernel/perf_event_paranoid");
+      std::string l = level ? *level : "?";
+      while (!l.empty() && (l.back() == '\n' || l.back() == ' '))
+        l.pop_back();
+      return "watching every CPU needs root or CAP_PERFMON "
+             "(kernel.perf_event_paranoid is " +
+             l +
+             "; at 0 or lower anyone may), or name a process with -c or "
+             "-p, whose own threads need no privilege";
+    }
+    if (err == EMFILE || err == ENFILE)
+      return "no file descriptor left for it";
+    if (err == ENOSYS)
+      return "this kernel has no perf events";
+    return std::strerror(err);
+  }
+
+  Result<void> open_event(Event &e, bool side_band) {
+    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    for (uint32_t cpu = 0; cpu < uint32_t(std::max(1L, ncpu)); cpu++) {
+      perf_event_attr attr{};
+      attr.size = sizeof attr;
+      attr.type = e.type;
+      attr.config = e.config;
+      attr.sample_period = e.period;
+      attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                         PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN |
+                         PERF_SAMPLE_REGS_USER;
+      attr.sample_regs_user = reg_mask();
+      attr.exclude_callchain_kernel = 1;
+      attr.sample_max_stack = static_cast<uint16_t>(max_stack);
+      attr.disabled = 1;
+      attr.exclude_hv = 1;
+      attr.use_clockid = 1;
+      attr.clockid = CLOCK_MONOTONIC;
+      attr.watermark = 1;
+      attr.wakeup_watermark = uint32_t(kRingPages * page / 2);
+      // Names and ends of threads, from the first event only.
+      attr.comm = side_band;
+      attr.comm_exec = side_band;
+      attr.task = side_band;
+      attr.sample_id_all = 1;
+      long fd = syscall(SYS_perf_event_open, &attr, -1, int(cpu), -1,
+                        PERF_FLAG_FD_CLOEXEC);
+      if (fd < 0) {
+        int err = errno;
+        if (err == ENODEV && cpu > 0)
+          continue; // offline
+        return make_error(why_not(err, e.type));
+      }
+      void *base = mmap(nullptr, (kRingPages + 1) * page,
+                        PROT_READ | PROT_WRITE, MAP_SHARED, int(fd), 0);
+      if (base == MAP_FAILED) {
+        int err = errno;
+        close(int(fd));
+        return make_error(std::string("cannot map a perf event's ring: ") +
+                          std::strerror(err));
+      }
+      e.rings.push_back({int(fd), cpu, base});
+    }
+    return {};
+  }
+
+  // A record taken out of a ring, to be handled in time order with those
+  // of the other CPUs (a thread renamed on one CPU may be sampled on
+  // another right after).
+  struct Taken {
+    uint64_t time;
+    size_t seq; // in its ring's order, for records of one time
+    Event *event;
+    std::vector<uint8_t> bytes; // header and body
+  };
+  std::vector<Taken> taken;
+
+  // Copies `len` bytes at `tail` of a ring (which may wrap) to `out`.
+  static void copy_out(const uint8_t *data, uint64_t size, uint64_t tail,
+                       size_t len, uint8_t *out) {
+    uint64_t off = tail % size;
+    size_t first = std::min<uint64_t>(len, size - off);
+    std::memcpy(out, data + off, first);
+    std::memcpy(out + first, data, len - first);
+  }
+
+  // Takes every record of one ring, and frees its space.
+  void read_ring(Event &e, Event::Ring &r) {
+    auto *meta = static_cast<perf_event_mmap_page *>(r.base);
+    const auto *data = static_cast<const uint8_t *>(r.base) + page;
+    const uint64_t size = kRingPages * page;
+    uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = meta->data_tail;
+    while (tail + sizeof(perf_event_header) <= head) {
+      perf_event_header h;
+      copy_out(data, size, tail, sizeof h, reinterpret_cast<uint8_t *>(&h));
+      if (h.size < sizeof h || tail + h.size > head)
+        break;
+      Taken t{0, taken.size(), &e, std::vector<uint8_t>(h.size)};
+      copy_out(data, size, tail, h.size, t.bytes.data());
+      // A sample's time follows its ip and ids; every other record ends
+      // with the sample id (sample_id_all): ids, time, cpu.
+      size_t at = h.type == PERF_RECORD_SAMPLE ? sizeof h + 16 : h.size - 16;
+      if (at + 8 <= h.size && at >= sizeof h)
+        std::memcpy(&t.time, t.bytes.data() + at, 8);
+      taken.push_back(std::move(t));
+      tail += h.size;
+    }
+    __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+  }
+
+  // Handles one record; false once a probe called exit().
+  bool handle(Event &e, const perf_event_header &h, const uint8_t *p,
+              size_t len) {
+    auto take = [&](void *dst, size_t n) {
+      if (n > len)
+        return false;
+      std::memcpy(dst, p, n);
+      p += n;
+      len -= n;
+      return true;
+    };
+    switch (h.type) {
+    case PERF_RECORD_LOST: {
+      uint64_t id_lost[2];
+      if (take(id_lost, sizeof id_lost))
+        lost += id_lost[1];
+      return true;
+    }
+    case PERF_RECORD_COMM: {
+      uint32_t ids[2];
+      if (!take(ids, sizeof ids))
+        return true;
+      std::array<char, 16> name{};
+      std::memcpy(name.data(), p, std::min<size_t>(len, 15));
+      name[15] = 0;
+      comms[ids[1]] = name;
+      return true;
+    }
+    case PERF_RECORD_FORK: {
+      // A new thread or process is named as its parent thread was.
+      uint32_t ids[4]; // pid, ppid, tid, ptid
+      if (take(ids, sizeof ids) && ids[3] != 0) {
+        char parent[16];
+        name(ids[1], ids[3], 0, parent); // the parent is likely alive
+        std::memcpy(comms[ids[2]].data(), parent, 16);
+      }
+      return true;
+    }
+    case PERF_RECORD_EXIT: {
+      // The numbers may come back for others: forget what they said.
+      uint32_t ids[4]; // pid, ppid, tid, ptid
+      if (take(ids, sizeof ids)) {
+        comms.erase(ids[2]);
+        if (ids[0] == ids[2])
+          forget_process(ids[0]);
+      }
+      return true;
+    }
+    case PERF_RECORD_SAMPLE:
+      break;
+    default:
+      return true;
+    }
+    ForeignTask s;
+    s.names = this;
+    uint64_t ip = 0, nr = 0, abi_kind = 0;
+    uint32_t cpu_res[2] = {};
+    uint32_t ids[2] = {};
+    if (!take(&ip, 8) || !take(ids, 8) || !take(&s.time, 8) ||
+        !take(cpu_res, 8) || !take(&nr, 8) || nr > len / 8)
+      return true;
+    s.pid = ids[0];
+    s.tid = ids[1];
+    s.cpu = cpu_res[0];
+    s.memory = pid_t(s.pid);
+    std::vector<uint64_t> chain(nr);
+    take(chain.data(), 8 * nr);
+    // Only the user part (the kernel's is excluded), after its marker.
+    chain.erase(
+        std::remove_if(chain.begin(), chain.end(),
+                       [](uint64_t a) { return a >= PERF_CONTEXT_MAX; }),
+        chain.end());
+    s.chain = chain.data();
+    s.chain_len = chain.size();
+    abi::HostProbeCtx ctx{};
+    if (take(&abi_kind, 8) && abi_kind != PERF_SAMPLE_REGS_ABI_NONE) {
+      for (const auto &slot : kRegs) {
+        uint64_t v = 0;
+        if (!take(&v, 8))
+          break;
+        std::memcpy(reinterpret_cast<uint8_t *>(&ctx.regs) + slot.offset, &v,
+                    8);
+      }
+    }
+    // The process's addresses print as symbols after it is gone.
+    if (s.pid != 0 && !symbols.runtime().has_snapshot(pid_t(s.pid)))
+      (void)symbols.runtime().snapshot(pid_t(s.pid));
+    for (size_t k = 0; k < e.probes.size(); k++) {
+      ctx.probe_id = e.probes[k];
+      vm::RunResult res = run_for(s, *e.programs[k], &ctx);
+      if (res.status != vm::RunStatus::Ok) {
+        failed++;
+        if (!failure_said) {
+          failure_said = true;
+          host.runtime_error(std::string(vm::describe(res.status)) + " in " +
+                             bundle.probes[e.probes[k]].name + " at PC " +
+                             std::to_string(res.stop_pc));
+        }
+      }
+      host.drain_events();
+      if (host.exiting())
+        return false;
+    }
+    return true;
+  }
+};
+
+SystemSampler::SystemSampler(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+SystemSampler::~SystemSampler() = default;
+
+Result<std::unique_ptr<SystemSampler>>
+SystemSampler::create(const runtime::Bundle &bundle, const ProgramSet &programs,
+                      UserSymbols &symbols, BackendHost &host) {
+  auto impl = std::make_unique<Impl>(bundle, programs, symbols, host);
+  impl->page = size_t(sysconf(_SC_PAGESIZE));
+  // The kernel refuses a longer call chain than its sysctl allows.
+  if (auto text = read_file("/proc/sys/kernel/perf_event_max_stack"))
+    impl->max_stack = std::clamp<uint32_t>(
+        uint32_t(std::strtoul(text->c_str(), nullptr, 10)), 1, 127);
+  for (size_t i = 0; i < bundle.probes.size(); i++) {
+    const auto &spec = bundle.probes[i];
+    if (!samples(spec.kind))
+      continue;
+    // A profile probe (and software:cpu-clock/task-clock) is the CPU's
+    // clock; on a CPU, task-clock is cpu-clock.
+    uint32_t type = spec.kind == runtime::ProbeKind::Profile
+                        ? uint32_t(PERF_TYPE_SOFTWARE)
+                        : spec.perf_type;
+    uint64_t config = spec.kind == runtime::ProbeKind::Profile
+                          ? uint64_t(PERF_COUNT_SW_CPU_CLOCK)
+                          : spec.perf_config;
+    uint64_t period = std::max<uint64_t>(spec.interval_ns, 1);
+    auto bound = impl->bound.find(spec.section);
+    if (bound == impl->bound.end()) {
+      auto b = bind_foreign(programs, spec.section);
+      if (!b)
+        return make_error("cannot bind the program of " + spec.name + ": " +
+                          b.error());
+      bound = impl->bound.emplace(spec.section, std::move(*b)).first;
+    }
+    auto same = std::find_if(
+        impl->events.begin(), impl->events.end(), [&](const Impl::Event &e) {
+          return e.type == type && e.config == config && e.period == period;
+        });
+    if (same == impl->events.end()) {
+      impl->events.push_back({type, config, period, {}, {}, {}});
+      same = impl->events.end() - 1;
+    }
+    same->probes.push_back(i);
+    same->programs.push_back(&bound->second);
+  }
+  return std::unique_ptr<SystemSampler>(new SystemSampler(std::move(impl)));
+}
+
+Result<size_t> SystemSampler::attach() {
+  size_t probes = 0;
+  for (size_t k = 0; k < impl_->events.size(); k++) {
+    auto &e = impl_->events[k];
+    if (auto ok = impl_->open_event(e, k == 0); !ok) {
+      impl_->close_all();
+      return make_error(impl_->bundle.probes[e.probes.front()].name + ": " +
+                        ok.error());
+    }
+    probes += e.probes.size();
+  }
+  return probes;
+}
+
+void SystemSampler::start() {
+  for (auto &e : impl_->events)
+    for (auto &r : e.rings)
+      ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0);
+}
+
+void SystemSampler::drain() {
+  auto &taken = impl_->taken;
+  taken.clear();
+  for (auto &e : impl_->events)
+    for (auto &r : e.rings)
+      if (r.base)
+        impl_->read_ring(e, r);
+  std::sort(taken.begin(), taken.end(), [](const auto &a, const auto &b) {
+    return a.time != b.time ? a.time < b.time : a.seq < b.seq;
+  });
+  for (auto &t : taken) {
+    perf_event_header h;
+    std::memcpy(&h, t.bytes.data(), sizeof h);
+    if (!impl_->handle(*t.event, h, t.bytes.data() + sizeof h,
+                       t.bytes.size() - sizeof h))
+      break; // exit(): the rest is not run
+  }
+  taken.clear();
+}
+
+void SystemSampler::detach() {
+  for (auto &e : impl_->events)
+    for (auto &r : e.rings)
+      if (r.fd >= 0)
+        ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0);
+  impl_->close_all();
+}
+
+agent::NamedValues SystemSampler::losses() const {
+  return {{kSampleLost, impl_->lost}, {kSampleFailed, impl_->failed}};
+}
+
+} // namespace ubtrace::backends
