@@ -177,6 +177,7 @@ public:
   Val gen_bswap(ast::Call &c);
   Val gen_nsecs(ast::Call &c);
   Val gen_signal(ast::Call &c);
+  Val gen_write_user(ast::Call &c);
   Val gen_assert(ast::Call &c);
   Val gen_static_assert(ast::Call &c);
   Val gen_uaddr(ast::Call &c);

@@ -419,6 +419,8 @@ Val IRGen::gen_call(Call &c) {
     return gen_builtin(BuiltinVar::LeaderComm, 0, n, c);
   case BuiltinFn::Signal:
     return gen_signal(c);
+  case BuiltinFn::WriteUser:
+    return gen_write_user(c);
   case BuiltinFn::Assert:
     return gen_assert(c);
   case BuiltinFn::StaticAssert:

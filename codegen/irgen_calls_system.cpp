@@ -177,6 +177,24 @@ Val IRGen::gen_signal(Call &c) {
   return {i64(0), false};
 }
 
+// The value's bytes written at dst: no more than the value holds (buf()'s
+// bytes after its length word), true when all were.
+Val IRGen::gen_write_user(Call &c) {
+  auto &A = c.args;
+  Type st = A[1]->type;
+  auto *dst = b_.CreateIntToPtr(gen_scalar(A[0]), ptrt());
+  llvm::Value *src = to_mem(gen(A[1]), st);
+  uint32_t size = st.size;
+  if (st.kind == TypeKind::Buffer) {
+    src = byte_ptr(src, 4);
+    size -= 4;
+  }
+  auto *len = gen_scalar(A[2]);
+  len = b_.CreateSelect(b_.CreateICmpULT(len, i64(size)), len, i64(size));
+  auto *rc = helper(BPF_FUNC_probe_write_user, i64t(), {dst, src, len});
+  return {b_.CreateZExt(b_.CreateICmpEQ(rc, i64(0)), i64t()), false};
+}
+
 Val IRGen::gen_assert(Call &c) {
   auto &A = c.args;
   auto *ok = gen_cond(A[0]);

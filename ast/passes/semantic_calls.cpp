@@ -205,7 +205,11 @@ void Semantic::check_call(Call &c) {
       return;
     }
     if ((row.flags & BF_UNSAFE) && !ctx_.unsafe) {
-      err(c.loc) << n << "() is an unsafe function being used in safe mode";
+      // bpftrace's stdlib macros (write_user) say it their own way.
+      if (c.fn == BuiltinFn::WriteUser)
+        err(c.loc) << n << "() is unsafe. To use you need the --unsafe flag";
+      else
+        err(c.loc) << n << "() is an unsafe function being used in safe mode";
       return;
     }
     if (probe_ && !in_probe_set(row.probes)) {
@@ -298,6 +302,8 @@ void Semantic::check_call(Call &c) {
     return check_bswap(c);
   case BuiltinFn::Signal:
     return check_signal(c);
+  case BuiltinFn::WriteUser:
+    return check_write_user(c);
   case BuiltinFn::Exit:
     return check_exit(c);
   case BuiltinFn::Assert:

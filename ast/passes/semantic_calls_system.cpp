@@ -226,6 +226,32 @@ void Semantic::check_signal(Call &c) {
   return;
 }
 
+// write_user(dst, src, len): len bytes of a value the probe holds (a
+// string, an array, a record, buf()'s bytes) written at dst in the traced
+// process; true when all were.
+void Semantic::check_write_user(Call &c) {
+  if (!check_arity(c))
+    return;
+  c.type = make_bool();
+  Type dst = decay(c.args[0]->type), src = c.args[1]->type,
+       len = decay(c.args[2]->type);
+  if (!dst.is_none() && !dst.is_intlike() && dst.kind != TypeKind::Pointer)
+    err(c.args[0]->loc) << "write_user() writes at an address: expected a "
+                           "pointer or an integer, found "
+                        << type_str(dst);
+  if (!src.is_none() && src.kind != TypeKind::String &&
+      src.kind != TypeKind::Array && src.kind != TypeKind::Record &&
+      src.kind != TypeKind::Buffer)
+    err(c.args[1]->loc) << "write_user() writes the bytes of a value the "
+                           "probe holds (a string, an array, a record or "
+                           "buf()), found "
+                        << type_str(src)
+                        << "; read memory into one first (str(), buf())";
+  if (!len.is_none() && !len.is_intlike())
+    err(c.args[2]->loc) << "write_user() expects a length, found "
+                        << type_str(len);
+}
+
 void Semantic::check_assert(Call &c) {
   std::string msg;
   if (check_arity(c) && expect_string_literal(c, 1, msg)) {

@@ -98,6 +98,7 @@ public:
   void check_pid_tid(Call &c);
   void check_comm(Call &c);
   void check_signal(Call &c);
+  void check_write_user(Call &c);
   void check_assert(Call &c);
   void check_static_assert(Call &c);
   // builtin variables (semantic_exprs.cpp)

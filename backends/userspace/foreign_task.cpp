@@ -194,6 +194,18 @@ uint64_t f_probe_read_str(uint64_t dst, uint64_t size, uint64_t src, uint64_t,
   return len + 1;
 }
 
+uint64_t f_probe_write_user(uint64_t dst, uint64_t src, uint64_t len, uint64_t,
+                            uint64_t) {
+  if (len == 0)
+    return 0;
+  if (task().memory <= 0)
+    return static_cast<uint64_t>(-EFAULT);
+  iovec local{reinterpret_cast<void *>(src), len};
+  iovec remote{reinterpret_cast<void *>(dst), len};
+  ssize_t n = process_vm_writev(task().memory, &local, 1, &remote, 1, 0);
+  return n == ssize_t(len) ? 0 : static_cast<uint64_t>(-EFAULT);
+}
+
 uint64_t f_get_stack(uint64_t, uint64_t buf, uint64_t size, uint64_t flags,
                      uint64_t) {
   if (!(flags & BPF_F_USER_STACK))
@@ -234,6 +246,7 @@ const vm::HelperImpls &foreign_helper_impls() {
         {BPF_FUNC_probe_read_user_str, f_probe_read_str},
         {BPF_FUNC_get_stack, f_get_stack},
         {BPF_FUNC_send_signal, f_send_signal},
+        {BPF_FUNC_probe_write_user, f_probe_write_user},
     };
     for (const auto &[id, fn] : overrides)
       h.set(id, fn);

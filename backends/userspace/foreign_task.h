@@ -9,8 +9,8 @@
 //   uid, gid, ppid, cgroup,     read from /proc for its process, once per
 //   the parent's and leader's   process (forget() drops what was read)
 //   names
-//   memory reads                the given process's memory
-//                               (process_vm_readv), or none
+//   memory reads, write_user()  the given process's memory
+//                               (process_vm_readv/writev), or none
 //   ustack                      the given user call chain
 //   signal()                    sent to its process
 #pragma once

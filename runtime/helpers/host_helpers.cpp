@@ -223,6 +223,19 @@ uint64_t h_get_stack(uint64_t ctx, uint64_t buf, uint64_t size, uint64_t flags,
   return n * 8;
 }
 
+// write_user(): len bytes of the program's memory written at dst, fault-
+// safe; 0 when all were, as the kernel's bpf_probe_write_user.
+uint64_t h_probe_write_user(uint64_t dst, uint64_t src, uint64_t len, uint64_t,
+                            uint64_t) {
+  if (len == 0)
+    return 0;
+  const SafeReader writer;
+  return writer.write(reinterpret_cast<void *>(dst),
+                      reinterpret_cast<const void *>(src), len) == len
+             ? 0
+             : static_cast<uint64_t>(-EFAULT);
+}
+
 uint64_t h_send_signal(uint64_t sig, uint64_t, uint64_t, uint64_t, uint64_t) {
   return static_cast<uint64_t>(signal_self(static_cast<int>(sig)));
 }
@@ -252,6 +265,7 @@ constexpr maps::HelperEntry kHelpers[] = {
     {BPF_FUNC_get_current_cgroup_id, "get_current_cgroup_id", h_cgroup_id},
     {BPF_FUNC_get_stack, "get_stack", h_get_stack},
     {BPF_FUNC_send_signal, "send_signal", h_send_signal},
+    {BPF_FUNC_probe_write_user, "probe_write_user", h_probe_write_user},
     {BPF_FUNC_probe_read_user, "probe_read_user", h_probe_read},
     {BPF_FUNC_probe_read_kernel, "probe_read_kernel", h_probe_read_kernel},
     {BPF_FUNC_probe_read_user_str, "probe_read_user_str", h_probe_read_str},

@@ -119,17 +119,23 @@ Mode choose_mode(bool &unblock) {
   return Mode::Refused;
 }
 
-// One page's worth (the chunk never crosses a page): all or nothing.
-bool copy_chunk(Mode mode, void *dst, uint64_t src, size_t n) {
+// One page's worth (the chunk never crosses a page of the side that may
+// fault: src when reading, dst when writing): all or nothing.
+bool copy_chunk(Mode mode, void *dst, uint64_t src, size_t n,
+                bool writing = false) {
   switch (mode) {
-  case Mode::Fault:
+  case Mode::Fault: // the copy instruction faults on either side alike
     return ubt_fault_copy(dst, reinterpret_cast<const void *>(src), n) == 0;
   case Mode::Kernel: {
-    struct iovec local = {dst, n};
-    struct iovec remote = {reinterpret_cast<void *>(src), n};
+    // The side that may fault is the "remote" one, in this process.
+    void *ours = writing ? reinterpret_cast<void *>(src) : dst;
+    void *theirs = writing ? dst : reinterpret_cast<void *>(src);
+    struct iovec local = {ours, n};
+    struct iovec remote = {theirs, n};
     long pid = probe_safe::raw_syscall(SYS_getpid);
     return probe_safe::raw_syscall(
-               SYS_process_vm_readv, pid, reinterpret_cast<long>(&local), 1,
+               writing ? SYS_process_vm_writev : SYS_process_vm_readv, pid,
+               reinterpret_cast<long>(&local), 1,
                reinterpret_cast<long>(&remote), 1, 0) == static_cast<long>(n);
   }
   case Mode::Refused:
@@ -222,6 +228,22 @@ size_t SafeReader::copy_string(char *dst, const char *src, size_t max) const {
     size_t len = probe_safe::bounded_length(dst + done, chunk);
     if (len < chunk)
       return done + len + 1; // the NUL, which was copied
+    done += chunk;
+  }
+  return done;
+}
+
+size_t SafeReader::write(void *dst, const void *src, size_t n) const {
+  auto d = reinterpret_cast<uint64_t>(dst);
+  if (n == 0 || !plausible(d, n))
+    return 0;
+  auto mode = static_cast<Mode>(mode_);
+  size_t done = 0;
+  while (done < n) {
+    size_t chunk = chunk_at(d + done, n - done);
+    if (!copy_chunk(mode, reinterpret_cast<void *>(d + done),
+                    reinterpret_cast<uint64_t>(src) + done, chunk, true))
+      break;
     done += chunk;
   }
   return done;

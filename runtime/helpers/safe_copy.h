@@ -65,6 +65,10 @@ public:
   size_t copy(void *dst, const void *src, size_t n) const;
   // See safe_copy_string.
   size_t copy_string(char *dst, const char *src, size_t max) const;
+  // Copies up to n bytes from this call's own memory (src) to dst, which
+  // may not be writable; returns how many were written (a prefix: the
+  // first page of dst that faults ends it). write_user(), --unsafe only.
+  size_t write(void *dst, const void *src, size_t n) const;
 
 private:
   int mode_ = 0;

@@ -89,6 +89,7 @@ const std::map<BuiltinFn, std::string> &fn_uses() {
       {BuiltinFn::Cgroupid, "$x = cgroupid(\"/\");"},
       {BuiltinFn::Bswap, "$x = bswap(nsecs);"},
       {BuiltinFn::Signal, "signal(\"SIGUSR1\");"},
+      {BuiltinFn::WriteUser, "$x = write_user(reg(\"sp\"), \"hi\", 3);"},
       {BuiltinFn::Exit, "exit(3);"},
       {BuiltinFn::Assert, "assert(nsecs > 0, \"time runs\");"},
       {BuiltinFn::StaticAssert, "static_assert(1, \"one\");"},
