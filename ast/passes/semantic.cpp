@@ -5,6 +5,7 @@
 #include "ast/passes/c_definitions.h"
 #include "ast/passes/config.h"
 #include "ast/passes/semantic_internal.h"
+#include "ast/syscall_structs.h"
 
 #include <algorithm>
 #include <cctype>
@@ -333,7 +334,10 @@ Type Semantic::resolve_spec(TypeSpec &spec, bool allow_unsized_array) {
         (spec.base == TypeSpec::Base::Struct ? "struct " : "union ") +
         spec.name;
     auto it = c.records.find(full);
-    if (it == c.records.end() && import_debug_type(full))
+    // The traced binaries' DWARF, then the kernel's structures system
+    // calls point to (syscall_structs.h).
+    if (it == c.records.end() &&
+        (import_debug_type(full) || import_syscall_struct(full, ctx_.c_types)))
       it = c.records.find(full);
     if (it == c.records.end()) {
       // A pointer to an unknown record is fine until a field is read.

@@ -2,6 +2,7 @@
 #include "ast/builtins.h"
 #include "ast/passes/semantic_internal.h"
 #include "ast/suggest.h"
+#include "ast/syscall_structs.h"
 #include "ast/syscalls.h"
 
 #include <cctype>
@@ -239,6 +240,25 @@ Type Semantic::syscall_args_type(Identifier &e) {
   if (!layout.error.empty()) {
     err(e.loc) << layout.error;
     return Type{};
+  }
+  // A pointer to a structure the kernel declares (`args.rqtp` of
+  // nanosleep) points to it, when every event declares the field alike
+  // and the layout is known (syscall_structs.h); else it stays void *.
+  auto events = probe_syscall_events(probe_->attach_points);
+  for (auto &f : layout.record.fields) {
+    std::string_view decl;
+    bool alike = true;
+    for (const auto &ev : events)
+      for (const auto &a :
+           ev.call && !ev.exit ? ev.call->args : std::vector<SyscallArg>{})
+        if (a.name == f.name) {
+          alike = alike && (decl.empty() || decl == a.decl);
+          decl = a.decl;
+        }
+    if (!alike || decl.empty())
+      continue;
+    if (Type t = syscall_struct_pointer(decl, ctx_.c_types); !t.is_none())
+      f.type = std::make_shared<const Type>(t);
   }
   std::vector<ArgPlace> places;
   for (size_t j = 0; j < layout.record.fields.size(); j++) {
