@@ -97,6 +97,7 @@ def main():
             elif have_bpftrace:
                 bscript = f"profile:hz:{rate} /pid == cpid/ {body}"
                 b, bs = median_run([bpftrace, "-e", bscript, "-c", " ".join(prog)])
+            if have_bpftrace:
                 bcols = f"{b / 1e6:13.0f}{(b / base - 1) * 100:7.2f}%{bs:9.0f}"
             else:
                 bcols = f"{'skipped':>13}{'':>8}{'':>9}"
