@@ -287,6 +287,7 @@ o=$(trace 'struct Pair { int first; float second; short third; }
   "$apps/param_types_static 2.0")
 check ptr-struct "pair 10 3f000000 3" "$(echo "$o" | grep '^pair ' | head -1)"
 # labels: 16-byte slots "alpha", "beta", "gamma delta", "", 15 x 'x'.
+# str(p, n) reads n bytes with the NUL: n - 1 characters, as bpftrace.
 exe="$apps/labels_static"
 o=$(trace 'kernel::label_lengths /threadIdx.x == 0/ {
              printf("str [%s] [%s] [%s] [%r]\n", str(arg0 + 2 * arg1),
@@ -294,7 +295,7 @@ o=$(trace 'kernel::label_lengths /threadIdx.x == 0/ {
                     buf(arg0 + arg1, 4)); }
            kernel::label_lengths /threadIdx.x < 5/ {
              @[str(arg0 + threadIdx.x * arg1)] = count(); }' "$exe")
-check ptr-str "str [gamma delta] [gamma] [xxxxxxxx] [beta]" \
+check ptr-str "str [gamma delta] [gamm] [xxxxxxx] [beta]" \
   "$(echo "$o" | grep '^str ' | head -1)"
 check ptr-str-map "@[]: 1,@[alpha]: 1,@[beta]: 1,@[gamma delta]: 1,@[xxxxxxxxxxxxxxx]: 1" \
   "$(echo "$o" | grep '^@\[' | sort | paste -sd, -)"
