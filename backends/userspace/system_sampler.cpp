@@ -247,7 +247,8 @@ struct SystemSampler::Impl final : TaskNames {
     auto take = [&](void *dst, size_t n) {
       if (n > len)
         return false;
-      std::memcpy(dst, p, n);
+      if (n) // an empty call chain has no buffer
+        std::memcpy(dst, p, n);
       p += n;
       len -= n;
       return true;
