@@ -68,7 +68,6 @@ constexpr size_t kRingPages = 64; // per CPU and event: 256 KiB
 
 struct SystemSampler::Impl final : TaskNames {
   const runtime::Bundle &bundle;
-  const ProgramSet &programs;
   UserSymbols &symbols;
   BackendHost &host;
 
@@ -82,7 +81,6 @@ struct SystemSampler::Impl final : TaskNames {
     std::vector<const vm::BoundProgram *> programs;
     struct Ring {
       int fd = -1;
-      uint32_t cpu = 0;
       void *base = nullptr;
     };
     std::vector<Ring> rings;
@@ -96,9 +94,8 @@ struct SystemSampler::Impl final : TaskNames {
   uint64_t lost = 0, failed = 0;
   bool failure_said = false;
 
-  Impl(const runtime::Bundle &b, const ProgramSet &p, UserSymbols &s,
-       BackendHost &h)
-      : bundle(b), programs(p), symbols(s), host(h) {}
+  Impl(const runtime::Bundle &b, UserSymbols &s, BackendHost &h)
+      : bundle(b), symbols(s), host(h) {}
 
   ~Impl() { close_all(); }
 
@@ -191,7 +188,7 @@ struct SystemSampler::Impl final : TaskNames {
         return make_error(std::string("cannot map a perf event's ring: ") +
                           std::strerror(err));
       }
-      e.rings.push_back({int(fd), cpu, base});
+      e.rings.push_back({int(fd), base});
     }
     return {};
   }
@@ -356,7 +353,7 @@ SystemSampler::~SystemSampler() = default;
 Result<std::unique_ptr<SystemSampler>>
 SystemSampler::create(const runtime::Bundle &bundle, const ProgramSet &programs,
                       UserSymbols &symbols, BackendHost &host) {
-  auto impl = std::make_unique<Impl>(bundle, programs, symbols, host);
+  auto impl = std::make_unique<Impl>(bundle, symbols, host);
   impl->page = size_t(sysconf(_SC_PAGESIZE));
   // The kernel refuses a longer call chain than its sysctl allows.
   if (auto text = read_file("/proc/sys/kernel/perf_event_max_stack"))
