@@ -35,6 +35,9 @@ CpuFeatures detect() {
     f.save_area_size = (size + 63) & ~63u;
     __cpuid_count(0xD, 1, a, b, c, d);
     f.save_insn = (a & 2) ? VectorSaveInsn::Xsavec : VectorSaveInsn::Xsave;
+    f.xinuse = (a & 4) != 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    f.opmask64 = (b & (1u << 30)) != 0;
   }
   __cpuid(0x80000000, a, b, c, d);
   if (a >= 0x80000001) {

@@ -23,6 +23,11 @@ struct CpuFeatures {
   // C code never touches them.
   uint64_t xsave_mask = 0;
   VectorWidth width = VectorWidth::Xmm;
+  // XGETBV with ECX=1 reports which components are in use (XINUSE): the
+  // probe path keeps vector registers by moves (vector_moves.h).
+  bool xinuse = false;
+  // AVX512BW: the opmask registers are 64 bits wide (else 16).
+  bool opmask64 = false;
   // Bytes of the save area (a multiple of 64).
   uint32_t save_area_size = 512;
   uint16_t user_cs = 0x33;

@@ -7,6 +7,7 @@
 #include "runtime/hook/return_stubs.h"
 #include "runtime/hook/site_bindings.h"
 #include "runtime/hook/thread_state.h"
+#include "runtime/hook/vector_moves.h"
 #include "runtime/probe_safe.h"
 
 #include <csignal>
@@ -339,11 +340,19 @@ extern "C" bool ubt_hook_dispatch_signal(PtRegs *regs, Handler fn, void *user) {
 
 // For callers that reach a handler from code that saved no vector state
 // (the system call fast path, runtime/agent/syscalls.h): the dispatch runs
-// with the traced code's vector and x87 state kept around it.
+// with the traced code's vector state kept around it, by moves where the
+// CPU reports what is in use (vector_moves.h), else by XSAVE.
 extern "C" bool ubt_hook_dispatch_keeping_vectors(PtRegs *regs, Handler fn,
                                                   void *user) {
-  return keeping_vector_state(
-      [&] { return ubt_hook_dispatch_signal(regs, fn, user); });
+  const CpuFeatures &cpu = detected_cpu_features();
+  if (!cpu.xinuse)
+    return keeping_vector_state(
+        [&] { return ubt_hook_dispatch_signal(regs, fn, user); });
+  MovedVectors kept;
+  vector_moves::save(kept, cpu);
+  bool ran = ubt_hook_dispatch_signal(regs, fn, user);
+  vector_moves::restore(kept, cpu);
+  return ran;
 }
 
 } // namespace ubtrace::runtime::hook
