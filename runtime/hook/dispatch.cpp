@@ -277,6 +277,23 @@ extern "C" uint64_t ubt_hook_dispatch_entry(PtRegs *regs, SiteBindings *site,
   return stub;
 }
 
+// The entry trampoline of a site where any vector register may be live
+// (not a function's entry) on a CPU that reports XINUSE: the trampoline
+// saves nothing and the dispatch runs with the traced code's vector state
+// kept by moves (vector_moves.h), when the handler asked for it.
+extern "C" uint64_t ubt_hook_dispatch_entry_keeping_vectors(PtRegs *regs,
+                                                            SiteBindings *site,
+                                                            uint64_t keep) {
+  if (!keep)
+    return ubt_hook_dispatch_entry(regs, site, 0);
+  const CpuFeatures &cpu = detected_cpu_features();
+  MovedVectors kept;
+  vector_moves::save(kept, cpu);
+  uint64_t stub = ubt_hook_dispatch_entry(regs, site, 1);
+  vector_moves::restore(kept, cpu);
+  return stub;
+}
+
 extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,
                                              uint64_t vectors_saved) {
   ThreadState *ts = t_thread_state;

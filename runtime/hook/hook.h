@@ -112,8 +112,11 @@ namespace ubtrace::runtime::hook {
 enum class HookKind : uint8_t { Entry, Return };
 
 enum class VectorState : uint8_t {
-  // Save and restore x87/SSE/AVX/AVX-512 state around the handler (XSAVEC).
-  // Right for any handler.
+  // Keep the SSE/AVX/AVX-512 registers and MXCSR around the handler: the
+  // argument registers at a function's entry, everything elsewhere (by
+  // moves where the CPU reports XINUSE, vector_moves.h; else XSAVEC, x87
+  // included). Right for any handler that uses no x87 or MMX register
+  // (the agent's: habits.agent_no_x87).
   Preserve,
   // The handler never touches vector or x87 registers: built with
   // -mgeneral-regs-only and calling nothing that does (no libc string

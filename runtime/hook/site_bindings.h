@@ -49,6 +49,12 @@ inline void store_binding(const HandlerBinding *&slot,
 // when a return hook armed, else 0; the caller puts it in place.
 extern "C" uint64_t ubt_hook_dispatch_entry(PtRegs *regs, SiteBindings *site,
                                             uint64_t vectors_saved);
+// The same for a site not at a function's entry on a CPU with XINUSE: the
+// vector state is kept here, by moves, when `keep` (the trampoline saved
+// none).
+extern "C" uint64_t ubt_hook_dispatch_entry_keeping_vectors(PtRegs *regs,
+                                                            SiteBindings *site,
+                                                            uint64_t keep);
 // Returns the real return address.
 extern "C" uint64_t ubt_hook_dispatch_return(PtRegs *regs, uint64_t index,
                                              uint64_t vectors_saved);

@@ -229,11 +229,13 @@ namespace {
 // After the dispatcher: restores the vector state (if r12 says it was
 // saved) and the registers, leaving rsp where the patched jump found it.
 void emit_entry_restore(CodeBuffer &c, const CpuFeatures &cpu,
-                        VectorSaveKind kind, int32_t red_zone) {
-  x86::test64(c, Reg::R12, Reg::R12);
-  size_t skip_restore = x86::jz_short_forward(c);
-  emit_vector_restore(c, cpu, kind);
-  x86::bind_short(c, skip_restore);
+                        std::optional<VectorSaveKind> kind, int32_t red_zone) {
+  if (kind) {
+    x86::test64(c, Reg::R12, Reg::R12);
+    size_t skip_restore = x86::jz_short_forward(c);
+    emit_vector_restore(c, cpu, *kind);
+    x86::bind_short(c, skip_restore);
+  }
   emit_frame_restore(c, cpu, red_zone);
 }
 
@@ -449,18 +451,28 @@ Result<void> emit_entry_trampoline(CodeBuffer &c, Site &site,
   // At a function's entry only the argument registers can be live (the ABI
   // makes every vector register caller-saved and the x87 stack empty at a
   // call); anywhere else, anything can.
-  VectorSaveKind kind = site.plan.at_function_entry ? VectorSaveKind::Arguments
-                                                    : VectorSaveKind::All;
-  size_t skip_save = x86::jz_short_forward(c);
-  emit_vector_save(c, cpu, kind);
-  x86::bind_short(c, skip_save);
+  // Anywhere else the dispatcher keeps it by moves where the CPU reports
+  // what is in use (vector_moves.h): XSAVE costs more than the whole hit
+  // on some machines. No kind: the trampoline saves nothing.
+  std::optional<VectorSaveKind> kind;
+  if (site.plan.at_function_entry)
+    kind = VectorSaveKind::Arguments;
+  else if (!cpu.xinuse)
+    kind = VectorSaveKind::All;
+  if (kind) {
+    size_t skip_save = x86::jz_short_forward(c);
+    emit_vector_save(c, cpu, *kind);
+    x86::bind_short(c, skip_save);
+  }
   x86::cld(c); // the C ABI wants DF clear
   x86::and_rsp_imm8(c, -16);
   x86::mov(c, Reg::Rdi, Reg::Rbx);
   x86::mov_imm64(c, Reg::Rsi, reinterpret_cast<uint64_t>(&site.bindings));
   x86::mov(c, Reg::Rdx, Reg::R12);
   x86::mov_imm64(c, Reg::Rax,
-                 reinterpret_cast<uint64_t>(&ubt_hook_dispatch_entry));
+                 kind ? reinterpret_cast<uint64_t>(&ubt_hook_dispatch_entry)
+                      : reinterpret_cast<uint64_t>(
+                            &ubt_hook_dispatch_entry_keeping_vectors));
   x86::call(c, Reg::Rax);
   // rax: the return stub when a return hook armed (return_trampoline.h).
   x86::test64(c, Reg::Rax, Reg::Rax);

@@ -17,7 +17,10 @@
 //                                 a pt_regs frame (* filled in next)
 //   rbx = frame; r12 = bindings.save_vectors_on_entry
 //   if r12: align 64, save the vector state that can be live below
+//           (at a function's entry, or without XINUSE: see below)
 //   cld; align 16; rax = ubt_hook_dispatch_entry(frame, site, r12)
+//                  (elsewhere ..._entry_keeping_vectors: the dispatcher
+//                  keeps the vector state by moves if r12)
 //   if rax: jmp armed
 //   if r12: restore it
 //   rsp = frame; restore the flags from the frame; pop r15 ... rdi;
@@ -35,11 +38,15 @@
 // (memcpy picks AVX2/AVX-512 variants; their vzeroupper clears the upper
 // halves of ymm0-15). A traced function may hold live values in any vector
 // register (float arguments in xmm0-7, __m256 arguments in ymm, anything at
-// a FUNC+OFFSET probe), so saving only xmm0-15 is not enough. By default the
-// trampoline saves all of it with XSAVEC (components in their initial state
-// cost nothing); a handler registered with VectorState::NotTouched (built
-// with -mgeneral-regs-only and calling nothing that uses vector registers)
-// skips that cost. The dispatcher itself is general-registers-only code.
+// a FUNC+OFFSET probe), so saving only xmm0-15 is not enough. At a
+// function's entry the trampoline saves the argument registers (the ABI
+// leaves nothing else live); elsewhere the dispatcher keeps every vector
+// register, the opmasks and MXCSR by moves (vector_moves.h: XSAVEC + XRSTOR
+// cost ~170 ns on some virtual machines), or, on a CPU without XINUSE, the
+// trampoline saves all of it with XSAVEC; a handler registered with
+// VectorState::NotTouched (built with -mgeneral-regs-only and calling
+// nothing that uses vector registers) skips that cost. The dispatcher itself is
+// general-registers-only code.
 #pragma once
 
 #include "runtime/hook/code_buffer.h"

@@ -1,6 +1,8 @@
 // Keeping the traced code's vector registers around the probe path by
 // moves instead of XSAVE/XRSTOR, for the sites where any of them may be
-// live (a program's own inline `syscall`, runtime/agent/syscall_fast.cpp).
+// live: a program's own inline `syscall` (runtime/agent/syscall_fast.cpp)
+// and a hook away from a function's entry (a FUNC+OFFSET uprobe,
+// trampoline.h).
 //
 // Why: XSAVEC + XRSTOR cost 160-260 ns on some virtual machines (the
 // machines this project is built on among them, bench/RESULTS.md), more

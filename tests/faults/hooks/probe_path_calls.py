@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 ROOTS = [
-    r"^ubt_hook_dispatch_(entry|return)$",
+    r"^ubt_hook_dispatch_(entry|return|entry_keeping_vectors|keeping_vectors)$",
     r"^ubt_hook_return_personality$",
     r"^ubt_bpf_", r"^ubt_map_iterate$", r"^ubt_libcall_",
     r"^ubtrace::runtime::hook::\(anonymous namespace\)::(run_trap_site|handle)\(",

@@ -228,6 +228,44 @@ FUNC(hk_zmm_run)
         ret
 END(hk_zmm_run)
 
+// Vector registers live across a probe point in the middle of a function:
+// hk_ymm_mid(in, out) loads ymm0-15 from in[16][32], passes hk_ymm_mid_probe
+// (a 5-byte mov) and stores them to out (AVX). hk_zmm_mid the same with
+// zmm0-31 (in[32][64]) and k1-7 (from in[32][64] on, 8 bytes each), stored
+// likewise (AVX-512F).
+FUNC(hk_ymm_mid)
+        .irp i,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+        vmovdqu ymm\i, [rdi + \i*32]
+        .endr
+        .globl hk_ymm_mid_probe
+hk_ymm_mid_probe:
+        mov eax, 0
+        .irp i,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+        vmovdqu [rsi + \i*32], ymm\i
+        .endr
+        vzeroupper
+        ret
+END(hk_ymm_mid)
+FUNC(hk_zmm_mid)
+        .irp i,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+        vmovdqu64 zmm\i, [rdi + \i*64]
+        .endr
+        .irp i,1,2,3,4,5,6,7
+        kmovw k\i, [rdi + 2048 + \i*8]
+        .endr
+        .globl hk_zmm_mid_probe
+hk_zmm_mid_probe:
+        mov eax, 0
+        .irp i,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+        vmovdqu64 [rsi + \i*64], zmm\i
+        .endr
+        .irp i,1,2,3,4,5,6,7
+        kmovw [rsi + 2048 + \i*8], k\i
+        .endr
+        vzeroupper
+        ret
+END(hk_zmm_mid)
+
 // long hk_invoke(long (*fn)(long), long x): calls fn(x) from a known
 // address, hk_invoke_ret, so tests can check return addresses.
 FUNC(hk_invoke)

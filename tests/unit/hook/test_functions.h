@@ -38,8 +38,7 @@ extern long hk_fib_calls;
 long hk_jumper(jmp_buf *env, long x);
 long hk_counted(long x);
 long hk_depth(long n);
-long hk_eight(long a, long b, long c, long d, long e, long f, long g,
-              long h);
+long hk_eight(long a, long b, long c, long d, long e, long f, long g, long h);
 }
 
 // hk_ymm_add(__m256d, __m256d) is called from assembly only, through
@@ -48,4 +47,10 @@ extern "C" void hk_ymm_add();
 extern "C" void hk_ymm_run(const double *a, const double *b, double *out);
 extern "C" void hk_zmm_add();
 extern "C" void hk_zmm_run(const double *a, const double *b, double *out);
+// Vector registers live across hk_ymm_mid_probe / hk_zmm_mid_probe, in the
+// middle of the function (test_functions.S).
+extern "C" void hk_ymm_mid(const uint8_t *in, uint8_t *out);
+extern "C" void hk_ymm_mid_probe();
+extern "C" void hk_zmm_mid(const uint8_t *in, uint8_t *out);
+extern "C" void hk_zmm_mid_probe();
 extern "C" long double hk_ld_sum(long double a, long double b);

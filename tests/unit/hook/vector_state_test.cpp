@@ -5,8 +5,11 @@
 #include "tests/unit/hook/helpers.h"
 #include "tests/unit/hook/test_functions.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <gtest/gtest.h>
+#include <vector>
 
 namespace ubtrace::runtime::hook {
 namespace {
@@ -137,6 +140,66 @@ TEST(HookVectors, YmmArgumentsAtAFunctionEntry) {
   ASSERT_TRUE(in.ok()) << in.error();
   check_ymm_add();
   ASSERT_TRUE(uninstall_hook(*in).ok());
+}
+
+__attribute__((target("avx512f"))) void clobber_all_avx512(PtRegs *, void *) {
+  __asm__ volatile(
+      ".irp i,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,"
+      "24,25,26,27,28,29,30,31\n\t"
+      "vpternlogd $0xff, %%zmm\\i, %%zmm\\i, %%zmm\\i\n\t.endr\n\t"
+      ".irp i,1,2,3,4,5,6,7\n\tkxnorw %%k\\i, %%k\\i, %%k\\i\n\t.endr" ::
+          : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+            "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",
+            "xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21",
+            "xmm22", "xmm23", "xmm24", "xmm25", "xmm26", "xmm27", "xmm28",
+            "xmm29", "xmm30", "xmm31", "k1", "k2", "k3", "k4", "k5", "k6",
+            "k7");
+  g_clobbers.fetch_add(1);
+}
+
+std::vector<uint8_t> pattern(size_t n) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<uint8_t>(i * 7 + 3);
+  return v;
+}
+
+// Away from a function's entry any register may be live: the trampoline
+// keeps them all (by moves where the CPU reports XINUSE, else XSAVE).
+TEST(HookVectors, YmmLiveInTheMiddleOfAFunctionSurvive) {
+  if (!have_avx())
+    GTEST_SKIP() << "hk_ymm_mid needs AVX";
+  long before = g_clobbers.load();
+  Result<HookId> id = install_entry_hook(
+      addr(hk_ymm_mid_probe), clobber_vectors, nullptr, bounded(hk_ymm_mid));
+  ASSERT_TRUE(id.ok()) << id.error();
+  ASSERT_EQ(*hooked_mode(addr(hk_ymm_mid_probe)), PatchMode::Jump);
+  std::vector<uint8_t> in = pattern(16 * 32), out(16 * 32);
+  void (*volatile run)(const uint8_t *, uint8_t *) = hk_ymm_mid;
+  run(in.data(), out.data());
+  EXPECT_EQ(in, out);
+  EXPECT_EQ(g_clobbers.load() - before, 1);
+  ASSERT_TRUE(uninstall_hook(*id).ok());
+}
+
+TEST(HookVectors, ZmmAndOpmasksLiveInTheMiddleOfAFunctionSurvive) {
+  if (!__builtin_cpu_supports("avx512f"))
+    GTEST_SKIP() << "no AVX-512F on this machine";
+  long before = g_clobbers.load();
+  Result<HookId> id = install_entry_hook(
+      addr(hk_zmm_mid_probe), clobber_all_avx512, nullptr, bounded(hk_zmm_mid));
+  ASSERT_TRUE(id.ok()) << id.error();
+  ASSERT_EQ(*hooked_mode(addr(hk_zmm_mid_probe)), PatchMode::Jump);
+  std::vector<uint8_t> in = pattern(2048 + 64), out(2048 + 64);
+  void (*volatile run)(const uint8_t *, uint8_t *) = hk_zmm_mid;
+  run(in.data(), out.data());
+  EXPECT_TRUE(std::equal(in.begin(), in.begin() + 2048, out.begin()))
+      << "zmm0-31 changed";
+  for (int k = 1; k < 8; ++k) // kmovw: 16 bits of each
+    EXPECT_EQ(std::memcmp(&in[2048 + k * 8], &out[2048 + k * 8], 2), 0)
+        << "k" << k;
+  EXPECT_EQ(g_clobbers.load() - before, 1);
+  ASSERT_TRUE(uninstall_hook(*id).ok());
 }
 
 // Fills the x87 stack: with a long double result left in st0 this would
