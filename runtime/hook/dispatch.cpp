@@ -281,9 +281,8 @@ extern "C" uint64_t ubt_hook_dispatch_entry(PtRegs *regs, SiteBindings *site,
 // (not a function's entry) on a CPU that reports XINUSE: the trampoline
 // saves nothing and the dispatch runs with the traced code's vector state
 // kept by moves (vector_moves.h), when the handler asked for it.
-extern "C" uint64_t ubt_hook_dispatch_entry_keeping_vectors(PtRegs *regs,
-                                                            SiteBindings *site,
-                                                            uint64_t keep) {
+extern "C" UBT_KEEPS_VECTORS uint64_t ubt_hook_dispatch_entry_keeping_vectors(
+    PtRegs *regs, SiteBindings *site, uint64_t keep) {
   if (!keep)
     return ubt_hook_dispatch_entry(regs, site, 0);
   const CpuFeatures &cpu = detected_cpu_features();
@@ -359,8 +358,8 @@ extern "C" bool ubt_hook_dispatch_signal(PtRegs *regs, Handler fn, void *user) {
 // (the system call fast path, runtime/agent/syscalls.h): the dispatch runs
 // with the traced code's vector state kept around it, by moves where the
 // CPU reports what is in use (vector_moves.h), else by XSAVE.
-extern "C" bool ubt_hook_dispatch_keeping_vectors(PtRegs *regs, Handler fn,
-                                                  void *user) {
+extern "C" UBT_KEEPS_VECTORS bool
+ubt_hook_dispatch_keeping_vectors(PtRegs *regs, Handler fn, void *user) {
   const CpuFeatures &cpu = detected_cpu_features();
   if (!cpu.xinuse)
     return keeping_vector_state(

@@ -31,6 +31,11 @@
 
 #include <cstdint>
 
+// For a function that holds a MovedVectors: never instrumented, as a
+// sanitizer's code at its entry (redzones poisoned through its runtime,
+// which may use vector registers) would run before the save.
+#define UBT_KEEPS_VECTORS __attribute__((no_sanitize("address", "undefined")))
+
 namespace ubtrace::runtime::hook {
 
 struct alignas(64) MovedVectors {
