@@ -459,10 +459,11 @@ struct AttachPoint : Node {
   bool perf_event = false;
   uint32_t perf_type = 0;
   uint64_t perf_config = 0;
-  bool perf_in_kernel = false; // counted with the kernel's part
-  uint64_t offset = 0;         // FUNC+OFFSET
-  uint64_t address = 0;        // BIN:ADDRESS (and BIN@FILE:LINE, resolved)
-  std::string source_file;     // BIN@FILE:LINE[:COL]
+  uint64_t perf_config1 = 0, perf_config2 = 0; // watchpoint: address, length
+  bool perf_in_kernel = false;                 // counted with the kernel's part
+  uint64_t offset = 0;                         // FUNC+OFFSET
+  uint64_t address = 0;    // BIN:ADDRESS (and BIN@FILE:LINE, resolved)
+  std::string source_file; // BIN@FILE:LINE[:COL]
   uint32_t line = 0, column = 0;
   bool has_offset = false;
   bool has_address = false;

@@ -34,6 +34,14 @@ struct PerfEventInfo {
 
 inline constexpr uint32_t kPerfTypeHardware = 0;
 inline constexpr uint32_t kPerfTypeSoftware = 1;
+inline constexpr uint32_t kPerfTypeBreakpoint = 5;
+
+// watchpoint:ADDR:LEN:MODE, a hardware breakpoint of every thread of the
+// traced process, as perf_event_attr has it: the type, bp_type (HW_BREAKPOINT_*
+// bits) in config's place, bp_addr in config1's and bp_len in config2's.
+inline constexpr uint32_t kBreakpointR = 1, kBreakpointW = 2, kBreakpointX = 4;
+// Past the largest user-space address of x86-64 (five-level paging).
+inline constexpr uint64_t kBreakpointAddressLimit = uint64_t(1) << 56;
 
 // Both lists, in name order.
 std::span<const PerfEventInfo> software_events();

@@ -2,6 +2,7 @@
 
 #include "ast/visitor.h"
 
+#include <cstdio>
 #include <string>
 
 namespace ubtrace::ast {
@@ -142,6 +143,12 @@ std::string AttachPoint::name() const {
   case ProbeKind::Software:
   case ProbeKind::Hardware:
     return n + ":" + target + ":" + std::to_string(freq);
+  case ProbeKind::Watchpoint:
+  case ProbeKind::AsyncWatchpoint: {
+    char hex[24];
+    snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)address);
+    return n + ":" + hex + ":" + unit + ":" + func;
+  }
   case ProbeKind::Self:
   case ProbeKind::Tracepoint:
     return n + ":" + target + ":" + func;

@@ -44,7 +44,7 @@ const char *probe_kind_name(runtime::ProbeKind kind) {
   case runtime::ProbeKind::Syscall:
     return "tracepoint";
   case runtime::ProbeKind::PerfEvent:
-    return "software, hardware";
+    return "software, hardware, watchpoint";
   }
   return "";
 }

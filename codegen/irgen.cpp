@@ -407,6 +407,8 @@ runtime::ProbeKind IRGen::runtime_kind(ProbeKind k) {
   case ProbeKind::Software: // cpu-clock and task-clock: the same sampler
     return runtime::ProbeKind::Profile;
   case ProbeKind::Hardware: // (and the other software events: see below)
+  case ProbeKind::Watchpoint:
+  case ProbeKind::AsyncWatchpoint:
     return runtime::ProbeKind::PerfEvent;
   case ProbeKind::Test:
     return runtime::ProbeKind::Test;
@@ -536,6 +538,8 @@ void IRGen::gen_probe(Probe &p, size_t index) {
     ps.interval_ns = ap->period_ns;
     ps.perf_type = ap->perf_type;
     ps.perf_config = ap->perf_config;
+    ps.perf_config1 = ap->perf_config1;
+    ps.perf_config2 = ap->perf_config2;
     ps.perf_in_kernel = ap->perf_in_kernel;
     ps.entry_args = reads_entry_args_;
     if (*ap->kind == ProbeKind::Tracepoint) {

@@ -198,9 +198,10 @@ enum class ProbeKind : uint8_t {
   Test,           // test:NAME, run by --test
   Syscall,        // tracepoint:syscalls/raw_syscalls, the system calls of
                   // the traced process (ProbeSpec::syscalls)
-  PerfEvent,      // software:/hardware: events other than CPU time: a perf
-                  // event of each traced thread (perf_type, perf_config;
-                  // interval_ns holds the count between samples)
+  PerfEvent,      // software:/hardware: events other than CPU time, and
+                  // watchpoints: a perf event of each traced thread
+                  // (perf_type, perf_config...; interval_ns holds the
+                  // count between samples)
 };
 
 // One system call event a Syscall probe runs at.
@@ -235,12 +236,14 @@ struct ProbeSpec {
   bool entry_args = false;
   std::vector<SyscallSite> syscalls; // Syscall: the events it matched
   uint32_t perf_type = 0;            // PerfEvent: perf_event_attr's type...
-  uint64_t perf_config = 0;          // ...and config
+  uint64_t perf_config = 0;          // ...config (a breakpoint's bp_type),
+  uint64_t perf_config1 = 0;         // config1 (bp_addr)
+  uint64_t perf_config2 = 0;         // and config2 (bp_len)
   bool perf_in_kernel = false;       // counts the kernel's part too
   template <class Archive> void serialize(Archive &ar) {
     ar(kind, name, section, target, function, provider, lang, offset,
        has_offset, address, interval_ns, where, entry_args, syscalls, perf_type,
-       perf_config, perf_in_kernel);
+       perf_config, perf_config1, perf_config2, perf_in_kernel);
   }
 };
 

@@ -122,6 +122,9 @@ private:
     case ProbeKind::Software:
     case ProbeKind::Hardware:
       return parse_perf_event(ap, parts, *kind == ProbeKind::Hardware, bad);
+    case ProbeKind::Watchpoint:
+    case ProbeKind::AsyncWatchpoint:
+      return parse_watchpoint(ap, parts, bad);
     case ProbeKind::Tracepoint:
       return parse_tracepoint(ap, parts, bad);
     case ProbeKind::Bench:
@@ -339,6 +342,79 @@ private:
       return;
     }
     ap.period_ns = ap.freq;
+  }
+
+  // watchpoint:ADDR:LEN:MODE (and asyncwatchpoint:): a hardware breakpoint
+  // on LEN bytes at ADDR of the traced process, for the modes x86-64's
+  // debug registers have (w, rw, x), every access a sample.
+  template <class Bad>
+  void parse_watchpoint(AttachPoint &ap, const std::vector<std::string> &parts,
+                        Bad &&bad) {
+    if (parts.size() != 4) {
+      bad("expected " + parts[0] + ":ADDRESS:LENGTH:MODE");
+      return;
+    }
+    uint64_t address = 0, len = 0;
+    uint32_t bits = 0;
+    std::string why;
+    if (!parse_int_literal(parts[1], address, why)) {
+      bad("invalid address: " + why);
+      return;
+    }
+    if (!parse_int_literal(parts[2], len, why)) {
+      bad("invalid length: " + why);
+      return;
+    }
+    if (address == 0) {
+      bad("a watchpoint must be attached to a non-zero address");
+      return;
+    }
+    if (address >= kBreakpointAddressLimit) {
+      bad("the address is not one of a process's (ubtrace watches the "
+          "traced process's memory, not the kernel's)");
+      return;
+    }
+    if (len != 1 && len != 2 && len != 4 && len != 8) {
+      bad("the length must be one of 1, 2, 4, 8");
+      return;
+    }
+    std::string mode = parts[3];
+    std::sort(mode.begin(), mode.end());
+    for (size_t i = 0; i < mode.size(); i++) {
+      char c = mode[i];
+      if (c != 'r' && c != 'w' && c != 'x') {
+        bad("the mode must be a combination of r, w and x");
+        return;
+      }
+      if (i > 0 && mode[i - 1] == c) {
+        bad("a mode may not be repeated");
+        return;
+      }
+      bits |= c == 'r' ? kBreakpointR : c == 'w' ? kBreakpointW : kBreakpointX;
+    }
+    if (mode != "rw" && mode != "w" && mode != "x") {
+      bad("invalid watchpoint mode '" + parts[3] +
+          "': x86-64 watches w, rw or x");
+      return;
+    }
+    // An access at an address the length does not divide: the kernel
+    // refuses the breakpoint (the debug registers watch aligned ranges).
+    if (mode != "x" && address % len != 0) {
+      bad("the address is not a multiple of the length (the debug "
+          "registers watch aligned ranges)");
+      return;
+    }
+    ap.perf_event = true;
+    ap.perf_type = kPerfTypeBreakpoint;
+    ap.perf_config = bits;
+    ap.perf_config1 = address;
+    // An instruction breakpoint has the one length the CPU knows.
+    ap.perf_config2 = mode == "x" ? 8 : len;
+    ap.address = address;
+    ap.func = mode;
+    ap.unit = parts[2]; // the length as written, for the probe's name
+    ap.freq = 1;        // every access
+    ap.period_ns = 1;
   }
 
   // tracepoint:syscalls:EVENT and tracepoint:raw_syscalls:EVENT (wildcards

@@ -126,6 +126,10 @@ int list_probes(const std::string &pattern, int pid, backends::Reporter &report,
                  "-l 'usdt:./app:*', or a process: -l -p PID");
     return 1;
   }
+  // Watchpoints have no list: any address of the process is one.
+  for (const char *type : {"watchpoint:", "w:", "asyncwatchpoint:", "aw:"})
+    if (pattern.rfind(type, 0) == 0)
+      return 0;
   // Interval and profile probes have no list of their own, only their
   // units.
   for (const char *type : {"interval", "profile"})

@@ -31,6 +31,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <functional>
+#include <linux/perf_event.h>
 #include <map>
 #include <numeric>
 #include <poll.h>
@@ -637,6 +638,8 @@ Result<void> UserspaceTarget::Impl::count_events(size_t spec_index) {
   agent::PerfEventMsg p{};
   p.type = spec.perf_type;
   p.config = spec.perf_config;
+  p.config1 = spec.perf_config1;
+  p.config2 = spec.perf_config2;
   p.count = spec.interval_ns;
   // Probes of one event share it: its period divides all their counts.
   p.period = 0;
@@ -644,6 +647,8 @@ Result<void> UserspaceTarget::Impl::count_events(size_t spec_index) {
     if (other.kind == runtime::ProbeKind::PerfEvent &&
         other.perf_type == spec.perf_type &&
         other.perf_config == spec.perf_config &&
+        other.perf_config1 == spec.perf_config1 &&
+        other.perf_config2 == spec.perf_config2 &&
         other.perf_in_kernel == spec.perf_in_kernel)
       p.period = std::gcd(p.period, other.interval_ns);
   p.in_kernel = spec.perf_in_kernel ? 1 : 0;
@@ -652,14 +657,17 @@ Result<void> UserspaceTarget::Impl::count_events(size_t spec_index) {
   if (auto it = native_entries.find(spec.section); it != native_entries.end())
     p.native_entry = it->second;
   auto r = call(agent::Message::of(agent::MsgType::PerfEvent, p));
+  const bool watch = spec.perf_type == PERF_TYPE_BREAKPOINT;
   if (!r)
     return make_error(
-        at_place(spec.where, "cannot count " + spec.name + " in process " +
+        at_place(spec.where, (watch ? "cannot watch " : "cannot count ") +
+                                 spec.name + " in process " +
                                  std::to_string(pid) + ": " + r.error()));
   uint32_t threads = static_cast<uint32_t>(*r);
   if (verbose)
-    verbose("counting " + spec.name + " on " + std::to_string(threads) +
-            " threads of process " + std::to_string(pid) +
+    verbose((watch ? "watching " : "counting ") + spec.name + " on " +
+            std::to_string(threads) + " threads of process " +
+            std::to_string(pid) +
             (p.native_entry ? ", native code" : ", interpreted"));
   hooked++;
   return {};

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <linux/perf_event.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -81,6 +82,13 @@ Result<void> UserspaceBackend::check(const runtime::Bundle &bundle,
     return std::any_of(bundle.probes.begin(), bundle.probes.end(),
                        [&](const auto &p) { return p.kind == kind; });
   };
+  // A watchpoint's address is one process's: system-wide it means none.
+  for (const auto &p : bundle.probes)
+    if (p.kind == runtime::ProbeKind::PerfEvent &&
+        p.perf_type == PERF_TYPE_BREAKPOINT)
+      return make_error(
+          "watchpoint probes need a process to trace: use -c 'CMD' or -p "
+          "PID (the address is one in the traced process's memory)");
   if (!any(runtime::ProbeKind::Syscall))
     return {};
   return make_error(

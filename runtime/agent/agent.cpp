@@ -756,8 +756,9 @@ Result<uint64_t> Agent::add_perf_event(const PerfEventMsg &p) {
   HookEntry *raw = entry.get();
   perf_entries_.push_back(std::move(entry));
   profiled_ = true; // detach waits for samples running
-  auto opened = perf::add_event(p.type, p.config, p.period, p.count,
-                                p.in_kernel != 0, &on_hit, raw);
+  auto opened =
+      perf::add_event({p.type, p.config, p.config1, p.config2}, p.period,
+                      p.count, p.in_kernel != 0, &on_hit, raw);
   if (!opened)
     return std::move(opened).take_error();
   return *opened;

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <mutex>
 #include <string>
@@ -36,7 +37,7 @@ struct Listener {
 };
 struct Event {
   uint32_t type = 0;
-  uint64_t config = 0;
+  uint64_t config = 0, config1 = 0, config2 = 0;
   uint64_t period = 0;
   bool in_kernel = false;
   uint32_t threads = 0; // given it when opened
@@ -132,6 +133,14 @@ std::string paranoid_level() {
 }
 
 std::string why_not(int err, uint32_t type, bool in_kernel) {
+  if (type == PERF_TYPE_BREAKPOINT && err == ENOSPC)
+    return "the threads' debug registers are taken (four on x86-64: by "
+           "other watchpoints, or a debugger)";
+  if (type == PERF_TYPE_BREAKPOINT && (err == ENOENT || err == EOPNOTSUPP))
+    return "this machine has no hardware breakpoints the kernel can use";
+  if (type == PERF_TYPE_BREAKPOINT && err == EINVAL)
+    return "the kernel refuses a hardware breakpoint at that address, "
+           "length and mode";
   if (type == PERF_TYPE_HARDWARE && (err == ENOENT || err == EOPNOTSUPP))
     return "this machine has no hardware performance counters the kernel "
            "can use (a virtual machine without a virtual PMU, say)";
@@ -156,16 +165,46 @@ std::string why_not(int err, uint32_t type, bool in_kernel) {
   return std::strerror(err);
 }
 
+// Whether this machine's hardware breakpoints fire: one on a word of the
+// agent's, counted while the agent's thread writes it. A virtual machine
+// may take the breakpoints and never pass them on, and watchpoints that
+// never fire would trace nothing without a word said. Agent thread.
+bool breakpoints_fire() {
+  static int known = -1;
+  if (known >= 0)
+    return known;
+  alignas(8) static volatile uint64_t word;
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_BREAKPOINT;
+  attr.bp_type = HW_BREAKPOINT_W;
+  attr.bp_addr = reinterpret_cast<uint64_t>(&word);
+  attr.bp_len = sizeof word;
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  long fd = open_event(attr, 0);
+  if (fd < 0)
+    return true; // the probe's own open says why
+  word = word + 1;
+  uint64_t hits = 0;
+  if (read(int(fd), &hits, sizeof hits) != ssize_t(sizeof hits))
+    hits = 0;
+  close(int(fd));
+  known = hits > 0 ? 1 : 0;
+  return known;
+}
+
 } // namespace
 
-Result<uint32_t> add_event(uint32_t type, uint64_t config, uint64_t period,
+Result<uint32_t> add_event(const EventConfig &what, uint64_t period,
                            uint64_t count, bool in_kernel,
                            runtime::hook::Handler fn, void *user) {
+  const uint32_t type = what.type;
   std::lock_guard<std::mutex> lock(g_fds_mu);
   const uint32_t listener = g_nevents.load(std::memory_order_relaxed);
   if (listener >= kMaxEvents)
     return make_error("at most " + std::to_string(kMaxEvents) +
-                      " software/hardware probes at once");
+                      " software, hardware and watchpoint probes at once");
   if (period == 0 || count % period != 0)
     return make_error("a count that is no multiple of its event's period");
   // The filter may be on this thread too, and may kill the process for
@@ -173,11 +212,18 @@ Result<uint32_t> add_event(uint32_t type, uint64_t config, uint64_t period,
   if (runtime::helpers::sandboxed())
     return make_error("the process runs under a seccomp filter, which may "
                       "forbid the perf_event_open calls these probes need");
+  if (type == PERF_TYPE_BREAKPOINT && !breakpoints_fire())
+    return make_error(
+        "this machine's hardware breakpoints do not fire (one on the "
+        "agent's own memory counted nothing: a virtual machine that does "
+        "not pass the debug registers on, say)");
   uint32_t index = 0;
-  while (index < g_nevent_slots &&
-         !(g_events[index].type == type && g_events[index].config == config &&
-           g_events[index].period == period &&
-           g_events[index].in_kernel == in_kernel))
+  while (index < g_nevent_slots && !(g_events[index].type == type &&
+                                     g_events[index].config == what.config &&
+                                     g_events[index].config1 == what.config1 &&
+                                     g_events[index].config2 == what.config2 &&
+                                     g_events[index].period == period &&
+                                     g_events[index].in_kernel == in_kernel))
     index++;
   const bool open_it = index == g_nevent_slots;
   if (auto r = runtime::hook::install_trap_handlers(); !r)
@@ -188,14 +234,21 @@ Result<uint32_t> add_event(uint32_t type, uint64_t config, uint64_t period,
   g_active.store(true, std::memory_order_release);
   if (!open_it)
     return g_events[index].threads;
-  g_events[index] = {type, config, period, in_kernel, 0};
+  g_events[index] = {
+      type, what.config, what.config1, what.config2, period, in_kernel, 0};
   g_event_ids[index] = index;
   g_nevent_slots++;
 
   perf_event_attr attr{};
   attr.size = sizeof attr;
   attr.type = type;
-  attr.config = config;
+  attr.config = what.config;
+  attr.config1 = what.config1; // a breakpoint's bp_addr
+  attr.config2 = what.config2; // and bp_len
+  if (type == PERF_TYPE_BREAKPOINT) {
+    attr.config = 0;
+    attr.bp_type = uint32_t(what.config);
+  }
   attr.sample_period = period;
   attr.inherit = 1;
   attr.inherit_thread = 1;

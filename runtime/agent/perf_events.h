@@ -1,5 +1,6 @@
 // software:EVENT and hardware:EVENT probes (other than cpu-clock and
-// task-clock, which profile.h samples) inside the traced process: a perf
+// task-clock, which profile.h samples), and watchpoints (a hardware
+// breakpoint for the event), inside the traced process: a perf
 // event of each thread, opened by the agent, whose overflow every COUNT
 // events sends the thread itself a SIGTRAP (perf_event_attr's sigtrap,
 // Linux 5.13). The hook runtime's SIGTRAP handler (trap_handler.h) hands
@@ -41,13 +42,20 @@ namespace ubtrace::agent::perf {
 
 inline constexpr uint32_t kMaxEvents = 8;
 
-// Runs fn(regs, user) on a thread every `count` events (type, config) of
+// An event as perf_event_attr names it; a breakpoint's (PERF_TYPE_BREAKPOINT)
+// bp_type in config, its bp_addr in config1 and bp_len in config2.
+struct EventConfig {
+  uint32_t type = 0;
+  uint64_t config = 0, config1 = 0, config2 = 0;
+};
+
+// Runs fn(regs, user) on a thread every `count` events `what` of
 // that thread; `in_kernel`: the kernel's part of the event too. The event
 // is opened on every thread sampling every `period` events (a divisor of
 // count, the CLI's gcd of the counts of every probe on the event), or the
 // one opened for an earlier probe is shared. Returns the threads that have
 // it. Agent thread.
-Result<uint32_t> add_event(uint32_t type, uint64_t config, uint64_t period,
+Result<uint32_t> add_event(const EventConfig &what, uint64_t period,
                            uint64_t count, bool in_kernel,
                            runtime::hook::Handler fn, void *user);
 

@@ -49,7 +49,7 @@
 
 namespace ubtrace::agent {
 
-inline constexpr uint32_t kProtocolVersion = 3;
+inline constexpr uint32_t kProtocolVersion = 4;
 inline constexpr const char *kFdEnv = "UBTRACE_AGENT_FD";
 // -c and --follow: "<32 hex digits> <scope> <filters> <encoded
 // AttachArgument>" (see above).
@@ -254,6 +254,10 @@ struct PerfEventMsg {
   uint32_t in_kernel;    // 1: count the kernel's part too
   uint32_t pad;
   uint64_t period; // of the event: the gcd of its probes' counts
+  // perf_event_attr's config1 and config2: a breakpoint's bp_addr and
+  // bp_len (config is its bp_type).
+  uint64_t config1;
+  uint64_t config2;
 };
 
 // A system call probe: its program runs at system call `nr` (-1: every

@@ -33,7 +33,8 @@ TEST(Selector, KindsAsInfoListsThem) {
   EXPECT_EQ(probe_kinds_of(BackendKind::Cli),
             "begin, end, interval, self, bench, test");
   EXPECT_EQ(probe_kinds_of(BackendKind::Userspace),
-            "uprobe, uretprobe, usdt, profile, tracepoint, software, hardware");
+            "uprobe, uretprobe, usdt, profile, tracepoint, software, hardware, "
+            "watchpoint");
   EXPECT_EQ(probe_kinds_of(BackendKind::Gpu), "kernel, kernelret");
   EXPECT_EQ(backend_for(runtime::ProbeKind::Uretprobe), BackendKind::Userspace);
   EXPECT_EQ(backend_for(runtime::ProbeKind::GpuKernelExit), BackendKind::Gpu);
@@ -59,10 +60,15 @@ TEST(Selector, AgreesWithTheProbeKindTable) {
       {"test", "test:a"},
       {"software", "software:cpu-clock:1000000"},
       {"hardware", "hardware:cycles:100000"},
+      {"watchpoint", "watchpoint:0x10000000:8:w"},
+      {"asyncwatchpoint", "asyncwatchpoint:0x10000000:8:w"},
       {"tracepoint", "tracepoint:syscalls:sys_enter_openat"}};
   // Rows that share another's runtime kind (and backend).
   const std::map<std::string_view, const char *> runs_as = {
-      {"software", "profile"}, {"hardware", "software, hardware"}};
+      {"software", "profile"},
+      {"hardware", "software, hardware, watchpoint"},
+      {"watchpoint", "software, hardware, watchpoint"},
+      {"asyncwatchpoint", "software, hardware, watchpoint"}};
   size_t n = 0;
   const ast::ProbeKindInfo *rows = ast::probe_kind_table(n);
   std::set<std::string> kinds;

@@ -45,6 +45,11 @@ std::string parts(const std::string &src,
         out += " address=" + std::to_string(ap->address);
       if (ap->wildcard)
         out += " wildcard";
+      if (ap->perf_event)
+        out += " perf=" + std::to_string(ap->perf_type) + "/" +
+               std::to_string(ap->perf_config) + "/" +
+               std::to_string(ap->perf_config1) + "/" +
+               std::to_string(ap->perf_config2);
       out += " name=" + ap->name() + "\n";
     }
   }
@@ -68,6 +73,18 @@ TEST(AttachPointPass, BeginTakesNoArguments) {
 BEGIN:x { }
 ~~~~~~~
 )");
+}
+
+// A hardware breakpoint as perf_event_attr has it: type 5, bp_type
+// (R 1, W 2, X 4), bp_addr, bp_len (8 for an instruction's).
+TEST(AttachPointPass, Watchpoint) {
+  EXPECT_EQ(parts("watchpoint:0x10000000:8:rw, w:4096:1:x, aw:0x1000:2:wr { }"),
+            "watchpoint func=rw unit=8 freq=1 perf=5/3/268435456/8 "
+            "name=watchpoint:0x10000000:8:rw\n"
+            "watchpoint func=x unit=1 freq=1 perf=5/4/4096/8 "
+            "name=watchpoint:0x1000:1:x\n"
+            "asyncwatchpoint func=rw unit=2 freq=1 perf=5/3/4096/2 "
+            "name=asyncwatchpoint:0x1000:2:rw\n");
 }
 
 TEST(AttachPointPass, Uprobe) {
@@ -413,7 +430,7 @@ HINT: Did you mean 'uprobe'?
             R"(stdin:1:1-8: ERROR: Invalid probe type: xyzzy
 xyzzy:a { }
 ~~~~~~~
-HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile, test, software, hardware and tracepoint probes
+HINT: ubtrace runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile, test, software, hardware, watchpoint, asyncwatchpoint and tracepoint probes
 )");
   // A name in capitals gets the capitalised spelling.
   EXPECT_EQ(probe("BEGN"),
@@ -438,35 +455,33 @@ TEST_P(UnsupportedProbe, IsRejectedWithTheSupportedList) {
                 ": ERROR: " + provider +
                 " probes are not supported by ubtrace: it runs begin, end, "
                 "interval, uprobe, uretprobe, usdt, kernel, kernelret, self, "
-                "bench, profile, test, software, hardware and tracepoint probes\n" +
+                "bench, profile, test, software, hardware, watchpoint, "
+                "asyncwatchpoint and tracepoint probes\n" +
                 src + "\n" + underline + "\n");
 }
 
 INSTANTIATE_TEST_SUITE_P(
     AttachPointPass, UnsupportedProbe,
-    ::testing::Values(
-        std::make_pair("kprobe:do_nanosleep", "kprobe"),
-        std::make_pair("k:vfs_read", "kprobe"),
-        std::make_pair("kretprobe:vfs_read", "kretprobe"),
-        std::make_pair("kr:vfs_read", "kretprobe"),
-        std::make_pair("rawtracepoint:sched_switch", "rawtracepoint"),
-        std::make_pair("rt:sched_switch", "rawtracepoint"),
-        std::make_pair("watchpoint:0x10000000:8:rw", "watchpoint"),
-        std::make_pair("w:0x1000:4:w", "watchpoint"),
-        std::make_pair("asyncwatchpoint:0x1000:4:w", "asyncwatchpoint"),
-        std::make_pair("fentry:tcp_reset", "fentry"),
-        std::make_pair("f:vmlinux:tcp_reset", "fentry"),
-        std::make_pair("fexit:tcp_reset", "fexit"),
-        std::make_pair("fr:tcp_reset", "fexit"),
-        std::make_pair("kfunc:tcp_reset", "kfunc"),
-        std::make_pair("kretfunc:tcp_reset", "kretfunc"),
-        std::make_pair("iter:task", "iter"),
-        std::make_pair("it:task_file", "iter")));
+    ::testing::Values(std::make_pair("kprobe:do_nanosleep", "kprobe"),
+                      std::make_pair("k:vfs_read", "kprobe"),
+                      std::make_pair("kretprobe:vfs_read", "kretprobe"),
+                      std::make_pair("kr:vfs_read", "kretprobe"),
+                      std::make_pair("rawtracepoint:sched_switch",
+                                     "rawtracepoint"),
+                      std::make_pair("rt:sched_switch", "rawtracepoint"),
+                      std::make_pair("fentry:tcp_reset", "fentry"),
+                      std::make_pair("f:vmlinux:tcp_reset", "fentry"),
+                      std::make_pair("fexit:tcp_reset", "fexit"),
+                      std::make_pair("fr:tcp_reset", "fexit"),
+                      std::make_pair("kfunc:tcp_reset", "kfunc"),
+                      std::make_pair("kretfunc:tcp_reset", "kretfunc"),
+                      std::make_pair("iter:task", "iter"),
+                      std::make_pair("it:task_file", "iter")));
 
 TEST(AttachPointPass, EveryAttachPointOfAProbeIsChecked) {
   EXPECT_EQ(
       diagnostics("BEGIN, kprobe:f, t:a:b { }"),
-      R"(stdin:1:8-16: ERROR: kprobe probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile, test, software, hardware and tracepoint probes
+      R"(stdin:1:8-16: ERROR: kprobe probes are not supported by ubtrace: it runs begin, end, interval, uprobe, uretprobe, usdt, kernel, kernelret, self, bench, profile, test, software, hardware, watchpoint, asyncwatchpoint and tracepoint probes
 BEGIN, kprobe:f, t:a:b { }
        ~~~~~~~~
 stdin:1:18-23: ERROR: Invalid tracepoint probe 't:a:b': ubtrace runs the system call tracepoints (syscalls and raw_syscalls) inside the traced process; a tracepoints need the kernel's
