@@ -8,6 +8,13 @@ program (inlineloop: a site whose vector registers ubtrace must keep).
 A row with syscall user dispatch on and nothing trapped shows the
 kernel's part of ubtrace's cost (syscaller dispatchloop).
 
+A third table runs `syscaller pairloop`: getppid() and getuid() calls in
+alternating timed batches in one process, only getppid probed. The
+difference of their median batches is what the probe adds to a call,
+with the machine's drift (which moves a whole run by +-100 ns on a
+shared VM) the same for both; the untraced row shows the calls' own
+difference.
+
     bench/syscalls.py [BUILD_DIR] [--repeat R] [--calls N]
 
 Prints ns per call for each (medians of R runs) and the added cost, over
@@ -85,9 +92,50 @@ def table(mode):
     print()
 
 
+PAIR = re.compile(r"pair getppid (\d+) getuid (\d+) ns/call")
+
+
+def pair_table():
+    """getppid's median batch less getuid's, in one process, medians of
+    `repeat` runs; rows in turn, round by round."""
+    target = [prog, "pairloop", str(calls)]
+    target_cmd = " ".join(target)
+    rows = [("untraced", target),
+            ("ubtrace, sys_enter_getppid probed",
+             [ubtrace, "-c", target_cmd, "-e", PROBED]),
+            ("ubtrace, sys_enter_getppid, empty probe",
+             [ubtrace, "-c", target_cmd, "-e",
+              "tracepoint:syscalls:sys_enter_getppid { $x = 1; }"]),
+            ("ubtrace, uprobe:libc:getppid (no dispatch)",
+             [ubtrace, "-c", target_cmd, "-e",
+              "uprobe:libc:getppid { @ = count(); }"])]
+    if os.geteuid() == 0 and shutil.which("bpftrace"):
+        rows.append(("bpftrace, sys_enter_getppid",
+                     ["bpftrace", "-c", target_cmd, "-e",
+                      "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ "
+                      "{ @ = count(); }"]))
+    diffs = {name: [] for name, _ in rows}
+    for _ in range(repeat):
+        for name, cmd in rows:
+            r = subprocess.run(cmd, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, timeout=900)
+            m = PAIR.search(r.stdout.decode())
+            if not m:
+                raise RuntimeError(f"{cmd[0]} failed: {r.stdout.decode()[-400:]}")
+            diffs[name].append(int(m.group(1)) - int(m.group(2)))
+    print(f"syscaller pairloop {calls}: getppid less getuid, ns per call "
+          f"(median batches of the second half), medians of {repeat} runs\n")
+    for name, _ in rows:
+        d = diffs[name]
+        print(f"{name:44s} {int(statistics.median(d)):5d} ns"
+              f"   (runs: {' '.join(str(x) for x in d)})")
+    print()
+
+
 def main():
     table("loop")
     table("inlineloop")
+    pair_table()
 
 
 if __name__ == "__main__":
