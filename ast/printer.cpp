@@ -146,7 +146,7 @@ std::string AttachPoint::name() const {
   case ProbeKind::Watchpoint:
   case ProbeKind::AsyncWatchpoint: {
     char hex[24];
-    snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)address);
+    snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)perf_config1);
     return n + ":" + hex + ":" + unit + ":" + func;
   }
   case ProbeKind::Self:

@@ -410,7 +410,6 @@ private:
     ap.perf_config1 = address;
     // An instruction breakpoint has the one length the CPU knows.
     ap.perf_config2 = mode == "x" ? 8 : len;
-    ap.address = address;
     ap.func = mode;
     ap.unit = parts[2]; // the length as written, for the probe's name
     ap.freq = 1;        // every access

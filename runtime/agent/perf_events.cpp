@@ -36,8 +36,7 @@ struct Listener {
   uint64_t every = 1;
 };
 struct Event {
-  uint32_t type = 0;
-  uint64_t config = 0, config1 = 0, config2 = 0;
+  EventConfig what;
   uint64_t period = 0;
   bool in_kernel = false;
   uint32_t threads = 0; // given it when opened
@@ -133,14 +132,16 @@ std::string paranoid_level() {
 }
 
 std::string why_not(int err, uint32_t type, bool in_kernel) {
-  if (type == PERF_TYPE_BREAKPOINT && err == ENOSPC)
-    return "the threads' debug registers are taken (four on x86-64: by "
-           "other watchpoints, or a debugger)";
-  if (type == PERF_TYPE_BREAKPOINT && (err == ENOENT || err == EOPNOTSUPP))
-    return "this machine has no hardware breakpoints the kernel can use";
-  if (type == PERF_TYPE_BREAKPOINT && err == EINVAL)
-    return "the kernel refuses a hardware breakpoint at that address, "
-           "length and mode";
+  if (type == PERF_TYPE_BREAKPOINT) {
+    if (err == ENOSPC)
+      return "the threads' debug registers are taken (four on x86-64: by "
+             "other watchpoints, or a debugger)";
+    if (err == ENOENT || err == EOPNOTSUPP)
+      return "this machine has no hardware breakpoints the kernel can use";
+    if (err == EINVAL)
+      return "the kernel refuses a hardware breakpoint at that address, "
+             "length and mode";
+  }
   if (type == PERF_TYPE_HARDWARE && (err == ENOENT || err == EOPNOTSUPP))
     return "this machine has no hardware performance counters the kernel "
            "can use (a virtual machine without a virtual PMU, say)";
@@ -218,12 +219,9 @@ Result<uint32_t> add_event(const EventConfig &what, uint64_t period,
         "agent's own memory counted nothing: a virtual machine that does "
         "not pass the debug registers on, say)");
   uint32_t index = 0;
-  while (index < g_nevent_slots && !(g_events[index].type == type &&
-                                     g_events[index].config == what.config &&
-                                     g_events[index].config1 == what.config1 &&
-                                     g_events[index].config2 == what.config2 &&
-                                     g_events[index].period == period &&
-                                     g_events[index].in_kernel == in_kernel))
+  while (index < g_nevent_slots &&
+         !(g_events[index].what == what && g_events[index].period == period &&
+           g_events[index].in_kernel == in_kernel))
     index++;
   const bool open_it = index == g_nevent_slots;
   if (auto r = runtime::hook::install_trap_handlers(); !r)
@@ -234,8 +232,7 @@ Result<uint32_t> add_event(const EventConfig &what, uint64_t period,
   g_active.store(true, std::memory_order_release);
   if (!open_it)
     return g_events[index].threads;
-  g_events[index] = {
-      type, what.config, what.config1, what.config2, period, in_kernel, 0};
+  g_events[index] = {what, period, in_kernel, 0};
   g_event_ids[index] = index;
   g_nevent_slots++;
 

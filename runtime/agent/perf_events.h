@@ -47,6 +47,7 @@ inline constexpr uint32_t kMaxEvents = 8;
 struct EventConfig {
   uint32_t type = 0;
   uint64_t config = 0, config1 = 0, config2 = 0;
+  bool operator==(const EventConfig &) const = default;
 };
 
 // Runs fn(regs, user) on a thread every `count` events `what` of

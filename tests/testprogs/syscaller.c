@@ -371,6 +371,10 @@ __asm__(".text\n"
         ".size site_call_asm, .-site_call_asm\n");
 extern const volatile unsigned char syscaller_site_asm[];
 
+static long ns_between(struct timespec a, struct timespec b) {
+  return (b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec);
+}
+
 static int compare_longs(const void *x, const void *y) {
   long a = *(const long *)x, b = *(const long *)y;
   return (a > b) - (a < b);
@@ -441,40 +445,20 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "dispatchloop") &&
         prctl(59 /* PR_SET_SYSCALL_USER_DISPATCH */, 1, 0, 0, &selector) != 0)
       return 1;
-    // The second half also in batches of 100 calls, each timed: the
-    // median batch is the steady cost with the batches a preemption or
-    // an interrupt landed in left out (a shared machine's noise).
-    enum { kBatch = 100 };
-    struct timespec a, m, b, batch_start;
-    long nbatches = 0, *batches = calloc(n / kBatch + 1, sizeof(long));
+    struct timespec a, m, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     for (int i = 0; i < n; i++) {
       if (i == n / 2)
         clock_gettime(CLOCK_MONOTONIC, &m);
-      if (i >= n / 2 && (i - n / 2) % kBatch == 0) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (i > n / 2 && batches)
-          batches[nbatches++] =
-              (now.tv_sec - batch_start.tv_sec) * 1000000000L +
-              (now.tv_nsec - batch_start.tv_nsec);
-        batch_start = now;
-      }
       if (program_site)
         site_call(SYS_getppid, 0, 0, 0);
       else
         getppid();
     }
     clock_gettime(CLOCK_MONOTONIC, &b);
-    long ns = (b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec);
-    long late = (b.tv_sec - m.tv_sec) * 1000000000L + (b.tv_nsec - m.tv_nsec);
+    long ns = ns_between(a, b), late = ns_between(m, b);
     printf("calls %d ns %ld ns/call\n", n, n ? ns / n : 0);
     printf("second half %ld ns/call\n", n - n / 2 ? late / (n - n / 2) : 0);
-    if (nbatches > 0) {
-      qsort(batches, nbatches, sizeof(long), compare_longs);
-      printf("median batch %ld ns/call\n", batches[nbatches / 2] / kBatch);
-    }
-    free(batches);
   } else if (!strcmp(mode, "pairloop")) {
     enum { kBatch = 100 };
     long nb = n / kBatch, *t[2];
@@ -489,7 +473,7 @@ int main(int argc, char **argv) {
         for (int k = 0; k < kBatch; k++)
           which ? (void)getuid() : (void)getppid();
         clock_gettime(CLOCK_MONOTONIC, &y);
-        t[which][i] = (y.tv_sec - x.tv_sec) * 1000000000L + (y.tv_nsec - x.tv_nsec);
+        t[which][i] = ns_between(x, y);
       }
     // The first half left out: a tracer rewrites the sites meanwhile.
     long half = nb / 2;
@@ -498,6 +482,8 @@ int main(int argc, char **argv) {
     long mid = half + (nb - half) / 2;
     printf("pair getppid %ld getuid %ld ns/call\n", nb ? t[0][mid] / kBatch : 0,
            nb ? t[1][mid] / kBatch : 0);
+    free(t[0]);
+    free(t[1]);
   } else if (!strcmp(mode, "rewrite") || !strcmp(mode, "rewriteblocked")) {
     int block_all = !strcmp(mode, "rewriteblocked");
     int threads = n < 1 ? 1 : n > 2000 ? 2000 : n;
