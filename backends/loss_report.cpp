@@ -30,6 +30,10 @@ constexpr Meaning kMeanings[] = {
     {kRegionSlotExhausted, "thread_slot", "probe hit",
      "lost map updates or events: no thread slot left ({slots} threads at "
      "once)"},
+    {kRegionSlotRawChildren, "raw_fork_child", "thread slot claim",
+     "refused: in a child of a raw fork or clone system call, which has no "
+     "robust mutex list to hold a slot with (its map updates and events were "
+     "lost)"},
     {c::kVectorSkips, "installing", "probe hit",
      "skipped: the probe was being installed"},
     {c::kUnwoundEntries, "unwound", "return probe hit",

@@ -17,6 +17,8 @@ namespace ubtrace::backends {
 
 // Counters of the maps region, read by the CLI.
 inline constexpr const char *kRegionSlotExhausted = "region_slot_exhausted";
+inline constexpr const char *kRegionSlotRawChildren =
+    "region_slot_raw_children";
 inline constexpr const char *kRingDeadWriters = "ring_dead_writers";
 inline constexpr const char *kRingStalledWriters = "ring_stalled_writers";
 // --follow's, counted by the user-space backend.

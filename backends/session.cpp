@@ -537,6 +537,7 @@ void Session::report_losses() {
     counters.insert(counters.end(), lost.begin(), lost.end());
   }
   counters.emplace_back(kRegionSlotExhausted, region_->slot_exhausted());
+  counters.emplace_back(kRegionSlotRawChildren, region_->slot_raw_children());
   counters.emplace_back(kRingDeadWriters, stats.dead_writer_skips);
   counters.emplace_back(kRingStalledWriters, stats.abandoned);
   for (const auto &lost : describe_losses(counters, {region_->thread_slots()}))
@@ -557,20 +558,28 @@ void Session::report_losses() {
                           {});
     if (!c.drops)
       continue;
-    // Lock timeouts are part of the drops; the rest found the map full.
-    const uint64_t waited = std::min(c.lock_timeouts, c.drops);
-    if (c.drops > waited)
-      print_runtime_error(
-          "Map full; can't update element: map " + bundle_.maps[i].name +
-              " dropped " + std::to_string(c.drops - waited) +
-              " update(s) (raise max_map_keys or declare it with a larger "
-              "size)",
-          {});
-    if (waited)
-      print_runtime_error("map " + bundle_.maps[i].name + " dropped " +
-                              std::to_string(waited) +
-                              " update(s) that waited too long for its insert "
+    // The lock's and the slots' drops are parts of drops; the rest found the
+    // map full. The counters live in memory the process can write: clamp.
+    const uint64_t locked = std::min(c.lock_drops, c.drops);
+    const uint64_t no_slot = std::min(c.slot_drops, c.drops - locked);
+    const uint64_t full = c.drops - locked - no_slot;
+    const std::string &name = bundle_.maps[i].name;
+    if (full)
+      print_runtime_error("Map full; can't update element: map " + name +
+                              " dropped " + std::to_string(full) +
+                              " update(s) (raise max_map_keys or declare it "
+                              "with a larger size)",
+                          {});
+    if (locked)
+      print_runtime_error("map " + name + " dropped " + std::to_string(locked) +
+                              " update(s) that could not take its insert "
                               "lock (the holder was stopped or never let go)",
+                          {});
+    if (no_slot)
+      print_runtime_error("map " + name + " dropped " +
+                              std::to_string(no_slot) +
+                              " update(s) of threads that found no free "
+                              "thread slot",
                           {});
   }
   // What the traced process wrote over in the shared region (it can: the

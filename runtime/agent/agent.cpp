@@ -32,6 +32,7 @@
 #include "runtime/jit/remote_symbols.h"
 #include "runtime/maps/helpers.h"
 #include "runtime/maps/region.h"
+#include "runtime/maps/thread_slot.h"
 #include "runtime/unwind/loaded_modules.h"
 #include "runtime/vm/interpreter.h"
 
@@ -1131,6 +1132,8 @@ void prepare_probe_path() {
   runtime::hook::set_trap_guard(guarded, true);
   runtime::helpers::prepare_process_facts();
   runtime::helpers::arm_safe_copy();
+  if (runtime::helpers::sandboxed())
+    runtime::maps::thread_slots_sandboxed();
 }
 
 // 0: a session started on `sock`; 1: another one runs (the CLI is told);
@@ -1304,5 +1307,6 @@ ubtrace_offer_interposers(const ubtrace::agent::Interposer *table,
 extern "C" __attribute__((visibility("default"))) void
 ubtrace_sandboxed(int all_threads) {
   ubtrace::runtime::helpers::set_sandboxed();
+  ubtrace::runtime::maps::thread_slots_sandboxed();
   ubtrace::agent::profile::sandboxed(all_threads != 0);
 }

@@ -24,6 +24,7 @@ struct ProbeActor {
   uint32_t slot() const { return thread_slot(map); }
   // Valid right after slot() returned one.
   uint32_t generation() const { return thread_slot_generation(); }
+  bool borrowed() const { return thread_slot_borrowed(); }
   bool holder_alive(uint32_t slot, uint32_t generation_low14) const {
     return slot_holder_alive(region_of(map), slot, generation_low14);
   }
@@ -42,6 +43,7 @@ struct CliActor {
   TrustedRegion *region;
   uint32_t slot() const { return cli_slot(*region); }
   uint32_t generation() const { return cli_slot_generation(*region); }
+  bool borrowed() const { return false; }
   bool holder_alive(uint32_t slot, uint32_t generation_low14) const {
     return slot_holder_alive_readonly(*region, slot, generation_low14);
   }

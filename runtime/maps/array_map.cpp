@@ -26,6 +26,7 @@ long update(const G &g, MapHeader *m, const Actor &actor, const void *key,
     slot = actor.slot();
     if (slot == kNoSlot) {
       m->drops.fetch_add(1, std::memory_order_relaxed);
+      m->slot_drops.fetch_add(1, std::memory_order_relaxed);
       return -E2BIG;
     }
   }

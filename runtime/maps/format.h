@@ -60,6 +60,9 @@ struct RegionHeader {
   // Mutable counters on their own cache line.
   alignas(kCacheLine) std::atomic<uint32_t> slot_high_water;
   std::atomic<uint64_t> slot_exhausted; // claims refused: every slot live
+  // Claims refused to a child of a raw fork or clone system call, which has
+  // no robust mutex list (thread_slot.cpp, adopt_process).
+  std::atomic<uint64_t> slot_raw_children;
 };
 
 // Hash bucket words: 0 is empty, kTombstone a deleted entry, anything else
@@ -115,11 +118,16 @@ struct MapHeader {
   // Counters, apart from the lock's line.
   alignas(kCacheLine) std::atomic<uint32_t> count;
   std::atomic<uint32_t> tombstones;
-  std::atomic<uint64_t> drops;         // updates refused: map full, no slot
+  std::atomic<uint64_t> drops;         // updates refused, for any reason
   std::atomic<uint64_t> evictions;     // LRU
   std::atomic<uint64_t> lock_timeouts; // inserts given up waiting
   std::atomic<uint64_t> recoveries;    // lock holders found dead
   std::atomic<uint64_t> undone;        // their inserts, cut short: updates lost
+  // The parts of drops that are not a full map: inserts that did not get the
+  // lock (timed out, given up on, or held under the caller's own name by
+  // another process), and updates of threads that had no thread slot.
+  std::atomic<uint64_t> lock_drops;
+  std::atomic<uint64_t> slot_drops;
 };
 
 // Ring record header: 16 bytes before each record's data. The first word is

@@ -255,8 +255,13 @@ Placement place(const Op<G, A> &op, const void *key, uint64_t hash) {
   return placement;
 }
 
-long drop(MapHeader *map, long error) {
+// Every refused update counts in drops; those not refused for want of room
+// also in the counter of their reason, so that the CLI names the cause.
+long drop(MapHeader *map, long error,
+          std::atomic<uint64_t> MapHeader::*reason = nullptr) {
   map->drops.fetch_add(1, std::memory_order_relaxed);
+  if (reason)
+    (map->*reason).fetch_add(1, std::memory_order_relaxed);
   return error;
 }
 
@@ -289,7 +294,7 @@ template <class G, class A>
 long insert(const Op<G, A> &op, const void *key, uint64_t hash,
             const void *value, uint32_t slot, uint64_t flags) {
   if (lock_abandoned(op.g))
-    return drop(op.m, -EBUSY);
+    return drop(op.m, -EBUSY, &MapHeader::lock_drops);
   InsertWait<G, A> wait{&op, key, hash};
   const LockResult locked =
       lock_map(op.actor, op.m, kInsertLockTimeoutNs, key_appeared<G, A>, &wait);
@@ -302,13 +307,14 @@ long insert(const Op<G, A> &op, const void *key, uint64_t hash,
   case LockResult::Abandoned:
     if (const Found found = hash_find(op.g, op.m, key, hash))
       return update_existing(op, found, slot, value, flags);
-    return drop(op.m, -EBUSY); // deleted again meanwhile
+    return drop(op.m, -EBUSY,
+                &MapHeader::lock_drops); // deleted again meanwhile
   case LockResult::TimedOut:
     op.m->lock_timeouts.fetch_add(1, std::memory_order_relaxed);
     lock_timed_out(op.g);
-    return drop(op.m, -EBUSY);
+    return drop(op.m, -EBUSY, &MapHeader::lock_drops);
   case LockResult::Failed:
-    return drop(op.m, -EBUSY);
+    return drop(op.m, -EBUSY, &MapHeader::lock_drops);
   }
 
   long result = 0;
@@ -371,7 +377,7 @@ long update(const Op<G, A> &op, const void *key, const void *value,
   if (is_per_slot(op.g.kind)) {
     slot = op.actor.slot();
     if (slot == kNoSlot)
-      return drop(op.m, -E2BIG);
+      return drop(op.m, -E2BIG, &MapHeader::slot_drops);
   }
   const uint64_t hash = hash_key(key, op.g.key_size);
   if (const Found found = hash_find(op.g, op.m, key, hash))

@@ -13,10 +13,12 @@ namespace ubtrace::runtime::maps {
 namespace {
 
 // Lock word: 0 when free; else kHeld | slot | generation << 14, plus
-// kWaiters while someone sleeps on it.
+// kBorrowed for a child using its forking thread's slot (thread_slot.h:
+// the same slot, another holder), and kWaiters while someone sleeps on it.
 constexpr uint32_t kHeld = 1u << 30;
 constexpr uint32_t kWaiters = 1u << 31;
-constexpr uint32_t kHolderBits = kHeld | 0x0fffffff;
+constexpr uint32_t kBorrowed = 1u << 28;
+constexpr uint32_t kHolderBits = kHeld | kBorrowed | 0x0fffffff;
 constexpr int kSpins = 2000;
 constexpr uint64_t kNapNs = 1'000'000;
 constexpr uint64_t kMaxNapNs = 256'000'000;
@@ -32,7 +34,8 @@ template <class Actor> uint32_t my_holder_word(const Actor &actor) {
   const uint32_t slot = actor.slot();
   if (slot == kNoSlot)
     return 0;
-  return kHeld | slot | (actor.generation() & 0x3fff) << 14;
+  return kHeld | slot | (actor.generation() & 0x3fff) << 14 |
+         (actor.borrowed() ? kBorrowed : 0);
 }
 
 uint64_t now_ns() {

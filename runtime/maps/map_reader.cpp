@@ -79,6 +79,8 @@ MapCounters map_counters(const void *map) {
   counters.lock_timeouts = counter(*t, m->lock_timeouts, &counters.overwritten);
   counters.recoveries = counter(*t, m->recoveries, &counters.overwritten);
   counters.undone = counter(*t, m->undone, &counters.overwritten);
+  counters.lock_drops = counter(*t, m->lock_drops, &counters.overwritten);
+  counters.slot_drops = counter(*t, m->slot_drops, &counters.overwritten);
   return counters;
 }
 

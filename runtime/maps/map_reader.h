@@ -35,7 +35,9 @@ struct MapCounters {
   uint64_t evictions = 0;     // LRU kinds
   uint64_t lock_timeouts = 0; // part of drops
   uint64_t recoveries = 0;    // insert lock holders found dead
-  uint64_t undone = 0; // their inserts, cut short and undone: updates lost
+  uint64_t undone = 0;     // their inserts, cut short and undone: updates lost
+  uint64_t lock_drops = 0; // part of drops: no insert lock (timeouts too)
+  uint64_t slot_drops = 0; // part of drops: the thread had no slot
   // Some counter was written over (ran beyond belief): it reads 0 here.
   bool overwritten = false;
 };

@@ -446,11 +446,19 @@ uint32_t Region::thread_slots_used() const {
 }
 
 uint64_t Region::slot_exhausted() const {
-  const uint64_t refused =
-      static_cast<const RegionHeader *>(base_)->slot_exhausted.load(
-          std::memory_order_relaxed);
-  if (trusted_->plausible_count(refused))
-    return refused;
+  return region_counter(&RegionHeader::slot_exhausted);
+}
+
+uint64_t Region::slot_raw_children() const {
+  return region_counter(&RegionHeader::slot_raw_children);
+}
+
+uint64_t
+Region::region_counter(std::atomic<uint64_t> RegionHeader::*counter) const {
+  const uint64_t value = (static_cast<const RegionHeader *>(base_)->*counter)
+                             .load(std::memory_order_relaxed);
+  if (trusted_->plausible_count(value))
+    return value;
   trusted_->note(Anomaly::Counter);
   return 0;
 }

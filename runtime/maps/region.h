@@ -54,10 +54,13 @@ public:
   uint32_t thread_slots_used() const; // high-water mark (at most the pool)
   // Claims refused, no free slot (0, and an anomaly, if written over).
   uint64_t slot_exhausted() const;
+  // Claims refused to children of a raw fork or clone (likewise).
+  uint64_t slot_raw_children() const;
   // The geometry this process trusts, and the anomalies seen so far.
   TrustedRegion &trusted() const { return *trusted_; }
 
 private:
+  uint64_t region_counter(std::atomic<uint64_t> RegionHeader::*counter) const;
   Region(void *base, uint64_t size, int fd)
       : base_(base), size_(size), fd_(fd) {}
   void reset();

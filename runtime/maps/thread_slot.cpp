@@ -7,7 +7,9 @@
 #include <atomic>
 #include <cerrno>
 #include <mutex>
+#include <new>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 
 namespace ubtrace::runtime::maps {
@@ -16,6 +18,70 @@ __thread ThreadSlotCache g_thread_slot_cache
     __attribute__((tls_model("initial-exec")));
 
 namespace {
+std::atomic<uint32_t> g_static_epoch{1};
+} // namespace
+
+std::atomic<uint32_t> *g_process_epoch = &g_static_epoch;
+
+namespace {
+
+constexpr size_t kPageSize = 4096;
+
+// An epoch no process has: a thread of a new child is making the child's.
+constexpr uint32_t kAdopting = ~0u;
+
+// The epoch the last adoption made (or prepare_thread_slots()): a child
+// inherits it, and its own is the next one, which no cache entry it copied
+// has. Counting instead of the pid keeps the child's first claim to one
+// system call (none under a sandbox).
+std::atomic<uint32_t> g_last_epoch{1};
+// Whether the page wipes in children (MADV_WIPEONFORK was accepted).
+bool g_epoch_wipes = false;
+std::atomic<bool> g_sandboxed{false};
+
+uint32_t next_epoch() {
+  const uint32_t next =
+      (g_last_epoch.load(std::memory_order_relaxed) + 1) & ~kNoRobustList;
+  return next == 0 ? 1 : next; // 0 is a wiped page
+}
+
+// Gives the calling process an epoch of its own if its epoch still is
+// `seen`: the threads of the parent hold none of this process's claims on
+// its mappings. `robust`: glibc made the child (fork or _Fork), which
+// registers the thread's robust list; otherwise the kernel is asked. False
+// when another thread got there first.
+//
+// A child whose thread has no robust list registered with the kernel (one
+// of a raw fork or clone system call, or glibc's in the instant between the
+// clone and _Fork's reset of the list: a probe on clone's exit) still has
+// glibc's descriptor list the mutexes the parent's thread holds: the first
+// slot mutex it locked would be linked to those, in the shared region,
+// which rewrites the parent's list (the parent later crashed in
+// pthread_mutex_trylock). Such a child claims no slot while that lasts
+// (claim_thread_slot).
+bool robust_list_registered() {
+  if (g_sandboxed.load(std::memory_order_relaxed))
+    return false; // get_robust_list may be what the filter kills
+  long head = 0, length = 0;
+  return probe_safe::raw_syscall(SYS_get_robust_list, 0,
+                                 reinterpret_cast<long>(&head),
+                                 reinterpret_cast<long>(&length)) == 0 &&
+         head != 0;
+}
+
+bool adopt_process(uint32_t seen, bool robust) {
+  if (!g_process_epoch->compare_exchange_strong(seen, kAdopting,
+                                                std::memory_order_acquire))
+    return false;
+  registry::reset_claims_in_child();
+  if (!robust)
+    robust = robust_list_registered();
+  const uint32_t epoch = next_epoch();
+  g_last_epoch.store(epoch, std::memory_order_relaxed);
+  g_process_epoch->store(robust ? epoch : epoch | kNoRobustList,
+                         std::memory_order_release);
+  return true;
+}
 
 // glibc keeps the values of the first 32 keys in the thread descriptor;
 // pthread_setspecific on a higher key callocs (a lock, on the probe path).
@@ -32,7 +98,9 @@ bool g_exit_key_usable = false; // and below 32
 void release_entry(SlotCacheEntry &entry) {
   const SlotCacheEntry gone = entry;
   entry = SlotCacheEntry{};
-  if (gone.region_id != 0 && gone.slot != kNoSlot) {
+  if (gone.region_id != 0 && gone.slot != kNoSlot &&
+      (gone.process & ~kNoRobustList) ==
+          (g_process_epoch->load(std::memory_order_relaxed) & ~kNoRobustList)) {
     ThreadSlot &slot = thread_slots(gone.region)[gone.slot];
     slot.claimed.store(0, std::memory_order_relaxed);
     pthread_mutex_unlock(&slot.owner);
@@ -46,10 +114,16 @@ void on_thread_exit(void *) {
 }
 
 // The child's only thread is a copy of the forking one, with another tid: the
-// slots in its cache belong to the parent's thread.
+// slots in its cache belong to the parent's thread. Where the page wipes, a
+// probe between _Fork's return and this handler may have made the child's
+// epoch already (it is no longer 0); where it does not, this is the only
+// place a child gets one.
 void on_fork_child() {
-  probe_safe::fill_bytes(&g_thread_slot_cache, 0, sizeof g_thread_slot_cache);
-  registry::reset_claims_in_child();
+  uint32_t seen = g_process_epoch->load(std::memory_order_acquire);
+  if (!g_epoch_wipes || seen == 0)
+    adopt_process(seen, true);
+  else if (seen != kAdopting && (seen & kNoRobustList)) // glibc's list is set
+    g_process_epoch->compare_exchange_strong(seen, seen & ~kNoRobustList);
 }
 
 // When the agent library is unloaded, threads must not call into it at exit.
@@ -119,7 +193,53 @@ void insert_front(const SlotCacheEntry &entry) {
 
 uint32_t claim_thread_slot(RegionHeader *region) {
   ThreadSlotCache &cache = g_thread_slot_cache;
+  uint32_t process = g_process_epoch->load(std::memory_order_acquire);
+  if (process == 0) { // the first claim in a new child
+    adopt_process(0, false);
+    process = g_process_epoch->load(std::memory_order_acquire);
+  }
+  if (process == kAdopting)
+    return kNoSlot; // for an instant, while another thread adopts
   const uint64_t id = region->region_id;
+  if ((process & kNoRobustList) && robust_list_registered()) {
+    // glibc's _Fork has set the child's list up since.
+    uint32_t seen = process;
+    g_process_epoch->compare_exchange_strong(seen, process & ~kNoRobustList);
+    process = g_process_epoch->load(std::memory_order_acquire);
+  }
+  const uint32_t epoch = process & ~kNoRobustList;
+  if (process & kNoRobustList) {
+    // The thread's list still is its forking thread's. Where that thread
+    // held slots, their mutexes are on it: the slot it held in this region
+    // is borrowed (thread_slot_borrowed(): insert locks are taken under
+    // another name than that thread's), and no other claim is made. Where
+    // it held none, the list holds no mutex of ours and a slot is claimed,
+    // to be claimed again once the list is set up (below).
+    bool parents_held = false;
+    for (int i = 0; i < kSlotCacheWays; ++i) {
+      const SlotCacheEntry &entry = cache.way[i];
+      if (entry.region_id == 0 || entry.slot == kNoSlot ||
+          (entry.process & ~kNoRobustList) == epoch)
+        continue;
+      if (entry.region_id == id) {
+        move_to_front(i);
+        return cache.way[0].slot;
+      }
+      parents_held = true;
+    }
+    if (parents_held) {
+      region->slot_raw_children.fetch_add(1, std::memory_order_relaxed);
+      return kNoSlot;
+    }
+  }
+  for (SlotCacheEntry &entry : cache.way) {
+    if (entry.region_id == 0 || entry.process == process)
+      continue;
+    if ((entry.process & ~kNoRobustList) == epoch)
+      release_entry(entry); // claimed before glibc set the list up
+    else
+      entry = SlotCacheEntry{}; // the parent's: not ours to release
+  }
   for (int i = 0; i < kSlotCacheWays; ++i) {
     SlotCacheEntry &entry = cache.way[i];
     if (entry.region_id != id)
@@ -143,12 +263,12 @@ uint32_t claim_thread_slot(RegionHeader *region) {
   if (slot == kNoSlot) {
     registry::release(region);
     region->slot_exhausted.fetch_add(1, std::memory_order_relaxed);
-    insert_front({id, region, kNoSlot, kSlotRetryInterval});
+    insert_front({id, region, kNoSlot, kSlotRetryInterval, process});
     return kNoSlot;
   }
   const uint32_t generation =
       thread_slots(region)[slot].generation.load(std::memory_order_relaxed);
-  insert_front({id, region, slot, generation});
+  insert_front({id, region, slot, generation, process});
   if (g_exit_key_usable)
     pthread_setspecific(g_exit_key, &cache);
   return slot;
@@ -161,8 +281,21 @@ void prepare_thread_slots() {
     return;
   g_exit_key_live = pthread_key_create(&g_exit_key, on_thread_exit) == 0;
   g_exit_key_usable = g_exit_key_live && g_exit_key < kKeysWithoutAllocation;
+  void *page = mmap(nullptr, kPageSize, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  g_epoch_wipes =
+      page != MAP_FAILED && madvise(page, kPageSize, MADV_WIPEONFORK) == 0;
+  if (g_epoch_wipes)
+    g_process_epoch = new (page)
+        std::atomic<uint32_t>(g_static_epoch.load(std::memory_order_relaxed));
+  else if (page != MAP_FAILED)
+    munmap(page, kPageSize);
   pthread_atfork(nullptr, nullptr, on_fork_child);
   g_prepared.store(true, std::memory_order_release);
+}
+
+void thread_slots_sandboxed() {
+  g_sandboxed.store(true, std::memory_order_relaxed);
 }
 
 void release_thread_slot(uint64_t region_id) {

@@ -26,6 +26,7 @@
 
 #include "runtime/maps/format.h"
 
+#include <atomic>
 #include <cstdint>
 
 namespace ubtrace::runtime::maps {
@@ -35,6 +36,7 @@ struct SlotCacheEntry {
   RegionHeader *region; // the mapping the slot was claimed through
   uint32_t slot;        // kNoSlot: refused at the last try
   uint32_t generation;  // of the claim; retry countdown when refused
+  uint32_t process;     // *g_process_epoch when it was made
 };
 
 inline constexpr int kSlotCacheWays = 4;
@@ -49,6 +51,31 @@ struct ThreadSlotCache {
 // glibc's static TLS surplus.
 extern __thread ThreadSlotCache g_thread_slot_cache
     __attribute__((tls_model("initial-exec")));
+
+// Which process the calling thread's cache entries were made in. A child made
+// by fork(), _Fork() or a clone() without CLONE_VM starts with a copy of its
+// forking thread's cache, whose slots stay that thread's: the child would
+// write the parent thread's per-thread values at the same time as it (plain
+// increments: updates lost) and take map insert locks under its name (the
+// parent, judging its own name's hold left behind by a longjmp, would take
+// it over in the middle of the child's insert). So the epoch, a number each
+// child makes anew, lives in a page madvise(MADV_WIPEONFORK) zeroes in every
+// such child: its first claim makes the child's epoch, and entries of
+// another are dropped (not released: they are the parent's). A vfork()
+// child shares the page and its parent's thread's slots, while that thread
+// waits. Where the kernel has no MADV_WIPEONFORK (before 4.14), the fork
+// handler alone renews it, in fork()'s children only. Points at a static
+// word until prepare_thread_slots().
+extern std::atomic<uint32_t> *g_process_epoch
+    __attribute__((visibility("hidden")));
+// Set in the epoch of a child whose thread has no robust mutex list yet
+// (thread_slot.cpp: robust_list_registered).
+inline constexpr uint32_t kNoRobustList = 1u << 31;
+
+inline bool cached_slot(const SlotCacheEntry &hit, uint64_t region_id) {
+  return hit.region_id == region_id && hit.slot != kNoSlot &&
+         hit.process == g_process_epoch->load(std::memory_order_relaxed);
+}
 
 // Creates the thread-exit key and registers the fork handler: off the probe
 // path, before the first claim (region creation and attachment do it), so
@@ -65,14 +92,14 @@ uint32_t claim_thread_slot(RegionHeader *region);
 
 inline uint32_t thread_slot(RegionHeader *region, uint64_t region_id) {
   const SlotCacheEntry &hit = g_thread_slot_cache.way[0];
-  if (hit.region_id == region_id && hit.slot != kNoSlot) [[likely]]
+  if (cached_slot(hit, region_id)) [[likely]]
     return hit.slot;
   return claim_thread_slot(region);
 }
 
 inline uint32_t thread_slot(const MapHeader *map) {
   const SlotCacheEntry &hit = g_thread_slot_cache.way[0];
-  if (hit.region_id == map->region_id && hit.slot != kNoSlot) [[likely]]
+  if (cached_slot(hit, map->region_id)) [[likely]]
     return hit.slot;
   return claim_thread_slot(region_of(map));
 }
@@ -81,6 +108,20 @@ inline uint32_t thread_slot(const MapHeader *map) {
 // (valid right after thread_slot() returned a slot).
 inline uint32_t thread_slot_generation() {
   return g_thread_slot_cache.way[0].generation;
+}
+
+// The process runs under a seccomp filter (the agent tells: safe_copy.h's
+// sandboxed()), which may kill a call of get_robust_list: a new child's
+// first claim does not ask, and the child takes no slot (its per-thread
+// updates are refused and counted).
+void thread_slots_sandboxed();
+
+// Whether the slot thread_slot() just returned is borrowed from the thread
+// that forked this process: a child whose thread has no robust mutex list
+// yet uses its forking thread's slot, if it had one (thread_slot.cpp).
+inline bool thread_slot_borrowed() {
+  return (g_thread_slot_cache.way[0].process & ~kNoRobustList) !=
+         (g_process_epoch->load(std::memory_order_relaxed) & ~kNoRobustList);
 }
 
 // Releases the calling thread's slot in the region, if it holds one.

@@ -7,8 +7,14 @@
 #include "tests/unit/maps/test_support.h"
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <set>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
+#include <vector>
 
 namespace ubtrace::runtime::maps {
 namespace {
@@ -29,6 +35,71 @@ uint64_t merged_u64(const void *map, uint64_t key) {
     sum += v;
   }
   return sum;
+}
+
+// A child made by _Fork() (no fork handler runs) starts with its forking
+// thread's slot cache; the slot is that thread's, which writes it with plain
+// increments at the same time. The child claims another.
+TEST(MapsPerSlot, AForkChildWritesASlotOfItsOwn) {
+  Region region = make_region({{MapKind::PerCpuArray, 0, 8, 1}});
+  auto *map = static_cast<MapHeader *>(region.map(0));
+  const uint32_t parents = thread_slot(map);
+  ASSERT_NE(parents, kNoSlot);
+  const pid_t child = _Fork();
+  if (child == 0) {
+    const uint32_t mine = thread_slot(map);
+    _exit(mine != kNoSlot && mine != parents &&
+                  holds_slot_mutex(region_of(map), mine)
+              ? 0
+              : 1);
+  }
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(test::exited_ok(status)) << status;
+  EXPECT_EQ(thread_slot(map), parents); // the parent keeps its own
+  EXPECT_TRUE(holds_slot_mutex(region_of(map), parents));
+}
+
+// A child of the raw fork system call has no robust mutex list (nor has a
+// child of glibc's fork in the instant before _Fork sets one up: a probe on
+// clone's exit): locking a slot's mutex there would link it to the mutexes
+// glibc's copied thread descriptor lists, writing into the parent's slot
+// mutex in the shared region (the parent's list then led into unmapped
+// memory and crashed it). The child borrows its forking thread's slot where
+// that thread had one, and is refused (and counted) where it had none.
+TEST(MapsPerSlot, ARawForkChildBorrowsItsParentsSlotOrIsRefused) {
+  Region region = make_region({{MapKind::PerCpuArray, 0, 8, 1}});
+  Region other = make_region({{MapKind::PerCpuArray, 0, 8, 1}});
+  auto *map = static_cast<MapHeader *>(region.map(0));
+  auto *untouched = static_cast<MapHeader *>(other.map(0));
+  const uint32_t parents = thread_slot(map);
+  ASSERT_NE(parents, kNoSlot);
+  ThreadSlot &slot = thread_slots(region_of(map))[parents];
+  std::vector<uint8_t> before(sizeof slot.owner);
+  std::memcpy(before.data(), &slot.owner, before.size());
+  const uint32_t zero = 0;
+  const uint64_t one = 1;
+  const pid_t child = static_cast<pid_t>(syscall(SYS_fork));
+  if (child == 0) {
+    const bool borrowed = thread_slot(map) == parents &&
+                          thread_slot_borrowed() &&
+                          ubt_bpf_map_update_elem(map, &zero, &one, 0) == 0;
+    const bool refused =
+        thread_slot(untouched) == kNoSlot &&
+        ubt_bpf_map_update_elem(untouched, &zero, &one, 0) == -E2BIG;
+    _exit(borrowed && refused ? 0 : 1);
+  }
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(test::exited_ok(status)) << status;
+  EXPECT_EQ(std::memcmp(before.data(), &slot.owner, before.size()), 0);
+  EXPECT_EQ(merged_u64(map, 0), 1u);
+  EXPECT_EQ(map_counters(untouched).slot_drops, 1u);
+  EXPECT_EQ(other.slot_raw_children(), 2u); // the lookup's and the update's
+  EXPECT_EQ(thread_slot(map), parents);
+  EXPECT_FALSE(thread_slot_borrowed());
 }
 
 TEST(MapsPerSlot, EachThreadGetsItsOwnCacheLine) {

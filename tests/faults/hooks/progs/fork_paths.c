@@ -2,13 +2,17 @@
 // vfork(), posix_spawn(), system(). Each child calls child_work() and
 // exits; the parent reaps it and checks its status. argv[1] rounds; with
 // argv[2] = "threads" each round runs on a new thread, whose first probe
-// hit is then inside the fork.
+// hit is then inside the fork. With argv[2] = "raw" each round is a child of
+// the raw fork system call (no glibc fork code runs: the child's thread has
+// no robust mutex list), with child_work() called in the parent before and
+// after it.
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,6 +62,16 @@ static int round_of_forks(void) {
   return bad;
 }
 
+static int raw_fork_round(void) {
+  child_work(7);
+  pid_t p = (pid_t)syscall(SYS_fork);
+  if (p == 0)
+    syscall(SYS_exit_group, child_work(7));
+  int bad = reap(p, "SYS_fork");
+  child_work(7);
+  return bad;
+}
+
 static void *round_thread(void *arg) {
   *(int *)arg = round_of_forks();
   return NULL;
@@ -66,8 +80,13 @@ static void *round_thread(void *arg) {
 int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 3;
   int threads = argc > 2 && !strcmp(argv[2], "threads");
+  int raw = argc > 2 && !strcmp(argv[2], "raw");
   int bad = 0;
   for (int r = 0; r < rounds; r++) {
+    if (raw) {
+      bad += raw_fork_round();
+      continue;
+    }
     if (!threads) {
       bad += round_of_forks();
       continue;

@@ -94,8 +94,11 @@ int main(int argc, char **argv) {
                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   munmap(a + 4096, 4096);
   mprotect(a + 12288, 4096, PROT_NONE);
-  char *gone = mmap(0, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  munmap(gone, 4096);
+  // Never mapped: the kernel places mappings top-down, far from the first
+  // 64 KiB, and nothing here maps at a fixed address. A page unmapped here
+  // was no good: a tracer attaching later (-p) may map its own memory in
+  // the hole (ubtrace's agent once put a page there).
+  char *gone = (char *)0x8000;
   // A string whose NUL is the last byte before an unmapped page, one that
   // runs into it without a NUL, one that crosses into a readable page.
   memcpy(a + 4096 - 6, "edge!", 6);
