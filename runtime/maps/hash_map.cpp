@@ -307,8 +307,8 @@ long insert(const Op<G, A> &op, const void *key, uint64_t hash,
   case LockResult::Abandoned:
     if (const Found found = hash_find(op.g, op.m, key, hash))
       return update_existing(op, found, slot, value, flags);
-    return drop(op.m, -EBUSY,
-                &MapHeader::lock_drops); // deleted again meanwhile
+    // Deleted again meanwhile.
+    return drop(op.m, -EBUSY, &MapHeader::lock_drops);
   case LockResult::TimedOut:
     op.m->lock_timeouts.fetch_add(1, std::memory_order_relaxed);
     lock_timed_out(op.g);

@@ -18,10 +18,13 @@ __thread ThreadSlotCache g_thread_slot_cache
     __attribute__((tls_model("initial-exec")));
 
 namespace {
-std::atomic<uint32_t> g_static_epoch{1};
+// The epoch this process was given last: where fork copies it (the wiped
+// page does not keep it), the number a child's own follows. Without
+// MADV_WIPEONFORK, g_process_epoch points here.
+std::atomic<uint32_t> g_epoch_copy{1};
 } // namespace
 
-std::atomic<uint32_t> *g_process_epoch = &g_static_epoch;
+std::atomic<uint32_t> *g_process_epoch = &g_epoch_copy;
 
 namespace {
 
@@ -30,35 +33,27 @@ constexpr size_t kPageSize = 4096;
 // An epoch no process has: a thread of a new child is making the child's.
 constexpr uint32_t kAdopting = ~0u;
 
-// The epoch the last adoption made (or prepare_thread_slots()): a child
-// inherits it, and its own is the next one, which no cache entry it copied
-// has. Counting instead of the pid keeps the child's first claim to one
-// system call (none under a sandbox).
-std::atomic<uint32_t> g_last_epoch{1};
 // Whether the page wipes in children (MADV_WIPEONFORK was accepted).
 bool g_epoch_wipes = false;
 std::atomic<bool> g_sandboxed{false};
 
+// The number after this process's last: counting instead of taking the pid
+// keeps a child's first claim to one system call (none under a sandbox).
+// Read before the epoch is marked kAdopting (g_epoch_copy may be that word).
 uint32_t next_epoch() {
   const uint32_t next =
-      (g_last_epoch.load(std::memory_order_relaxed) + 1) & ~kNoRobustList;
+      epoch_number(g_epoch_copy.load(std::memory_order_relaxed) + 1);
   return next == 0 ? 1 : next; // 0 is a wiped page
 }
 
-// Gives the calling process an epoch of its own if its epoch still is
-// `seen`: the threads of the parent hold none of this process's claims on
-// its mappings. `robust`: glibc made the child (fork or _Fork), which
-// registers the thread's robust list; otherwise the kernel is asked. False
-// when another thread got there first.
-//
 // A child whose thread has no robust list registered with the kernel (one
 // of a raw fork or clone system call, or glibc's in the instant between the
 // clone and _Fork's reset of the list: a probe on clone's exit) still has
 // glibc's descriptor list the mutexes the parent's thread holds: the first
 // slot mutex it locked would be linked to those, in the shared region,
 // which rewrites the parent's list (the parent later crashed in
-// pthread_mutex_trylock). Such a child claims no slot while that lasts
-// (claim_thread_slot).
+// pthread_mutex_trylock). What such a child does while that lasts:
+// claim_thread_slot.
 bool robust_list_registered() {
   if (g_sandboxed.load(std::memory_order_relaxed))
     return false; // get_robust_list may be what the filter kills
@@ -69,17 +64,23 @@ bool robust_list_registered() {
          head != 0;
 }
 
+// Gives the calling process an epoch of its own if its epoch still is
+// `seen`: the threads of the parent hold none of this process's claims on
+// its mappings. `robust`: glibc made the child (fork or _Fork), which
+// registers the thread's robust list; otherwise the kernel is asked. False
+// when another thread got there first.
 bool adopt_process(uint32_t seen, bool robust) {
+  const uint32_t epoch = next_epoch();
   if (!g_process_epoch->compare_exchange_strong(seen, kAdopting,
                                                 std::memory_order_acquire))
     return false;
   registry::reset_claims_in_child();
   if (!robust)
     robust = robust_list_registered();
-  const uint32_t epoch = next_epoch();
-  g_last_epoch.store(epoch, std::memory_order_relaxed);
-  g_process_epoch->store(robust ? epoch : epoch | kNoRobustList,
-                         std::memory_order_release);
+  const uint32_t flagged = robust ? epoch : epoch | kNoRobustList;
+  if (g_process_epoch != &g_epoch_copy)
+    g_epoch_copy.store(flagged, std::memory_order_relaxed);
+  g_process_epoch->store(flagged, std::memory_order_release);
   return true;
 }
 
@@ -99,8 +100,8 @@ void release_entry(SlotCacheEntry &entry) {
   const SlotCacheEntry gone = entry;
   entry = SlotCacheEntry{};
   if (gone.region_id != 0 && gone.slot != kNoSlot &&
-      (gone.process & ~kNoRobustList) ==
-          (g_process_epoch->load(std::memory_order_relaxed) & ~kNoRobustList)) {
+      epoch_number(gone.process) ==
+          epoch_number(g_process_epoch->load(std::memory_order_relaxed))) {
     ThreadSlot &slot = thread_slots(gone.region)[gone.slot];
     slot.claimed.store(0, std::memory_order_relaxed);
     pthread_mutex_unlock(&slot.owner);
@@ -123,7 +124,7 @@ void on_fork_child() {
   if (!g_epoch_wipes || seen == 0)
     adopt_process(seen, true);
   else if (seen != kAdopting && (seen & kNoRobustList)) // glibc's list is set
-    g_process_epoch->compare_exchange_strong(seen, seen & ~kNoRobustList);
+    g_process_epoch->compare_exchange_strong(seen, epoch_number(seen));
 }
 
 // When the agent library is unloaded, threads must not call into it at exit.
@@ -204,10 +205,10 @@ uint32_t claim_thread_slot(RegionHeader *region) {
   if ((process & kNoRobustList) && robust_list_registered()) {
     // glibc's _Fork has set the child's list up since.
     uint32_t seen = process;
-    g_process_epoch->compare_exchange_strong(seen, process & ~kNoRobustList);
+    g_process_epoch->compare_exchange_strong(seen, epoch_number(process));
     process = g_process_epoch->load(std::memory_order_acquire);
   }
-  const uint32_t epoch = process & ~kNoRobustList;
+  const uint32_t epoch = epoch_number(process);
   if (process & kNoRobustList) {
     // The thread's list still is its forking thread's. Where that thread
     // held slots, their mutexes are on it: the slot it held in this region
@@ -219,7 +220,7 @@ uint32_t claim_thread_slot(RegionHeader *region) {
     for (int i = 0; i < kSlotCacheWays; ++i) {
       const SlotCacheEntry &entry = cache.way[i];
       if (entry.region_id == 0 || entry.slot == kNoSlot ||
-          (entry.process & ~kNoRobustList) == epoch)
+          epoch_number(entry.process) == epoch)
         continue;
       if (entry.region_id == id) {
         move_to_front(i);
@@ -235,7 +236,7 @@ uint32_t claim_thread_slot(RegionHeader *region) {
   for (SlotCacheEntry &entry : cache.way) {
     if (entry.region_id == 0 || entry.process == process)
       continue;
-    if ((entry.process & ~kNoRobustList) == epoch)
+    if (epoch_number(entry.process) == epoch)
       release_entry(entry); // claimed before glibc set the list up
     else
       entry = SlotCacheEntry{}; // the parent's: not ours to release
@@ -287,7 +288,7 @@ void prepare_thread_slots() {
       page != MAP_FAILED && madvise(page, kPageSize, MADV_WIPEONFORK) == 0;
   if (g_epoch_wipes)
     g_process_epoch = new (page)
-        std::atomic<uint32_t>(g_static_epoch.load(std::memory_order_relaxed));
+        std::atomic<uint32_t>(g_epoch_copy.load(std::memory_order_relaxed));
   else if (page != MAP_FAILED)
     munmap(page, kPageSize);
   pthread_atfork(nullptr, nullptr, on_fork_child);

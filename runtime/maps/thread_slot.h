@@ -72,6 +72,11 @@ extern std::atomic<uint32_t> *g_process_epoch
 // (thread_slot.cpp: robust_list_registered).
 inline constexpr uint32_t kNoRobustList = 1u << 31;
 
+// The epoch's number, without the flag: the process an entry was made in.
+inline uint32_t epoch_number(uint32_t epoch) {
+  return epoch & ~kNoRobustList;
+}
+
 inline bool cached_slot(const SlotCacheEntry &hit, uint64_t region_id) {
   return hit.region_id == region_id && hit.slot != kNoSlot &&
          hit.process == g_process_epoch->load(std::memory_order_relaxed);
@@ -112,16 +117,17 @@ inline uint32_t thread_slot_generation() {
 
 // The process runs under a seccomp filter (the agent tells: safe_copy.h's
 // sandboxed()), which may kill a call of get_robust_list: a new child's
-// first claim does not ask, and the child takes no slot (its per-thread
-// updates are refused and counted).
+// first claim does not ask, and takes the child's thread to have no robust
+// list until glibc's fork handler runs (claim_thread_slot says what it
+// does meanwhile).
 void thread_slots_sandboxed();
 
 // Whether the slot thread_slot() just returned is borrowed from the thread
 // that forked this process: a child whose thread has no robust mutex list
 // yet uses its forking thread's slot, if it had one (thread_slot.cpp).
 inline bool thread_slot_borrowed() {
-  return (g_thread_slot_cache.way[0].process & ~kNoRobustList) !=
-         (g_process_epoch->load(std::memory_order_relaxed) & ~kNoRobustList);
+  return epoch_number(g_thread_slot_cache.way[0].process) !=
+         epoch_number(g_process_epoch->load(std::memory_order_relaxed));
 }
 
 // Releases the calling thread's slot in the region, if it holds one.
