@@ -17,6 +17,7 @@
 #include "runtime/agent/protocol.h"
 #include "runtime/agent/raw_notice.h"
 #include "runtime/agent/raw_syscall.h"
+#include "runtime/agent/sandbox_notice.h"
 #include "runtime/agent/session_counters.h"
 #include "runtime/agent/syscalls.h"
 #include "runtime/helpers/all_helpers.h"
@@ -1133,7 +1134,7 @@ void prepare_probe_path() {
   runtime::helpers::prepare_process_facts();
   runtime::helpers::arm_safe_copy();
   if (runtime::helpers::sandboxed())
-    runtime::maps::thread_slots_sandboxed();
+    notice_sandbox(false);
 }
 
 // 0: a session started on `sock`; 1: another one runs (the CLI is told);
@@ -1187,6 +1188,12 @@ int start_session(OwnedFd sock, bool spawned) {
 }
 
 } // namespace
+
+void notice_sandbox(bool all_threads) {
+  runtime::helpers::set_sandboxed();
+  runtime::maps::thread_slots_sandboxed();
+  profile::sandboxed(all_threads);
+}
 
 // ---- GPU (runtime/agent/gpu): the maps region device maps are read back
 // into, once the CLI has sent it (null before, or when not traced).
@@ -1306,7 +1313,5 @@ ubtrace_offer_interposers(const ubtrace::agent::Interposer *table,
 // SECCOMP_FILTER_FLAG_TSYNC, on every thread of the process.
 extern "C" __attribute__((visibility("default"))) void
 ubtrace_sandboxed(int all_threads) {
-  ubtrace::runtime::helpers::set_sandboxed();
-  ubtrace::runtime::maps::thread_slots_sandboxed();
-  ubtrace::agent::profile::sandboxed(all_threads != 0);
+  ubtrace::agent::notice_sandbox(all_threads != 0);
 }

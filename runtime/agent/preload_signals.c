@@ -32,6 +32,8 @@
  * first that hit-time system calls may be forbidden from now on
  * (runtime/helpers/safe_copy.h). */
 #define _GNU_SOURCE
+#include "sandbox_notice.h" /* this folder: no include path here */
+
 #include <dlfcn.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -256,7 +258,7 @@ __attribute__((visibility("default"))) int prctl(int option, ...) {
   unsigned long c = va_arg(ap, unsigned long);
   unsigned long d = va_arg(ap, unsigned long);
   va_end(ap);
-  if (option == PR_SET_SECCOMP)
+  if (ubt_seccomp_scope(SYS_prctl, (unsigned long)option, a))
     ubtrace_sandboxed(0);
   UBT_REAL(ubt_prctl_fn, prctl);
   return real ? real(option, a, b, c, d) : -1;
@@ -270,10 +272,9 @@ __attribute__((visibility("default"))) long syscall(long number, ...) {
     a[i] = va_arg(ap, long);
   va_end(ap);
   sigset_t copy;
-  if (number == SYS_seccomp || (number == SYS_prctl && a[0] == PR_SET_SECCOMP))
-    ubtrace_sandboxed(number == SYS_seccomp &&
-                      a[0] == SECCOMP_SET_MODE_FILTER &&
-                      (a[1] & SECCOMP_FILTER_FLAG_TSYNC));
+  int scope = ubt_seccomp_scope(number, a[0], a[1]);
+  if (scope)
+    ubtrace_sandboxed(scope == 2);
   else if (number == SYS_rt_sigprocmask && a[0] != SIG_UNBLOCK && a[1] &&
            (unsigned long)a[3] <= sizeof copy) {
     /* The kernel reads a[3] bytes of the set: strip them in a copy. */

@@ -1,6 +1,7 @@
 #include "runtime/agent/syscalls.h"
 
 #include "runtime/agent/profile.h"
+#include "runtime/agent/sandbox_notice.h"
 #include "runtime/agent/syscall_signals.h"
 #include "runtime/agent/syscalls_state.h"
 #include "runtime/helpers/host_helpers.h"
@@ -405,11 +406,15 @@ void dispatch(ucontext_t *uc, char *selector) {
         (site < reinterpret_cast<uint64_t>(g_exec) ||
          site >= reinterpret_cast<uint64_t>(g_exec) + kCodePages * kPage))
       note_site(site);
+    // A seccomp filter may forbid the calls probes make: told before it
+    // is on, as the preload tells of libc's wrappers (sandbox_notice.h).
+    int scope = ubt_seccomp_scope(nr, a[0], a[1]);
+    if (scope)
+      notice_sandbox(scope == 2);
     rc = raw(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-    // A seccomp filter may forbid the calls the handler makes (gettid,
+    // It may forbid the calls the handler makes too (gettid,
     // rt_sigprocmask): from now on every system call runs untouched.
-    if (rc == 0 &&
-        (nr == SYS_seccomp || (nr == SYS_prctl && a[0] == PR_SET_SECCOMP))) {
+    if (rc == 0 && scope) {
       g_sandboxed.store(true, std::memory_order_relaxed);
       stop();
     }

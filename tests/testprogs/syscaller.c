@@ -16,6 +16,13 @@
 //               the process on gettid and rt_sigaction (a sandbox that
 //               allows only what the program itself needs), raises SIGUSR1
 //               (its handler opens), then opens N times
+//   rawseccompfork N  installs, with this program's inline `syscall`
+//               (no libc wrapper), a filter that kills the process on
+//               get_robust_list and process_vm_readv, then forks with the
+//               same instruction (a child glibc's fork handlers never
+//               see, with no robust mutex list of its own): the child calls
+//               forked_work("forked") N times; prints how the child ended
+//               ("child exit S" or "child killed by signal S")
 //   loop N      N getppid() calls, timed: prints "calls N ns T ns/call"
 //               and "second half T ns/call"
 //   inlineloop N the same through the program's own inline syscall
@@ -106,6 +113,12 @@ static volatile int info_signo, plain_signo;
 static void on_info(int sig, siginfo_t *info, void *uc) {
   (void)uc;
   info_signo = info && info->si_signo == sig ? sig : -1;
+}
+
+// A probe's target in rawseccompfork's child.
+__attribute__((noinline)) int forked_work(const char *what) {
+  __asm__ volatile("" ::"r"(what) : "memory");
+  return what[0];
 }
 
 static void on_plain(int sig) {
@@ -657,6 +670,32 @@ int main(int argc, char **argv) {
     printf("raised\n");
     for (int i = 0; i < n; i++)
       openat(AT_FDCWD, "/nonexistent/sandboxed", O_RDONLY);
+  } else if (!strcmp(mode, "rawseccompfork")) {
+    struct sock_filter strict[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_get_robust_list, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof strict / sizeof strict[0], strict};
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    if (site_call(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&prog) != 0)
+      printf("seccomp failed\n");
+    fflush(stdout);
+    pid_t child = (pid_t)site_call(SYS_fork, 0, 0, 0);
+    if (child == 0) {
+      for (int i = 0; i < n; i++)
+        forked_work("forked");
+      site_call(SYS_exit_group, 0, 0, 0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (WIFSIGNALED(status))
+      printf("child killed by signal %d\n", WTERMSIG(status));
+    else
+      printf("child exit %d\n", WEXITSTATUS(status));
   } else if (!strcmp(mode, "seccomp")) {
     struct sock_filter allow[] = {
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
