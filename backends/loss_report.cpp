@@ -102,11 +102,15 @@ constexpr Meaning kMeanings[] = {
      "not looked at: mappings not the user's to read (other users' "
      "processes, or more privileged ones; -v lists them)"},
     {kSampleLost, "system_samples_lost", "sample",
-     "of system-wide profile or perf event probes lost: the kernel found "
-     "the CPU's ring full (probes slower than the rate)"},
+     "of system-wide profile, perf event or system call probes lost: the "
+     "kernel found the CPU's ring full (probes slower than the rate)"},
     {kSampleFailed, "system_sample_failed", "sample",
-     "of system-wide profile or perf event probes whose probe stopped with "
-     "an error (the first is printed)"},
+     "of system-wide profile, perf event or system call probes whose probe "
+     "stopped with an error (the first is printed)"},
+    {kSampleReadGone, "system_sample_read_gone", "memory read",
+     "of system-wide probes found the process ended: the CLI reads a "
+     "process's memory when it handles the kernel's record, milliseconds "
+     "later (the read gave nothing)"},
     {kRingDeadWriters, "dead_writer", "event",
      "lost: the writer died before submitting"},
     {kRingStalledWriters, "stalled_writer", "event",

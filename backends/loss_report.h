@@ -33,6 +33,7 @@ inline constexpr const char *kSystemWideUnreadable = "system_wide_unreadable";
 // could not write, and samples whose probe stopped with an error.
 inline constexpr const char *kSampleLost = "system_samples_lost";
 inline constexpr const char *kSampleFailed = "system_sample_failed";
+inline constexpr const char *kSampleReadGone = "system_sample_read_gone";
 
 // The limits the sentences name ({slots}, {states}, {depth} in them).
 struct LossContext {

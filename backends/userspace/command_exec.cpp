@@ -65,9 +65,7 @@ void replay_command_exec(const runtime::Bundle &bundle,
       task.comm = before;
       task.memory = getpid();
     }
-    // Where each ctx slot comes from (ast/syscalls.h's sources): the
-    // arguments, the number, the result (-ENOSYS at the entry, as the
-    // kernel's pt_regs holds it there).
+    // The result: -ENOSYS at the entry (fill_syscall_ctx).
     const uint64_t ret = exit ? 0 : uint64_t(-ENOSYS);
     for (size_t i = 0; i < bundle.probes.size(); i++) {
       const auto &spec = bundle.probes[i];
@@ -87,20 +85,8 @@ void replay_command_exec(const runtime::Bundle &bundle,
           prog = bound.emplace(spec.section, std::move(*b)).first;
         }
         abi::HostProbeCtx ctx{};
-        ctx.regs.rdi = args[0];
-        ctx.regs.rsi = args[1];
-        ctx.regs.rdx = args[2];
-        ctx.regs.orig_rax = SYS_execve;
-        ctx.regs.rax = ret;
+        fill_syscall_ctx(ctx, site, args, SYS_execve, int64_t(ret));
         ctx.probe_id = target.syscall_probe_id(i, site);
-        for (size_t k = 0;
-             k < site.sources.size() && k < std::size(ctx.usdt_args); k++) {
-          int8_t from = site.sources[k];
-          ctx.usdt_args[k] = from >= 0 && from < 6 ? args[from]
-                             : from == 6           ? uint64_t(SYS_execve)
-                             : from == 7           ? ret
-                                                   : 0;
-        }
         vm::RunResult r = run_for(task, prog->second, &ctx);
         if (r.status != vm::RunStatus::Ok)
           host.runtime_error(std::string(vm::describe(r.status)) + " in " +

@@ -7,6 +7,7 @@
 #include "runtime/proc_stat.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -33,6 +34,8 @@ void TaskNames::name(uint32_t pid, uint32_t tid, uint32_t cpu, char out[16]) {
 }
 
 namespace {
+
+std::atomic<uint64_t> g_reads_gone{0};
 
 // What /proc says of a process, read once when a probe asks.
 struct ProcessFacts {
@@ -155,6 +158,8 @@ size_t read_remote(void *dst, uint64_t size, uint64_t src) {
   iovec local{dst, size};
   iovec remote{reinterpret_cast<void *>(src), size};
   ssize_t n = process_vm_readv(task().memory, &local, 1, &remote, 1, 0);
+  if (n < 0 && errno == ESRCH)
+    g_reads_gone.fetch_add(1, std::memory_order_relaxed);
   return n > 0 ? size_t(n) : 0;
 }
 
@@ -276,6 +281,29 @@ vm::RunResult run_for(const ForeignTask &t, const vm::BoundProgram &program,
 
 void forget_process(uint32_t pid) {
   g_facts.erase(pid);
+}
+
+uint64_t foreign_reads_gone() {
+  return g_reads_gone.load(std::memory_order_relaxed);
+}
+
+void fill_syscall_ctx(abi::HostProbeCtx &ctx, const runtime::SyscallSite &site,
+                      const uint64_t args[6], int64_t nr, int64_t ret) {
+  ctx.regs.rdi = args[0];
+  ctx.regs.rsi = args[1];
+  ctx.regs.rdx = args[2];
+  ctx.regs.r10 = args[3];
+  ctx.regs.r8 = args[4];
+  ctx.regs.r9 = args[5];
+  ctx.regs.orig_rax = uint64_t(nr);
+  ctx.regs.rax = uint64_t(ret);
+  for (size_t k = 0; k < std::size(ctx.usdt_args); k++) {
+    int8_t from = k < site.sources.size() ? site.sources[k] : -1;
+    ctx.usdt_args[k] = from >= 0 && from < 6 ? args[from]
+                       : from == 6           ? uint64_t(nr)
+                       : from == 7           ? uint64_t(ret)
+                                             : 0;
+  }
 }
 
 } // namespace ubtrace::backends

@@ -16,6 +16,8 @@
 #pragma once
 
 #include "backends/program_set.h"
+#include "runtime/abi.h"
+#include "runtime/bundle.h"
 #include "runtime/result.h"
 #include "runtime/vm/interpreter.h"
 
@@ -53,6 +55,14 @@ Result<vm::BoundProgram> bind_foreign(const ProgramSet &programs,
 // Runs `program` (bound by bind_foreign()) on `ctx` for `task`.
 vm::RunResult run_for(const ForeignTask &task, const vm::BoundProgram &program,
                       void *ctx);
+// A system call probe's context at `site` for call `nr` with `args` and
+// result `ret` (-ENOSYS at the entry, as the kernel's pt_regs holds it
+// there): the argument registers, the number, the result, and each ctx
+// argument slot from where the site says (ast/syscalls.h's sources).
+void fill_syscall_ctx(abi::HostProbeCtx &ctx, const runtime::SyscallSite &site,
+                      const uint64_t args[6], int64_t nr, int64_t ret);
+// Memory reads that found their process ended (ESRCH), so far.
+uint64_t foreign_reads_gone();
 // What was read from /proc for process `pid` is stale (it ended).
 void forget_process(uint32_t pid);
 

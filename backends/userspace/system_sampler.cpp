@@ -3,6 +3,7 @@
 
 #include "backends/loss_report.h"
 #include "backends/userspace/foreign_task.h"
+#include "backends/userspace/probe_name_ids.h"
 #include "runtime/abi.h"
 #include "runtime/file_text.h"
 
@@ -15,6 +16,7 @@
 #include <linux/perf_event.h>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -63,6 +65,30 @@ constexpr uint64_t reg_mask() {
 }
 
 constexpr size_t kRingPages = 64; // per CPU and event: 256 KiB
+// System calls come far more often than samples: 1 MiB.
+constexpr size_t kSyscallRingPages = 256;
+
+// The id of tracepoint `event` of the kernel's raw_syscalls category, from
+// tracefs.
+Result<uint64_t> raw_syscalls_id(const std::string &event) {
+  std::string why;
+  for (const char *root :
+       {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
+    auto text =
+        read_file(std::string(root) + "/events/raw_syscalls/" + event + "/id");
+    if (text)
+      return std::strtoull(text->c_str(), nullptr, 10);
+    if (why.empty())
+      why = text.error();
+  }
+  return make_error(
+      "system-wide system call probes count on the kernel's "
+      "raw_syscalls:" +
+      event + " tracepoint, whose id tracefs did not give (" + why +
+      "): they need root and tracefs mounted (mount -t tracefs nodev "
+      "/sys/kernel/tracing); or name a process with -c or -p, whose system "
+      "calls are traced from inside it");
+}
 
 } // namespace
 
@@ -84,6 +110,29 @@ struct SystemSampler::Impl final : TaskNames {
       void *base = nullptr;
     };
     std::vector<Ring> rings;
+    // raw_syscalls:sys_enter or sys_exit, which every system call probe
+    // of the script shares: for each of `probes`, the call it runs at and
+    // the id `probe` reads there.
+    bool syscall = false, exit = false;
+    struct Site {
+      const runtime::SyscallSite *site;
+      uint64_t probe_id;
+    };
+    std::vector<Site> sites;
+    size_t pages() const { return syscall ? kSyscallRingPages : kRingPages; }
+    // The kernel's filter: only the calls some probe runs at ("" all).
+    std::string filter() const {
+      std::set<int32_t> nrs;
+      for (const auto &s : sites) {
+        if (s.site->nr < 0)
+          return "";
+        nrs.insert(s.site->nr);
+      }
+      std::string f;
+      for (int32_t nr : nrs)
+        f += (f.empty() ? "id == " : " || id == ") + std::to_string(nr);
+      return f;
+    }
   };
   std::vector<Event> events;
   std::map<std::string, vm::BoundProgram> bound; // by section
@@ -91,6 +140,7 @@ struct SystemSampler::Impl final : TaskNames {
   uint32_t max_stack = 127;
 
   std::unordered_map<uint32_t, std::array<char, 16>> comms; // by tid
+  const uint32_t own_pid = uint32_t(getpid());
   uint64_t lost = 0, failed = 0;
   bool failure_said = false;
 
@@ -103,7 +153,7 @@ struct SystemSampler::Impl final : TaskNames {
     for (auto &e : events)
       for (auto &r : e.rings) {
         if (r.base)
-          munmap(r.base, (kRingPages + 1) * page);
+          munmap(r.base, (e.pages() + 1) * page);
         if (r.fd >= 0)
           close(r.fd);
         r = {};
@@ -157,7 +207,8 @@ struct SystemSampler::Impl final : TaskNames {
       attr.sample_period = e.period;
       attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                          PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN |
-                         PERF_SAMPLE_REGS_USER;
+                         PERF_SAMPLE_REGS_USER |
+                         (e.syscall ? PERF_SAMPLE_RAW : 0);
       attr.sample_regs_user = reg_mask();
       attr.exclude_callchain_kernel = 1;
       attr.sample_max_stack = static_cast<uint16_t>(max_stack);
@@ -166,7 +217,7 @@ struct SystemSampler::Impl final : TaskNames {
       attr.use_clockid = 1;
       attr.clockid = CLOCK_MONOTONIC;
       attr.watermark = 1;
-      attr.wakeup_watermark = uint32_t(kRingPages * page / 2);
+      attr.wakeup_watermark = uint32_t(e.pages() * page / 2);
       // Names and ends of threads, from the first event only.
       attr.comm = side_band;
       attr.comm_exec = side_band;
@@ -180,8 +231,12 @@ struct SystemSampler::Impl final : TaskNames {
           continue; // offline
         return make_error(why_not(err, e.type));
       }
-      void *base = mmap(nullptr, (kRingPages + 1) * page,
-                        PROT_READ | PROT_WRITE, MAP_SHARED, int(fd), 0);
+      // Without the kernel's filter every call still reaches the probes'
+      // own check, at a higher cost.
+      if (std::string f = e.syscall ? e.filter() : ""; !f.empty())
+        (void)ioctl(int(fd), PERF_EVENT_IOC_SET_FILTER, f.c_str());
+      void *base = mmap(nullptr, (e.pages() + 1) * page, PROT_READ | PROT_WRITE,
+                        MAP_SHARED, int(fd), 0);
       if (base == MAP_FAILED) {
         int err = errno;
         close(int(fd));
@@ -217,7 +272,7 @@ struct SystemSampler::Impl final : TaskNames {
   void read_ring(Event &e, Event::Ring &r) {
     auto *meta = static_cast<perf_event_mmap_page *>(r.base);
     const auto *data = static_cast<const uint8_t *>(r.base) + page;
-    const uint64_t size = kRingPages * page;
+    const uint64_t size = e.pages() * page;
     uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
     uint64_t tail = meta->data_tail;
     while (tail + sizeof(perf_event_header) <= head) {
@@ -313,6 +368,14 @@ struct SystemSampler::Impl final : TaskNames {
         chain.end());
     s.chain = chain.data();
     s.chain_len = chain.size();
+    std::vector<uint8_t> raw; // the tracepoint's record
+    if (e.syscall) {
+      uint32_t raw_size = 0;
+      if (!take(&raw_size, 4) || raw_size > len)
+        return true;
+      raw.resize(raw_size);
+      take(raw.data(), raw_size);
+    }
     abi::HostProbeCtx ctx{};
     if (take(&abi_kind, 8) && abi_kind != PERF_SAMPLE_REGS_ABI_NONE) {
       for (const auto &slot : kRegs) {
@@ -323,11 +386,39 @@ struct SystemSampler::Impl final : TaskNames {
                     8);
       }
     }
+    // raw_syscalls' records: the common fields, the number at 8, then
+    // the six arguments (sys_enter) or the result (sys_exit) at 16.
+    int64_t call = 0, ret = -ENOSYS;
+    uint64_t args[6] = {};
+    if (e.syscall) {
+      // The CLI's own calls (its reads for the probes would feed back).
+      if (s.pid == own_pid || s.pid == 0 || raw.size() < (e.exit ? 24 : 64))
+        return true;
+      std::memcpy(&call, raw.data() + 8, 8);
+      if (e.exit) {
+        std::memcpy(&ret, raw.data() + 16, 8);
+        // A system call leaves its argument registers as they were.
+        const auto &r = ctx.regs;
+        const uint64_t kept[6] = {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9};
+        std::memcpy(args, kept, sizeof args);
+      } else {
+        std::memcpy(args, raw.data() + 16, sizeof args);
+      }
+    }
     // The process's addresses print as symbols after it is gone.
     if (s.pid != 0 && !symbols.runtime().has_snapshot(pid_t(s.pid)))
       (void)symbols.runtime().snapshot(pid_t(s.pid));
     for (size_t k = 0; k < e.probes.size(); k++) {
       ctx.probe_id = e.probes[k];
+      if (e.syscall) {
+        const auto &site = *e.sites[k].site;
+        // A named call is x86-64's: a 32-bit task's numbers are others.
+        if (site.nr >= 0 &&
+            (site.nr != call || abi_kind == PERF_SAMPLE_REGS_ABI_32))
+          continue;
+        fill_syscall_ctx(ctx, site, args, call, ret);
+        ctx.probe_id = e.sites[k].probe_id;
+      }
       vm::RunResult res = run_for(s, *e.programs[k], &ctx);
       if (res.status != vm::RunStatus::Ok) {
         failed++;
@@ -352,7 +443,9 @@ SystemSampler::~SystemSampler() = default;
 
 Result<std::unique_ptr<SystemSampler>>
 SystemSampler::create(const runtime::Bundle &bundle, const ProgramSet &programs,
-                      UserSymbols &symbols, BackendHost &host) {
+                      UserSymbols &symbols, BackendHost &host,
+                      std::vector<std::string> &probe_names) {
+  ProbeNameIds ids(&probe_names);
   auto impl = std::make_unique<Impl>(bundle, symbols, host);
   impl->page = size_t(sysconf(_SC_PAGESIZE));
   // The kernel refuses a longer call chain than its sysctl allows.
@@ -380,12 +473,42 @@ SystemSampler::create(const runtime::Bundle &bundle, const ProgramSet &programs,
                           b.error());
       bound = impl->bound.emplace(spec.section, std::move(*b)).first;
     }
-    auto same = std::find_if(
-        impl->events.begin(), impl->events.end(), [&](const Impl::Event &e) {
-          return e.type == type && e.config == config && e.period == period;
-        });
+    if (spec.kind == runtime::ProbeKind::Syscall) {
+      for (const auto &site : spec.syscalls) {
+        auto e = std::find_if(impl->events.begin(), impl->events.end(),
+                              [&](const Impl::Event &x) {
+                                return x.syscall && x.exit == site.exit;
+                              });
+        if (e == impl->events.end()) {
+          auto id = raw_syscalls_id(site.exit ? "sys_exit" : "sys_enter");
+          if (!id)
+            return make_error(spec.name + ": " + id.error());
+          Impl::Event fresh;
+          fresh.type = PERF_TYPE_TRACEPOINT;
+          fresh.config = *id;
+          fresh.period = 1;
+          fresh.syscall = true;
+          fresh.exit = site.exit;
+          impl->events.push_back(std::move(fresh));
+          e = impl->events.end() - 1;
+        }
+        e->probes.push_back(i);
+        e->programs.push_back(&bound->second);
+        e->sites.push_back({&site, ids.of(i, spec, site)});
+      }
+      continue;
+    }
+    auto same = std::find_if(impl->events.begin(), impl->events.end(),
+                             [&](const Impl::Event &e) {
+                               return !e.syscall && e.type == type &&
+                                      e.config == config && e.period == period;
+                             });
     if (same == impl->events.end()) {
-      impl->events.push_back({type, config, period, {}, {}, {}});
+      Impl::Event fresh;
+      fresh.type = type;
+      fresh.config = config;
+      fresh.period = period;
+      impl->events.push_back(std::move(fresh));
       same = impl->events.end() - 1;
     }
     same->probes.push_back(i);
@@ -443,7 +566,9 @@ void SystemSampler::detach() {
 }
 
 agent::NamedValues SystemSampler::losses() const {
-  return {{kSampleLost, impl_->lost}, {kSampleFailed, impl_->failed}};
+  return {{kSampleLost, impl_->lost},
+          {kSampleFailed, impl_->failed},
+          {kSampleReadGone, foreign_reads_gone()}};
 }
 
 } // namespace ubtrace::backends

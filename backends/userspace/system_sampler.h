@@ -1,5 +1,6 @@
-// System-wide profile and perf event probes: `profile:`, `software:` and
-// `hardware:` probes with neither -c nor -p, as bpftrace runs them on every
+// System-wide profile, perf event and system call probes: `profile:`,
+// `software:`, `hardware:` and `tracepoint:syscalls` probes with neither
+// -c nor -p, as bpftrace runs them on every
 // CPU. There is no traced process to run them in, so the CLI opens one
 // sampling perf event per CPU and event (pid -1, the kernel's perf
 // machinery, no BPF), reads each event's ring every service of the
@@ -20,6 +21,15 @@
 //   uid, gid, ppid,    read from /proc for the sampled process
 //   cgroup
 //
+// System call probes (tracepoint:syscalls, raw_syscalls) ride the kernel's
+// raw_syscalls:sys_enter and sys_exit tracepoints the same way: one event
+// each per CPU, shared by every such probe, its kernel filter set to the
+// numbers they name; each record runs the probes of its call with the
+// context the agent would give them (foreign_task.h, fill_syscall_ctx),
+// but what the arguments point to is read when the record is handled,
+// not at the call (a process gone by then is counted). The CLI's own
+// calls are dropped. The ids come from tracefs.
+//
 // Needs root or CAP_PERFMON (kernel.perf_event_paranoid 0 or lower also
 // lets anyone watch every CPU); the error names the setting. Probes on one
 // event (same type, config and period) share it. Samples the kernel could
@@ -35,6 +45,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace ubtrace::backends {
@@ -44,13 +55,15 @@ public:
   // Whether `kind` is one the sampler runs system-wide.
   static bool samples(runtime::ProbeKind kind) {
     return kind == runtime::ProbeKind::Profile ||
-           kind == runtime::ProbeKind::PerfEvent;
+           kind == runtime::ProbeKind::PerfEvent ||
+           kind == runtime::ProbeKind::Syscall;
   }
   // The probes of `bundle` it runs, bound to the sampled-task helpers;
   // `host` prints what they write and says when exit() ran.
   static Result<std::unique_ptr<SystemSampler>>
   create(const runtime::Bundle &bundle, const ProgramSet &programs,
-         UserSymbols &symbols, BackendHost &host);
+         UserSymbols &symbols, BackendHost &host,
+         std::vector<std::string> &probe_names);
   ~SystemSampler();
   SystemSampler(const SystemSampler &) = delete;
   SystemSampler &operator=(const SystemSampler &) = delete;

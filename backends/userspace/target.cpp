@@ -3,6 +3,7 @@
 #include "backends/backend.h"
 #include "backends/reporter.h"
 #include "backends/userspace/ifunc_placement.h"
+#include "backends/userspace/probe_name_ids.h"
 #include "runtime/abi.h"
 #include "runtime/agent/named_values.h"
 #include "runtime/agent/program_wire.h"
@@ -160,11 +161,7 @@ struct UserspaceTarget::Impl {
   // What install() and later library loads need.
   const runtime::Bundle *bundle = nullptr;
   const ProgramSet *programs = nullptr;
-  std::vector<std::string> *probe_names = nullptr;
-  // Ids of the names in probe_names (the first `names_seen` of them), for
-  // probe_id().
-  std::unordered_map<std::string, uint64_t> name_ids;
-  size_t names_seen = 0;
+  ProbeNameIds name_ids; // over the session's list of probe names
   std::function<void(const std::string &)> verbose; // -v: a line per site
   std::function<void(const std::string &)> warn;    // a warning to print
   std::function<void(const runtime::symbols::AddressSpace &)> snapshot_sink;
@@ -226,8 +223,7 @@ struct UserspaceTarget::Impl {
                            uint64_t agent_region_base);
 
   Result<uint32_t> program_for(const runtime::ProbeSpec &spec);
-  // Hooks `probe` if its binary is mapped; false when it is not (yet).
-  uint64_t probe_id(const std::string &name);
+  // The id `probe` reads at one system call of a system call probe.
   uint64_t syscall_probe_id(size_t spec_index,
                             const runtime::SyscallSite &site);
   // What each user-space probe's attach point asks for (by bundle index),
@@ -248,7 +244,9 @@ struct UserspaceTarget::Impl {
   void warn_not_its_program(const Pending &p);
   // The other processes traced in the same trace.
   std::vector<int> siblings;
-  bool follow = false; // set_follow()
+  bool follow = false;            // set_follow()
+  bool sampled_elsewhere = false; // set_sampled_elsewhere()
+  // Hooks `probe` if its binary is mapped; false when it is not (yet).
   Result<bool> hook(size_t spec_index,
                     const runtime::symbols::ResolvedProbe &probe, bool many,
                     const runtime::symbols::AddressSpace &space);
@@ -492,20 +490,6 @@ UserspaceTarget::Impl::program_for(const runtime::ProbeSpec &spec) {
   return static_cast<uint32_t>(*id);
 }
 
-// The id `probe` gets for an expanded attach point: one id per name, so two
-// attach points of a block that reach the same function (`f*` and `foo`)
-// count under one key, as bpftrace's probe names (strings) do.
-uint64_t UserspaceTarget::Impl::probe_id(const std::string &name) {
-  for (; names_seen < probe_names->size(); ++names_seen)
-    name_ids.emplace((*probe_names)[names_seen], names_seen); // first wins
-  auto [it, fresh] = name_ids.emplace(name, probe_names->size());
-  if (fresh) {
-    probe_names->push_back(name);
-    ++names_seen;
-  }
-  return it->second;
-}
-
 bool UserspaceTarget::Impl::already_hooked(size_t spec_index,
                                            const std::string &section,
                                            uint64_t address, bool via_ifunc) {
@@ -547,8 +531,7 @@ Result<bool> UserspaceTarget::Impl::hook(
     return std::move(program).take_error();
   // The function's start, for the hook's bounds and `func`.
   uint64_t func_ip = *addr - (probe.vaddr - probe.function_vaddr);
-  uint64_t id =
-      many || probe.name != spec.name ? probe_id(probe.name) : spec_index;
+  uint64_t id = name_ids.of(spec_index, spec, many, probe.name);
   agent::HookMsg h{};
   h.address = *addr;
   h.func_start = func_ip;
@@ -855,7 +838,7 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
   Impl &im = *impl_;
   im.bundle = &bundle;
   im.programs = &programs;
-  im.probe_names = &probe_names;
+  im.name_ids.attach(&probe_names);
   // The maps region, by descriptor; where an earlier process mapped it,
   // if it is free here too (the native code is then that process's).
   agent::Message region_msg =
@@ -952,7 +935,9 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
     im.unplaced_ifuncs.clear();
   }
   for (size_t pi = 0; pi < bundle.probes.size(); pi++)
-    if (bundle.probes[pi].kind == runtime::ProbeKind::Profile) {
+    if (im.sampled_elsewhere) {
+      continue; // the CLI's sampler runs them for every process
+    } else if (bundle.probes[pi].kind == runtime::ProbeKind::Profile) {
       if (auto r = im.sample(pi); !r)
         return std::move(r).take_error();
     } else if (bundle.probes[pi].kind == runtime::ProbeKind::Syscall) {
@@ -981,6 +966,10 @@ void UserspaceTarget::set_siblings(std::vector<int> pids) {
 
 void UserspaceTarget::set_follow() {
   impl_->follow = true;
+}
+
+void UserspaceTarget::set_sampled_elsewhere() {
+  impl_->sampled_elsewhere = true;
 }
 
 void UserspaceTarget::share_native_code(
@@ -1299,10 +1288,7 @@ uint64_t UserspaceTarget::syscall_probe_id(size_t spec_index,
 uint64_t
 UserspaceTarget::Impl::syscall_probe_id(size_t spec_index,
                                         const runtime::SyscallSite &site) {
-  const auto &spec = bundle->probes[spec_index];
-  return spec.syscalls.size() > 1 || site.name != spec.name
-             ? probe_id(site.name)
-             : spec_index;
+  return name_ids.of(spec_index, bundle->probes[spec_index], site);
 }
 
 Result<void> UserspaceTarget::go() {

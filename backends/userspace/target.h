@@ -104,6 +104,10 @@ public:
   // program it execs may map it), and a hangup at an exec names the
   // program whose agent did not connect.
   void set_follow();
+  // System-wide: profile, perf event and system call probes run in the
+  // CLI for every process (system_sampler.h); install() leaves them out
+  // here, or each would run twice for this process.
+  void set_sampled_elsewhere();
   // Warnings that come up while the trace runs (a library loaded from
   // another file than the one a waiting probe is for).
   void set_warnings(std::function<void(const std::string &)> sink);

@@ -76,25 +76,16 @@ Result<void> UserspaceBackend::check(const runtime::Bundle &bundle,
         !judged)
       return make_error(judged.error());
   }
-  // Probes hooked into code run system-wide (system_wide.h); the others
-  // run in the threads of a traced process.
-  auto any = [&](runtime::ProbeKind kind) {
-    return std::any_of(bundle.probes.begin(), bundle.probes.end(),
-                       [&](const auto &p) { return p.kind == kind; });
-  };
-  // A watchpoint's address is one process's: system-wide it means none.
+  // Probes hooked into code run system-wide (system_wide.h), sampled ones
+  // from the CLI (system_sampler.h). A watchpoint's address is one process's:
+  // system-wide it means none.
   for (const auto &p : bundle.probes)
     if (p.kind == runtime::ProbeKind::PerfEvent &&
         p.perf_type == PERF_TYPE_BREAKPOINT)
       return make_error(
           "watchpoint probes need a process to trace: use -c 'CMD' or -p "
           "PID (the address is one in the traced process's memory)");
-  if (!any(runtime::ProbeKind::Syscall))
-    return {};
-  return make_error(
-      "system call probes need a process to trace: use -c 'CMD' or -p PID "
-      "(they run in the traced process's threads; uprobe, uretprobe, usdt, "
-      "profile, software and hardware probes run system-wide)");
+  return {};
 }
 
 Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
@@ -118,8 +109,8 @@ Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
             [](const auto &p) { return SystemSampler::samples(p.kind); })) {
       if (!options.host)
         return make_error("BUG: system-wide sampling without a host");
-      auto sampler =
-          SystemSampler::create(bundle, programs, symbols, *options.host);
+      auto sampler = SystemSampler::create(bundle, programs, symbols,
+                                           *options.host, probe_names);
       if (!sampler)
         return std::move(sampler).take_error();
       b->sampler_ = std::move(*sampler);
@@ -194,6 +185,8 @@ Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
 void UserspaceBackend::configure(UserspaceTarget &t) {
   t.share_binaries(binaries_);
   t.share_native_code(native_code_);
+  if (sampler_)
+    t.set_sampled_elsewhere();
   t.set_warnings([this](const std::string &text) { report_.warning(text); });
   t.set_snapshot_sink([this](const runtime::symbols::AddressSpace &space) {
     symbols_.runtime().add_snapshot(space);

@@ -22,8 +22,9 @@
 // come later (system_wide.h finds them); each is quiet, as a follower, and
 // retired once it ends or execs (the program it exec'd is looked at anew).
 // The trace runs until exit() or Ctrl-C, with or without processes.
-// System-wide, profile and software/hardware event probes sample every CPU
-// from the CLI (system_sampler.h); system call probes need a process.
+// System-wide, profile, software/hardware event and system call probes
+// run from the CLI on the kernel's records of every CPU
+// (system_sampler.h).
 #pragma once
 
 #include "backends/backend.h"

@@ -1,7 +1,8 @@
 // System calls made every way a program can, for tracepoint:syscalls
 // probes. Each mode opens /nonexistent/MODE a given number of times (each
 // fails with ENOENT: its name and result are what the probes see), then
-// prints "done".
+// prints "done" (and sleeps SYSCALLER_LINGER_MS milliseconds, if set, so
+// that a system-wide trace can still read its memory).
 //   libc N      openat() through libc's wrapper
 //   inline N    an inline `syscall` instruction in this program
 //   helper N    a static helper that calls syscall(2)
@@ -707,5 +708,8 @@ int main(int argc, char **argv) {
       openat(AT_FDCWD, "/nonexistent/sandboxed", O_RDONLY);
   }
   printf("done\n");
+  fflush(stdout);
+  if (getenv("SYSCALLER_LINGER_MS"))
+    usleep(1000 * atoi(getenv("SYSCALLER_LINGER_MS")));
   return 0;
 }
