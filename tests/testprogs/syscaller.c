@@ -99,6 +99,24 @@ __attribute__((noinline)) static long site_call(long nr, long a, long b,
 }
 extern const volatile unsigned char syscaller_site[];
 
+// Installs a filter that kills the process on system calls a and b and
+// allows the rest, through libc's syscall() or (inline) the site.
+static long kill_on(long a, long b, int inline_call) {
+  struct sock_filter strict[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, a, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, b, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {sizeof strict / sizeof strict[0], strict};
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  return inline_call
+             ? site_call(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&prog)
+             : syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+}
+
 static int site_rewritten(void) {
   return syscaller_site[0] != 0x0f || syscaller_site[1] != 0x05;
 }
@@ -655,34 +673,14 @@ int main(int argc, char **argv) {
                                               : "DIRTIED");
   } else if (!strcmp(mode, "strictseccomp")) {
     signal(SIGUSR1, on_usr1);
-    struct sock_filter strict[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_gettid, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigaction, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = {sizeof strict / sizeof strict[0], strict};
-    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+    if (kill_on(SYS_gettid, SYS_rt_sigaction, 0) != 0)
       perror("seccomp");
     kill(getpid(), SIGUSR1);
     printf("raised\n");
     for (int i = 0; i < n; i++)
       openat(AT_FDCWD, "/nonexistent/sandboxed", O_RDONLY);
   } else if (!strcmp(mode, "rawseccompfork")) {
-    struct sock_filter strict[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_get_robust_list, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = {sizeof strict / sizeof strict[0], strict};
-    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-    if (site_call(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&prog) != 0)
+    if (kill_on(SYS_get_robust_list, SYS_process_vm_readv, 1) != 0)
       printf("seccomp failed\n");
     fflush(stdout);
     pid_t child = (pid_t)site_call(SYS_fork, 0, 0, 0);
