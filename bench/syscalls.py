@@ -25,8 +25,10 @@ bpftrace needs root; strace needs ptrace; each is skipped otherwise.
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
+import time
 
 from cli_args import build, option
 
@@ -95,6 +97,26 @@ def table(mode):
 PAIR = re.compile(r"pair getppid (\d+) getuid (\d+) ns/call")
 
 
+def run_wide(tracer, target):
+    """Runs `target` while `tracer` traces system-wide: started once the
+    tracer says it attached, the tracer stopped (SIGINT) after it."""
+    t = subprocess.Popen(tracer, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT)
+    seen = ""
+    while "Attach" not in seen:  # ubtrace: "Attached", bpftrace: "Attaching"
+        line = t.stdout.readline().decode()
+        if not line:
+            raise RuntimeError(f"{tracer[0]} did not attach: {seen[-400:]}")
+        seen += line
+    if "Attaching" in seen:
+        time.sleep(2)  # bpftrace says it before its probes are in
+    r = subprocess.run(target, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=900)
+    t.send_signal(signal.SIGINT)
+    t.communicate(timeout=60)
+    return r
+
+
 def pair_table():
     """getppid's median batch less getuid's, in one process, medians of
     `repeat` runs; rows in turn, round by round."""
@@ -114,10 +136,22 @@ def pair_table():
                      ["bpftrace", "-c", target_cmd, "-e",
                       "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ "
                       "{ @ = count(); }"]))
+    # System-wide (no -c/-p): the tracer runs apart, the program is started
+    # once it has attached. ubtrace's probes then run in its CLI on the
+    # kernel's raw_syscalls records; bpftrace's in the kernel.
+    wide = "tracepoint:syscalls:sys_enter_getppid /comm == \"syscaller\"/ " \
+           "{ @ = count(); }"
+    if os.geteuid() == 0:
+        rows.append(("ubtrace system-wide, sys_enter_getppid",
+                     ("wide", [ubtrace, "-e", wide])))
+        if shutil.which("bpftrace"):
+            rows.append(("bpftrace system-wide, sys_enter_getppid",
+                         ("wide", ["bpftrace", "-e", wide])))
     diffs = {name: [] for name, _ in rows}
     for _ in range(repeat):
         for name, cmd in rows:
-            r = subprocess.run(cmd, stdout=subprocess.PIPE,
+            r = run_wide(cmd[1], target) if cmd[0] == "wide" else \
+                subprocess.run(cmd, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, timeout=900)
             m = PAIR.search(r.stdout.decode())
             if not m:
