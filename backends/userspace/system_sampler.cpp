@@ -64,6 +64,15 @@ constexpr uint64_t reg_mask() {
   return m;
 }
 
+// Whether the program calls get_stack (ustack, and stacks in printf).
+bool reads_stack(const vm::BoundProgram &program) {
+  return std::any_of(program.insns.begin(), program.insns.end(),
+                     [](const vm::Insn &i) {
+                       return i.code == (BPF_JMP | BPF_CALL) && i.src == 0 &&
+                              i.imm == BPF_FUNC_get_stack;
+                     });
+}
+
 constexpr size_t kRingPages = 64; // per CPU and event: 256 KiB
 // System calls come far more often than samples: 1 MiB.
 constexpr size_t kSyscallRingPages = 256;
@@ -114,6 +123,9 @@ struct SystemSampler::Impl final : TaskNames {
     // of the script shares: for each of `probes`, the call it runs at and
     // the id `probe` reads there.
     bool syscall = false, exit = false;
+    // Whether a probe reads the user stack: the kernel walks it for each
+    // sample only then.
+    bool stacks = false;
     struct Site {
       const runtime::SyscallSite *site;
       uint64_t probe_id;
@@ -199,6 +211,7 @@ struct SystemSampler::Impl final : TaskNames {
 
   Result<void> open_event(Event &e, bool side_band) {
     long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    const std::string filter = e.syscall ? e.filter() : "";
     for (uint32_t cpu = 0; cpu < uint32_t(std::max(1L, ncpu)); cpu++) {
       perf_event_attr attr{};
       attr.size = sizeof attr;
@@ -206,8 +219,8 @@ struct SystemSampler::Impl final : TaskNames {
       attr.config = e.config;
       attr.sample_period = e.period;
       attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                         PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN |
-                         PERF_SAMPLE_REGS_USER |
+                         PERF_SAMPLE_CPU | PERF_SAMPLE_REGS_USER |
+                         (e.stacks ? PERF_SAMPLE_CALLCHAIN : 0) |
                          (e.syscall ? PERF_SAMPLE_RAW : 0);
       attr.sample_regs_user = reg_mask();
       attr.exclude_callchain_kernel = 1;
@@ -233,8 +246,8 @@ struct SystemSampler::Impl final : TaskNames {
       }
       // Without the kernel's filter every call still reaches the probes'
       // own check, at a higher cost.
-      if (std::string f = e.syscall ? e.filter() : ""; !f.empty())
-        (void)ioctl(int(fd), PERF_EVENT_IOC_SET_FILTER, f.c_str());
+      if (!filter.empty())
+        (void)ioctl(int(fd), PERF_EVENT_IOC_SET_FILTER, filter.c_str());
       void *base = mmap(nullptr, (e.pages() + 1) * page, PROT_READ | PROT_WRITE,
                         MAP_SHARED, int(fd), 0);
       if (base == MAP_FAILED) {
@@ -255,9 +268,11 @@ struct SystemSampler::Impl final : TaskNames {
     uint64_t time;
     size_t seq; // in its ring's order, for records of one time
     Event *event;
-    std::vector<uint8_t> bytes; // header and body
+    size_t at, size; // header and body, in `bytes`
   };
   std::vector<Taken> taken;
+  std::vector<uint8_t> bytes;  // the records taken, one after another
+  std::vector<uint64_t> chain; // a sample's user call chain
 
   // Copies `len` bytes at `tail` of a ring (which may wrap) to `out`.
   static void copy_out(const uint8_t *data, uint64_t size, uint64_t tail,
@@ -280,13 +295,15 @@ struct SystemSampler::Impl final : TaskNames {
       copy_out(data, size, tail, sizeof h, reinterpret_cast<uint8_t *>(&h));
       if (h.size < sizeof h || tail + h.size > head)
         break;
-      Taken t{0, taken.size(), &e, std::vector<uint8_t>(h.size)};
-      copy_out(data, size, tail, h.size, t.bytes.data());
+      Taken t{0, taken.size(), &e, bytes.size(), h.size};
+      bytes.resize(bytes.size() + h.size);
+      uint8_t *record = bytes.data() + t.at;
+      copy_out(data, size, tail, h.size, record);
       // A sample's time follows its ip and ids; every other record ends
       // with the sample id (sample_id_all): ids, time, cpu.
       size_t at = h.type == PERF_RECORD_SAMPLE ? sizeof h + 16 : h.size - 16;
       if (at + 8 <= h.size && at >= sizeof h)
-        std::memcpy(&t.time, t.bytes.data() + at, 8);
+        std::memcpy(&t.time, record + at, 8);
       taken.push_back(std::move(t));
       tail += h.size;
     }
@@ -353,28 +370,34 @@ struct SystemSampler::Impl final : TaskNames {
     uint32_t cpu_res[2] = {};
     uint32_t ids[2] = {};
     if (!take(&ip, 8) || !take(ids, 8) || !take(&s.time, 8) ||
-        !take(cpu_res, 8) || !take(&nr, 8) || nr > len / 8)
+        !take(cpu_res, 8))
       return true;
     s.pid = ids[0];
     s.tid = ids[1];
     s.cpu = cpu_res[0];
     s.memory = pid_t(s.pid);
-    std::vector<uint64_t> chain(nr);
-    take(chain.data(), 8 * nr);
-    // Only the user part (the kernel's is excluded), after its marker.
-    chain.erase(
-        std::remove_if(chain.begin(), chain.end(),
-                       [](uint64_t a) { return a >= PERF_CONTEXT_MAX; }),
-        chain.end());
+    chain.clear();
+    if (e.stacks) {
+      if (!take(&nr, 8) || nr > len / 8)
+        return true;
+      // Only the user part (the kernel's is excluded), after its marker.
+      for (uint64_t k = 0; k < nr; k++) {
+        uint64_t a;
+        take(&a, 8);
+        if (a < PERF_CONTEXT_MAX)
+          chain.push_back(a);
+      }
+    }
     s.chain = chain.data();
     s.chain_len = chain.size();
-    std::vector<uint8_t> raw; // the tracepoint's record
+    const uint8_t *raw = nullptr; // the tracepoint's record
+    uint32_t raw_size = 0;
     if (e.syscall) {
-      uint32_t raw_size = 0;
       if (!take(&raw_size, 4) || raw_size > len)
         return true;
-      raw.resize(raw_size);
-      take(raw.data(), raw_size);
+      raw = p;
+      p += raw_size;
+      len -= raw_size;
     }
     abi::HostProbeCtx ctx{};
     if (take(&abi_kind, 8) && abi_kind != PERF_SAMPLE_REGS_ABI_NONE) {
@@ -392,17 +415,17 @@ struct SystemSampler::Impl final : TaskNames {
     uint64_t args[6] = {};
     if (e.syscall) {
       // The CLI's own calls (its reads for the probes would feed back).
-      if (s.pid == own_pid || s.pid == 0 || raw.size() < (e.exit ? 24 : 64))
+      if (s.pid == own_pid || s.pid == 0 || raw_size < (e.exit ? 24 : 64))
         return true;
-      std::memcpy(&call, raw.data() + 8, 8);
+      std::memcpy(&call, raw + 8, 8);
       if (e.exit) {
-        std::memcpy(&ret, raw.data() + 16, 8);
+        std::memcpy(&ret, raw + 16, 8);
         // A system call leaves its argument registers as they were.
         const auto &r = ctx.regs;
         const uint64_t kept[6] = {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9};
         std::memcpy(args, kept, sizeof args);
       } else {
-        std::memcpy(args, raw.data() + 16, sizeof args);
+        std::memcpy(args, raw + 16, sizeof args);
       }
     }
     // The process's addresses print as symbols after it is gone.
@@ -494,6 +517,7 @@ SystemSampler::create(const runtime::Bundle &bundle, const ProgramSet &programs,
         }
         e->probes.push_back(i);
         e->programs.push_back(&bound->second);
+        e->stacks |= reads_stack(bound->second);
         e->sites.push_back({&site, ids.of(i, spec, site)});
       }
       continue;
@@ -513,6 +537,7 @@ SystemSampler::create(const runtime::Bundle &bundle, const ProgramSet &programs,
     }
     same->probes.push_back(i);
     same->programs.push_back(&bound->second);
+    same->stacks |= reads_stack(bound->second);
   }
   return std::unique_ptr<SystemSampler>(new SystemSampler(std::move(impl)));
 }
@@ -540,6 +565,7 @@ void SystemSampler::start() {
 void SystemSampler::drain() {
   auto &taken = impl_->taken;
   taken.clear();
+  impl_->bytes.clear();
   for (auto &e : impl_->events)
     for (auto &r : e.rings)
       if (r.base)
@@ -548,10 +574,10 @@ void SystemSampler::drain() {
     return a.time != b.time ? a.time < b.time : a.seq < b.seq;
   });
   for (auto &t : taken) {
+    const uint8_t *record = impl_->bytes.data() + t.at;
     perf_event_header h;
-    std::memcpy(&h, t.bytes.data(), sizeof h);
-    if (!impl_->handle(*t.event, h, t.bytes.data() + sizeof h,
-                       t.bytes.size() - sizeof h))
+    std::memcpy(&h, record, sizeof h);
+    if (!impl_->handle(*t.event, h, record + sizeof h, t.size - sizeof h))
       break; // exit(): the rest is not run
   }
   taken.clear();

@@ -934,10 +934,10 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
           unplaced_ifunc_warning(spec.name, im.pid, im.unplaced_ifuncs));
     im.unplaced_ifuncs.clear();
   }
-  for (size_t pi = 0; pi < bundle.probes.size(); pi++)
-    if (im.sampled_elsewhere) {
-      continue; // the CLI's sampler runs them for every process
-    } else if (bundle.probes[pi].kind == runtime::ProbeKind::Profile) {
+  // Where the CLI's sampler runs them for every process, it runs them
+  // for this one too.
+  for (size_t pi = 0; !im.sampled_elsewhere && pi < bundle.probes.size(); pi++)
+    if (bundle.probes[pi].kind == runtime::ProbeKind::Profile) {
       if (auto r = im.sample(pi); !r)
         return std::move(r).take_error();
     } else if (bundle.probes[pi].kind == runtime::ProbeKind::Syscall) {
