@@ -12,8 +12,10 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <new>
 #include <string>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -39,6 +41,54 @@ struct Ids {
   uint32_t tid;
 };
 __thread Ids t_ids __attribute__((tls_model("initial-exec"))) = {0, 0};
+
+// glibc's word for the thread id is right in every thread glibc made or
+// forked, but a raw fork or clone system call leaves the child's copy
+// naming the forking thread. So each thread checks the word once against
+// gettid, and again in every fork child: the process's generation lives
+// in a page the kernel zeroes in a child (MADV_WIPEONFORK), and a child
+// takes the number after its parent's (g_generation_copy, which fork
+// copies). Without MADV_WIPEONFORK (before Linux 4.14) a child is not
+// noticed and trusts the word.
+std::atomic<uint32_t> g_generation_fallback{1};
+std::atomic<uint32_t> *g_generation = &g_generation_fallback;
+uint32_t g_generation_copy = 1;
+
+struct TidCheck {
+  int32_t word; // glibc's word when checked
+  uint32_t gen; // in this generation
+  uint32_t tid; // what gettid said
+};
+__thread TidCheck t_tid_check
+    __attribute__((tls_model("initial-exec"))) = {0, 0, 0};
+
+uint32_t generation() {
+  uint32_t gen = g_generation->load(std::memory_order_acquire);
+  if (gen != 0)
+    return gen;
+  // A fork child's first look: one thread makes its number.
+  uint32_t next = g_generation_copy + 1;
+  if (next == 0)
+    next = 1;
+  if (!g_generation->compare_exchange_strong(gen, next,
+                                             std::memory_order_acq_rel))
+    return gen;
+  g_generation_copy = next;
+  return next;
+}
+
+void prepare_generation() {
+  void *page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED)
+    return;
+  if (madvise(page, 4096, MADV_WIPEONFORK) != 0) {
+    munmap(page, 4096);
+    return;
+  }
+  auto *word = new (page) std::atomic<uint32_t>(g_generation_copy);
+  g_generation = word;
+}
 __thread char t_comm[16] __attribute__((tls_model("initial-exec"))) = {};
 __thread bool t_comm_read __attribute__((tls_model("initial-exec"))) = false;
 
@@ -137,6 +187,7 @@ void prepare_process_facts() {
   read_vdso();
   read_rseq();
   prepare_thread_identity();
+  prepare_generation();
   prepare_pid_view();
   g_cgroup_id = cgroup_id_of("self");
   probe_safe::raw_syscall(SYS_prctl, PR_GET_NAME,
@@ -181,8 +232,18 @@ uint32_t current_numa_node() {
 uint32_t current_tid() {
   if (const volatile int32_t *word = thread_id_word()) {
     int32_t tid = *word;
-    if (tid > 0)
-      return static_cast<uint32_t>(tid);
+    if (tid > 0) {
+      const uint32_t gen = generation();
+      TidCheck &check = t_tid_check;
+      if (check.word == tid && check.gen == gen)
+        return check.tid;
+      if (sandboxed())
+        return static_cast<uint32_t>(tid); // no call the filter may kill
+      check.tid = static_cast<uint32_t>(probe_safe::raw_syscall(SYS_gettid));
+      check.word = tid;
+      check.gen = gen;
+      return check.tid;
+    }
   }
   return static_cast<uint32_t>(probe_safe::raw_syscall(SYS_gettid));
 }
