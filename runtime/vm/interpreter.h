@@ -58,6 +58,11 @@ struct BoundProgram {
   std::vector<HelperFn> helpers;     // by helper id
   std::vector<MapBinding> maps;      // by map index
   std::vector<int32_t> for_each_map; // per pc: map index, else -1
+  // VerifiedProgram's: the ctx bytes some path may read, [lo, hi).
+  uint32_t ctx_read_lo = UINT32_MAX, ctx_read_hi = 0;
+  bool reads_ctx(uint32_t lo, uint32_t hi) const {
+    return ctx_read_lo < ctx_read_hi && ctx_read_lo < hi && lo < ctx_read_hi;
+  }
 };
 
 Result<BoundProgram> bind_program(const VerifiedProgram &program,

@@ -71,6 +71,10 @@ struct VerifiedProgram {
   std::vector<HelperCallSite> helper_calls; // every reachable helper call
   std::vector<uint32_t> maps_used;          // map indices referenced
   ContextInfo ctx;
+  // The bytes of ctx some path may read, [ctx_read_lo, ctx_read_hi) (none
+  // when lo >= hi); a helper handed ctx counts as reading all of it. A
+  // backend that fills ctx at a cost asks it what is read.
+  uint32_t ctx_read_lo = UINT32_MAX, ctx_read_hi = 0;
   VerifierStats stats;
 };
 

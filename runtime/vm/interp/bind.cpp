@@ -38,6 +38,8 @@ Result<BoundProgram> bind_program(const VerifiedProgram &program,
   BoundProgram out;
   out.name = program.name;
   out.insns = program.insns;
+  out.ctx_read_lo = program.ctx_read_lo;
+  out.ctx_read_hi = program.ctx_read_hi;
   out.maps.assign(maps.begin(), maps.end());
   out.for_each_map.assign(out.insns.size(), -1);
   for (uint32_t index : program.maps_used)

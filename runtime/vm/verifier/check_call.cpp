@@ -108,6 +108,8 @@ private:
     if (auto r = engine_.check_readable(state_, regno); !r)
       return r;
     const Reg &reg = state_.reg(regno);
+    if (reg.kind == RegKind::Ctx) // what the helper reads is not known here
+      engine_.note_ctx_read(0, engine_.ctx().size);
     ArgKind kind = proto_.args[a];
     switch (kind) {
     case ArgKind::None:

@@ -200,6 +200,8 @@ Result<void> check_region(Engine &engine, State &state, int regno,
     if (!ptr.var.is_const() && !engine.ctx().allow_variable_offset)
       return fail_at(pc,
                      "variable offset ctx access through " + r + " prohibited");
+    if (access != Access::Write)
+      engine.note_ctx_read(s.lo, s.hi);
     return check_bounds(pc, ptr, s, size, engine.ctx().size, "ctx");
   case RegKind::Stack:
     return check_stack(engine, state, ptr, s, size, access);

@@ -406,12 +406,23 @@ Result<VerifiedProgram> Engine::run() {
   }
   std::sort(out.maps_used.begin(), out.maps_used.end());
   out.ctx = ctx_;
+  out.ctx_read_lo = ctx_read_lo_;
+  out.ctx_read_hi = ctx_read_hi_;
   out.stats = stats_;
   return out;
 }
 
 void Engine::mark_callback(uint32_t subprog) {
   is_callback_[subprog] = true;
+}
+
+void Engine::note_ctx_read(int64_t lo, int64_t hi) {
+  lo = std::clamp<int64_t>(lo, 0, ctx_.size);
+  hi = std::clamp<int64_t>(hi, 0, ctx_.size);
+  if (lo >= hi)
+    return;
+  ctx_read_lo_ = std::min(ctx_read_lo_, uint32_t(lo));
+  ctx_read_hi_ = std::max(ctx_read_hi_, uint32_t(hi));
 }
 
 } // namespace ubtrace::vm::verifier

@@ -58,6 +58,8 @@ public:
   void note_stack_written(State &state, uint32_t frame, int64_t lo, int64_t hi);
   // A helper's callback runs this subprogram.
   void mark_callback(uint32_t subprog);
+  // Some path may read ctx bytes [lo, hi) (VerifiedProgram::ctx_read_lo).
+  void note_ctx_read(int64_t lo, int64_t hi);
 
   // Registers: an uninitialised read is the most common rejection.
   Result<void> check_readable(const State &state, int regno) const;
@@ -93,6 +95,7 @@ private:
   std::vector<uint32_t> stack_depth_; // per subprog
   std::vector<bool> is_callback_;     // per subprog
   std::vector<HelperCallSite> helper_calls_;
+  uint32_t ctx_read_lo_ = UINT32_MAX, ctx_read_hi_ = 0;
   std::vector<bool> maps_used_;
   uint32_t last_id_ = 0;
   VerifierStats stats_;

@@ -243,5 +243,31 @@ TEST(VerifierAccepts, ReportsWhatTheJitNeeds) {
   EXPECT_FALSE(v->subprogs[1].is_callback);
 }
 
+TEST(VerifierAccepts, ReportsWhichContextBytesSomePathReads) {
+  auto none = verify_insns({VM_MOV64_IMM(0, 0), VM_EXIT()});
+  ASSERT_TRUE(none) << none.error();
+  EXPECT_GE(none->ctx_read_lo, none->ctx_read_hi);
+  // Reads on two branches, one through a copy spilled to the stack: the
+  // span covers both ([8, 44)); a store into the stack is not a read.
+  auto two = verify_insns({VM_LDX_MEM(BPF_DW, 2, 1, 16),       // 0
+                           VM_JMP_IMM(BPF_JEQ, 2, 0, 4),       // 1
+                           VM_STX_MEM(BPF_DW, 10, 1, -8),      // 2
+                           VM_LDX_MEM(BPF_DW, 3, 10, -8),      // 3
+                           VM_LDX_MEM(BPF_W, 0, 3, 40),        // 4
+                           VM_EXIT(),                          // 5
+                           VM_LDX_MEM(BPF_B, 0, 1, 8), VM_EXIT()});
+  ASSERT_TRUE(two) << two.error();
+  EXPECT_EQ(two->ctx_read_lo, 8u);
+  EXPECT_EQ(two->ctx_read_hi, 44u);
+  // A helper handed the context may read any of it.
+  auto helper = verify_insns({VM_MOV64_REG(2, 10), VM_ALU64_IMM(BPF_ADD, 2, -64),
+                              VM_MOV64_IMM(3, 64), VM_MOV64_IMM(4, 256),
+                              VM_CALL_HELPER(BPF_FUNC_get_stack),
+                              VM_MOV64_IMM(0, 0), VM_EXIT()});
+  ASSERT_TRUE(helper) << helper.error();
+  EXPECT_EQ(helper->ctx_read_lo, 0u);
+  EXPECT_EQ(helper->ctx_read_hi, 64u);
+}
+
 } // namespace
 } // namespace ubtrace::vm::test
