@@ -64,6 +64,17 @@ constexpr uint64_t reg_mask() {
   return m;
 }
 
+// The instruction pointer alone: it brings the sample's ABI word (a
+// 32-bit task's call numbers are others) at a fraction of what all the
+// registers cost the traced program.
+constexpr uint64_t kIpOnly = uint64_t(1) << 8;
+
+// Whether the program reads the sampled registers (reg(), usym(reg("ip")),
+// a helper handed the context).
+bool reads_regs(const vm::BoundProgram &program) {
+  return program.reads_ctx(0, abi::kPtRegsSize);
+}
+
 // Whether the program calls get_stack (ustack, and stacks in printf).
 bool reads_stack(const vm::BoundProgram &program) {
   return std::any_of(program.insns.begin(), program.insns.end(),
@@ -126,6 +137,17 @@ struct SystemSampler::Impl final : TaskNames {
     // Whether a probe reads the user stack: the kernel walks it for each
     // sample only then.
     bool stacks = false;
+    // The user registers each sample carries: all of them only where a
+    // probe reads them (a system call's exit, whose arguments are the
+    // registers the call kept, among them).
+    uint64_t regs = kIpOnly;
+    void add(size_t probe, const vm::BoundProgram *program) {
+      probes.push_back(probe);
+      programs.push_back(program);
+      stacks |= reads_stack(*program);
+      if (reads_regs(*program))
+        regs = reg_mask();
+    }
     struct Site {
       const runtime::SyscallSite *site;
       uint64_t probe_id;
@@ -222,7 +244,7 @@ struct SystemSampler::Impl final : TaskNames {
                          PERF_SAMPLE_CPU | PERF_SAMPLE_REGS_USER |
                          (e.stacks ? PERF_SAMPLE_CALLCHAIN : 0) |
                          (e.syscall ? PERF_SAMPLE_RAW : 0);
-      attr.sample_regs_user = reg_mask();
+      attr.sample_regs_user = e.regs;
       attr.exclude_callchain_kernel = 1;
       attr.sample_max_stack = static_cast<uint16_t>(max_stack);
       attr.disabled = 1;
@@ -403,6 +425,8 @@ struct SystemSampler::Impl final : TaskNames {
     if (take(&abi_kind, 8) && abi_kind != PERF_SAMPLE_REGS_ABI_NONE) {
       for (const auto &slot : kRegs) {
         uint64_t v = 0;
+        if (!(e.regs & (uint64_t(1) << slot.perf)))
+          continue;
         if (!take(&v, 8))
           break;
         std::memcpy(reinterpret_cast<uint8_t *>(&ctx.regs) + slot.offset, &v,
@@ -515,10 +539,12 @@ SystemSampler::create(const runtime::Bundle &bundle, const ProgramSet &programs,
           impl->events.push_back(std::move(fresh));
           e = impl->events.end() - 1;
         }
-        e->probes.push_back(i);
-        e->programs.push_back(&bound->second);
-        e->stacks |= reads_stack(bound->second);
+        e->add(i, &bound->second);
         e->sites.push_back({&site, ids.of(i, spec, site)});
+        if (site.exit &&
+            std::any_of(site.sources.begin(), site.sources.end(),
+                        [](int8_t from) { return from >= 0 && from < 6; }))
+          e->regs = reg_mask(); // arguments read at the exit
       }
       continue;
     }
@@ -535,9 +561,7 @@ SystemSampler::create(const runtime::Bundle &bundle, const ProgramSet &programs,
       impl->events.push_back(std::move(fresh));
       same = impl->events.end() - 1;
     }
-    same->probes.push_back(i);
-    same->programs.push_back(&bound->second);
-    same->stacks |= reads_stack(bound->second);
+    same->add(i, &bound->second);
   }
   return std::unique_ptr<SystemSampler>(new SystemSampler(std::move(impl)));
 }
