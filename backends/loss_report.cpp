@@ -107,6 +107,9 @@ constexpr Meaning kMeanings[] = {
     {kSampleFailed, "system_sample_failed", "sample",
      "of system-wide profile, perf event or system call probes whose probe "
      "stopped with an error (the first is printed)"},
+    {kSampleUnrun, "system_samples_unrun", "sample",
+     "of system-wide probes not run: the trace ended (exit(), or its end) "
+     "before the CLI ran them"},
     {kSampleReadGone, "system_sample_read_gone", "memory read",
      "of system-wide probes found the process ended: the CLI reads a "
      "process's memory when it handles the kernel's record, milliseconds "

@@ -34,6 +34,8 @@ inline constexpr const char *kSystemWideUnreadable = "system_wide_unreadable";
 inline constexpr const char *kSampleLost = "system_samples_lost";
 inline constexpr const char *kSampleFailed = "system_sample_failed";
 inline constexpr const char *kSampleReadGone = "system_sample_read_gone";
+// Samples still in a ring, or read but not yet run, when the trace ended.
+inline constexpr const char *kSampleUnrun = "system_samples_unrun";
 
 // The limits the sentences name ({slots}, {states}, {depth} in them).
 struct LossContext {

@@ -175,7 +175,34 @@ struct SystemSampler::Impl final : TaskNames {
 
   std::unordered_map<uint32_t, std::array<char, 16>> comms; // by tid
   const uint32_t own_pid = uint32_t(getpid());
-  uint64_t lost = 0, failed = 0;
+  uint64_t lost = 0, failed = 0, unrun = 0;
+  // The kernel says how many samples of an event it could not write
+  // (PERF_FORMAT_LOST, Linux 6.0): exact, where its PERF_RECORD_LOST
+  // records come only with the next sample that fits, and not at all when
+  // none follows (the last burst of a trace). Older kernels: the records.
+  bool lost_readable = true;
+  uint64_t lost_at_detach = 0;
+
+  // The samples the kernel lost in every ring still open, by read().
+  uint64_t kernel_lost() const {
+    uint64_t sum = 0;
+    for (const auto &e : events)
+      for (const auto &r : e.rings) {
+        uint64_t values[2] = {}; // the count, then the lost samples
+        if (r.fd >= 0 && read(r.fd, values, sizeof values) == sizeof values)
+          sum += values[1];
+      }
+    return sum;
+  }
+  uint64_t lost_samples() const {
+    if (!lost_readable)
+      return lost;
+    bool open = false;
+    for (const auto &e : events)
+      for (const auto &r : e.rings)
+        open |= r.fd >= 0;
+    return std::max(lost, open ? kernel_lost() : lost_at_detach);
+  }
   bool failure_said = false;
 
   Impl(const runtime::Bundle &b, UserSymbols &s, BackendHost &h)
@@ -258,8 +285,15 @@ struct SystemSampler::Impl final : TaskNames {
       attr.comm_exec = side_band;
       attr.task = side_band;
       attr.sample_id_all = 1;
+      attr.read_format = lost_readable ? PERF_FORMAT_LOST : 0;
       long fd = syscall(SYS_perf_event_open, &attr, -1, int(cpu), -1,
                         PERF_FLAG_FD_CLOEXEC);
+      if (fd < 0 && errno == EINVAL && lost_readable) {
+        lost_readable = false; // before Linux 6.0
+        attr.read_format = 0;
+        fd = syscall(SYS_perf_event_open, &attr, -1, int(cpu), -1,
+                     PERF_FLAG_FD_CLOEXEC);
+      }
       if (fd < 0) {
         int err = errno;
         if (err == ENODEV && cpu > 0)
@@ -303,6 +337,16 @@ struct SystemSampler::Impl final : TaskNames {
     size_t first = std::min<uint64_t>(len, size - off);
     std::memcpy(out, data + off, first);
     std::memcpy(out + first, data, len - first);
+  }
+
+  // The samples among taken[from...], which will not be run.
+  void count_unrun(size_t from) {
+    for (size_t k = from; k < taken.size(); k++) {
+      perf_event_header h;
+      std::memcpy(&h, bytes.data() + taken[k].at, sizeof h);
+      if (h.type == PERF_RECORD_SAMPLE)
+        unrun++;
+    }
   }
 
   // Takes every record of one ring, and frees its space.
@@ -349,6 +393,9 @@ struct SystemSampler::Impl final : TaskNames {
       uint64_t id_lost[2];
       if (take(id_lost, sizeof id_lost))
         lost += id_lost[1];
+      // The lost records may have been names (a thread's exec): the names
+      // kept may be stale, so each is read again from /proc.
+      comms.clear();
       return true;
     }
     case PERF_RECORD_COMM: {
@@ -597,12 +644,15 @@ void SystemSampler::drain() {
   std::sort(taken.begin(), taken.end(), [](const auto &a, const auto &b) {
     return a.time != b.time ? a.time < b.time : a.seq < b.seq;
   });
-  for (auto &t : taken) {
-    const uint8_t *record = impl_->bytes.data() + t.at;
+  for (size_t k = 0; k < taken.size(); k++) {
+    const uint8_t *record = impl_->bytes.data() + taken[k].at;
     perf_event_header h;
     std::memcpy(&h, record, sizeof h);
-    if (!impl_->handle(*t.event, h, record + sizeof h, t.size - sizeof h))
-      break; // exit(): the rest is not run
+    if (!impl_->handle(*taken[k].event, h, record + sizeof h,
+                       taken[k].size - sizeof h)) {
+      impl_->count_unrun(k + 1); // exit(): the rest is not run
+      break;
+    }
   }
   taken.clear();
 }
@@ -612,12 +662,24 @@ void SystemSampler::detach() {
     for (auto &r : e.rings)
       if (r.fd >= 0)
         ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0);
+  // What the kernel wrote since the last read is not run: counted.
+  impl_->taken.clear();
+  impl_->bytes.clear();
+  for (auto &e : impl_->events)
+    for (auto &r : e.rings)
+      if (r.base)
+        impl_->read_ring(e, r);
+  impl_->count_unrun(0);
+  impl_->taken.clear();
+  if (impl_->lost_readable)
+    impl_->lost_at_detach = impl_->kernel_lost();
   impl_->close_all();
 }
 
 agent::NamedValues SystemSampler::losses() const {
-  return {{kSampleLost, impl_->lost},
+  return {{kSampleLost, impl_->lost_samples()},
           {kSampleFailed, impl_->failed},
+          {kSampleUnrun, impl_->unrun},
           {kSampleReadGone, foreign_reads_gone()}};
 }
 

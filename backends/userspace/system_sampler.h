@@ -30,6 +30,13 @@
 // not at the call (a process gone by then is counted). The CLI's own
 // calls are dropped. The ids come from tracefs.
 //
+// A sample carries what the event's probes read and no more, since each
+// part costs the sampled thread: the user call chain only for probes that
+// call get_stack (ustack), all the user registers only for probes that
+// read the context's registers (the verifier says which: reg(), helpers
+// given ctx, a system call's arguments at its exit), else the instruction
+// pointer alone (its ABI word tells a 32-bit task's calls apart).
+//
 // Needs root or CAP_PERFMON (kernel.perf_event_paranoid 0 or lower also
 // lets anyone watch every CPU); the error names the setting. Probes on one
 // event (same type, config and period) share it. Samples the kernel could
