@@ -6,6 +6,7 @@
 #include "backends/userspace/probe_name_ids.h"
 #include "runtime/abi.h"
 #include "runtime/file_text.h"
+#include "runtime/helpers/process_facts.h"
 
 #include <algorithm>
 #include <array>
@@ -197,12 +198,10 @@ struct SystemSampler::Impl final : TaskNames {
   uint64_t lost_samples() const {
     if (!lost_readable)
       return lost;
-    bool open = false;
-    for (const auto &e : events)
-      for (const auto &r : e.rings)
-        open |= r.fd >= 0;
-    return std::max(lost, open ? kernel_lost() : lost_at_detach);
+    return std::max({lost, kernel_lost(), lost_at_detach}); // closed: 0
   }
+  // When the kept names were last dropped for a loss (CLOCK_MONOTONIC ns).
+  uint64_t names_dropped_at = 0;
   bool failure_said = false;
 
   Impl(const runtime::Bundle &b, UserSymbols &s, BackendHost &h)
@@ -394,8 +393,15 @@ struct SystemSampler::Impl final : TaskNames {
       if (take(id_lost, sizeof id_lost))
         lost += id_lost[1];
       // The lost records may have been names (a thread's exec): the names
-      // kept may be stale, so each is read again from /proc.
-      comms.clear();
+      // kept may be stale, so each is read again from /proc - at most
+      // every 200 ms, since under a sustained loss lost records come
+      // with every read, and reading every thread's name again each time
+      // would slow the CLI into more loss.
+      if (uint64_t now = runtime::helpers::clock_ns(CLOCK_MONOTONIC);
+          now - names_dropped_at >= 200'000'000) {
+        names_dropped_at = now;
+        comms.clear();
+      }
       return true;
     }
     case PERF_RECORD_COMM: {
