@@ -4,6 +4,7 @@
 #include "runtime/helpers/safe_copy.h"
 #include "runtime/helpers/thread_identity.h"
 #include "runtime/probe_safe.h"
+#include "runtime/wiped_on_fork.h"
 
 #include <atomic>
 #include <cerrno>
@@ -45,14 +46,11 @@ __thread Ids t_ids __attribute__((tls_model("initial-exec"))) = {0, 0};
 // glibc's word for the thread id is right in every thread glibc made or
 // forked, but a raw fork or clone system call leaves the child's copy
 // naming the forking thread. So each thread checks the word once against
-// gettid, and again in every fork child: the process's generation lives
-// in a page the kernel zeroes in a child (MADV_WIPEONFORK), and a child
-// takes the number after its parent's (g_generation_copy, which fork
-// copies). Without MADV_WIPEONFORK (before Linux 4.14) a child is not
-// noticed and trusts the word.
-std::atomic<uint32_t> g_generation_fallback{1};
-std::atomic<uint32_t> *g_generation = &g_generation_fallback;
-uint32_t g_generation_copy = 1;
+// gettid, and again in every fork child: the process's generation is a
+// word the kernel zeroes in a child (wiped_on_fork.h), where the first
+// look takes the number after its parent's. Without MADV_WIPEONFORK
+// (before Linux 4.14) a child is not noticed and trusts the word.
+constinit WipedOnFork g_generation{1};
 
 struct TidCheck {
   int32_t word; // glibc's word when checked
@@ -63,32 +61,20 @@ __thread TidCheck t_tid_check
     __attribute__((tls_model("initial-exec"))) = {0, 0, 0};
 
 uint32_t generation() {
-  uint32_t gen = g_generation->load(std::memory_order_acquire);
+  std::atomic<uint32_t> &word = g_generation.word();
+  uint32_t gen = word.load(std::memory_order_acquire);
   if (gen != 0)
     return gen;
   // A fork child's first look: one thread makes its number.
-  uint32_t next = g_generation_copy + 1;
+  uint32_t next = g_generation.last() + 1;
   if (next == 0)
     next = 1;
-  if (!g_generation->compare_exchange_strong(gen, next,
-                                             std::memory_order_acq_rel))
+  if (!word.compare_exchange_strong(gen, next, std::memory_order_acq_rel))
     return gen;
-  g_generation_copy = next;
+  g_generation.store(next);
   return next;
 }
 
-void prepare_generation() {
-  void *page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (page == MAP_FAILED)
-    return;
-  if (madvise(page, 4096, MADV_WIPEONFORK) != 0) {
-    munmap(page, 4096);
-    return;
-  }
-  auto *word = new (page) std::atomic<uint32_t>(g_generation_copy);
-  g_generation = word;
-}
 __thread char t_comm[16] __attribute__((tls_model("initial-exec"))) = {};
 __thread bool t_comm_read __attribute__((tls_model("initial-exec"))) = false;
 
@@ -187,7 +173,7 @@ void prepare_process_facts() {
   read_vdso();
   read_rseq();
   prepare_thread_identity();
-  prepare_generation();
+  g_generation.place();
   prepare_pid_view();
   g_cgroup_id = cgroup_id_of("self");
   probe_safe::raw_syscall(SYS_prctl, PR_GET_NAME,

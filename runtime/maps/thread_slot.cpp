@@ -7,9 +7,7 @@
 #include <atomic>
 #include <cerrno>
 #include <mutex>
-#include <new>
 #include <pthread.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 
 namespace ubtrace::runtime::maps {
@@ -17,32 +15,20 @@ namespace ubtrace::runtime::maps {
 __thread ThreadSlotCache g_thread_slot_cache
     __attribute__((tls_model("initial-exec")));
 
-namespace {
-// The epoch this process was given last: where fork copies it (the wiped
-// page does not keep it), the number a child's own follows. Without
-// MADV_WIPEONFORK, g_process_epoch points here.
-std::atomic<uint32_t> g_epoch_copy{1};
-} // namespace
-
-std::atomic<uint32_t> *g_process_epoch = &g_epoch_copy;
+constinit WipedOnFork g_process_epoch{1};
 
 namespace {
-
-constexpr size_t kPageSize = 4096;
 
 // An epoch no process has: a thread of a new child is making the child's.
 constexpr uint32_t kAdopting = ~0u;
 
-// Whether the page wipes in children (MADV_WIPEONFORK was accepted).
-bool g_epoch_wipes = false;
 std::atomic<bool> g_sandboxed{false};
 
 // The number after this process's last: counting instead of taking the pid
 // keeps a child's first claim to one system call (none under a sandbox).
-// Read before the epoch is marked kAdopting (g_epoch_copy may be that word).
+// Read before the epoch is marked kAdopting (last() may be that word).
 uint32_t next_epoch() {
-  const uint32_t next =
-      epoch_number(g_epoch_copy.load(std::memory_order_relaxed) + 1);
+  const uint32_t next = epoch_number(g_process_epoch.last() + 1);
   return next == 0 ? 1 : next; // 0 is a wiped page
 }
 
@@ -71,16 +57,13 @@ bool robust_list_registered() {
 // when another thread got there first.
 bool adopt_process(uint32_t seen, bool robust) {
   const uint32_t epoch = next_epoch();
-  if (!g_process_epoch->compare_exchange_strong(seen, kAdopting,
-                                                std::memory_order_acquire))
+  if (!g_process_epoch.word().compare_exchange_strong(
+          seen, kAdopting, std::memory_order_acquire))
     return false;
   registry::reset_claims_in_child();
   if (!robust)
     robust = robust_list_registered();
-  const uint32_t flagged = robust ? epoch : epoch | kNoRobustList;
-  if (g_process_epoch != &g_epoch_copy)
-    g_epoch_copy.store(flagged, std::memory_order_relaxed);
-  g_process_epoch->store(flagged, std::memory_order_release);
+  g_process_epoch.store(robust ? epoch : epoch | kNoRobustList);
   return true;
 }
 
@@ -100,8 +83,8 @@ void release_entry(SlotCacheEntry &entry) {
   const SlotCacheEntry gone = entry;
   entry = SlotCacheEntry{};
   if (gone.region_id != 0 && gone.slot != kNoSlot &&
-      epoch_number(gone.process) ==
-          epoch_number(g_process_epoch->load(std::memory_order_relaxed))) {
+      epoch_number(gone.process) == epoch_number(g_process_epoch.word().load(
+                                        std::memory_order_relaxed))) {
     ThreadSlot &slot = thread_slots(gone.region)[gone.slot];
     slot.claimed.store(0, std::memory_order_relaxed);
     pthread_mutex_unlock(&slot.owner);
@@ -120,11 +103,12 @@ void on_thread_exit(void *) {
 // epoch already (it is no longer 0); where it does not, this is the only
 // place a child gets one.
 void on_fork_child() {
-  uint32_t seen = g_process_epoch->load(std::memory_order_acquire);
-  if (!g_epoch_wipes || seen == 0)
+  std::atomic<uint32_t> &word = g_process_epoch.word();
+  uint32_t seen = word.load(std::memory_order_acquire);
+  if (!g_process_epoch.wipes() || seen == 0)
     adopt_process(seen, true);
   else if (seen != kAdopting && (seen & kNoRobustList)) // glibc's list is set
-    g_process_epoch->compare_exchange_strong(seen, epoch_number(seen));
+    word.compare_exchange_strong(seen, epoch_number(seen));
 }
 
 // When the agent library is unloaded, threads must not call into it at exit.
@@ -194,10 +178,10 @@ void insert_front(const SlotCacheEntry &entry) {
 
 uint32_t claim_thread_slot(RegionHeader *region) {
   ThreadSlotCache &cache = g_thread_slot_cache;
-  uint32_t process = g_process_epoch->load(std::memory_order_acquire);
+  uint32_t process = g_process_epoch.word().load(std::memory_order_acquire);
   if (process == 0) { // the first claim in a new child
     adopt_process(0, false);
-    process = g_process_epoch->load(std::memory_order_acquire);
+    process = g_process_epoch.word().load(std::memory_order_acquire);
   }
   if (process == kAdopting)
     return kNoSlot; // for an instant, while another thread adopts
@@ -205,8 +189,8 @@ uint32_t claim_thread_slot(RegionHeader *region) {
   if ((process & kNoRobustList) && robust_list_registered()) {
     // glibc's _Fork has set the child's list up since.
     uint32_t seen = process;
-    g_process_epoch->compare_exchange_strong(seen, epoch_number(process));
-    process = g_process_epoch->load(std::memory_order_acquire);
+    g_process_epoch.word().compare_exchange_strong(seen, epoch_number(process));
+    process = g_process_epoch.word().load(std::memory_order_acquire);
   }
   const uint32_t epoch = epoch_number(process);
   if (process & kNoRobustList) {
@@ -282,15 +266,7 @@ void prepare_thread_slots() {
     return;
   g_exit_key_live = pthread_key_create(&g_exit_key, on_thread_exit) == 0;
   g_exit_key_usable = g_exit_key_live && g_exit_key < kKeysWithoutAllocation;
-  void *page = mmap(nullptr, kPageSize, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  g_epoch_wipes =
-      page != MAP_FAILED && madvise(page, kPageSize, MADV_WIPEONFORK) == 0;
-  if (g_epoch_wipes)
-    g_process_epoch = new (page)
-        std::atomic<uint32_t>(g_epoch_copy.load(std::memory_order_relaxed));
-  else if (page != MAP_FAILED)
-    munmap(page, kPageSize);
+  g_process_epoch.place();
   pthread_atfork(nullptr, nullptr, on_fork_child);
   g_prepared.store(true, std::memory_order_release);
 }

@@ -25,6 +25,7 @@
 #pragma once
 
 #include "runtime/maps/format.h"
+#include "runtime/wiped_on_fork.h"
 
 #include <atomic>
 #include <cstdint>
@@ -36,7 +37,7 @@ struct SlotCacheEntry {
   RegionHeader *region; // the mapping the slot was claimed through
   uint32_t slot;        // kNoSlot: refused at the last try
   uint32_t generation;  // of the claim; retry countdown when refused
-  uint32_t process;     // *g_process_epoch when it was made
+  uint32_t process;     // g_process_epoch when it was made
 };
 
 inline constexpr int kSlotCacheWays = 4;
@@ -64,10 +65,9 @@ extern __thread ThreadSlotCache g_thread_slot_cache
 // another are dropped (not released: they are the parent's). A vfork()
 // child shares the page and its parent's thread's slots, while that thread
 // waits. Where the kernel has no MADV_WIPEONFORK (before 4.14), the fork
-// handler alone renews it, in fork()'s children only. Points at a static
-// word until prepare_thread_slots().
-extern std::atomic<uint32_t> *g_process_epoch
-    __attribute__((visibility("hidden")));
+// handler alone renews it, in fork()'s children only. The static copy
+// until prepare_thread_slots().
+extern WipedOnFork g_process_epoch __attribute__((visibility("hidden")));
 // Set in the epoch of a child whose thread has no robust mutex list yet
 // (thread_slot.cpp: robust_list_registered).
 inline constexpr uint32_t kNoRobustList = 1u << 31;
@@ -79,7 +79,7 @@ inline uint32_t epoch_number(uint32_t epoch) {
 
 inline bool cached_slot(const SlotCacheEntry &hit, uint64_t region_id) {
   return hit.region_id == region_id && hit.slot != kNoSlot &&
-         hit.process == g_process_epoch->load(std::memory_order_relaxed);
+         hit.process == g_process_epoch.word().load(std::memory_order_relaxed);
 }
 
 // Creates the thread-exit key and registers the fork handler: off the probe
@@ -127,7 +127,7 @@ void thread_slots_sandboxed();
 // yet uses its forking thread's slot, if it had one (thread_slot.cpp).
 inline bool thread_slot_borrowed() {
   return epoch_number(g_thread_slot_cache.way[0].process) !=
-         epoch_number(g_process_epoch->load(std::memory_order_relaxed));
+         epoch_number(g_process_epoch.word().load(std::memory_order_relaxed));
 }
 
 // Releases the calling thread's slot in the region, if it holds one.
