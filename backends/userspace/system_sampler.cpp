@@ -76,13 +76,10 @@ bool reads_regs(const vm::BoundProgram &program) {
   return program.reads_ctx(0, abi::kPtRegsSize);
 }
 
-// Whether the program calls get_stack (ustack, and stacks in printf).
+// Whether some path of the program calls get_stack (ustack, and stacks in
+// printf).
 bool reads_stack(const vm::BoundProgram &program) {
-  return std::any_of(program.insns.begin(), program.insns.end(),
-                     [](const vm::Insn &i) {
-                       return i.code == (BPF_JMP | BPF_CALL) && i.src == 0 &&
-                              i.imm == BPF_FUNC_get_stack;
-                     });
+  return program.calls_helper(BPF_FUNC_get_stack);
 }
 
 constexpr size_t kRingPages = 64; // per CPU and event: 256 KiB

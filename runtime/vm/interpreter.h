@@ -9,6 +9,7 @@
 #include "runtime/result.h"
 #include "runtime/vm/verifier.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -62,6 +63,12 @@ struct BoundProgram {
   uint32_t ctx_read_lo = UINT32_MAX, ctx_read_hi = 0;
   bool reads_ctx(uint32_t lo, uint32_t hi) const {
     return ctx_read_lo < ctx_read_hi && ctx_read_lo < hi && lo < ctx_read_hi;
+  }
+  // VerifiedProgram's: the helpers some path may call, sorted, once each.
+  std::vector<int32_t> called_helpers;
+  bool calls_helper(int32_t id) const {
+    return std::binary_search(called_helpers.begin(), called_helpers.end(),
+                              id);
   }
 };
 

@@ -2,6 +2,8 @@
 // program the interpreter can run with no lookups left.
 #include "runtime/vm/interpreter.h"
 
+#include <algorithm>
+
 namespace ubtrace::vm {
 
 void HelperImpls::set(int32_t id, HelperFn fn) {
@@ -72,6 +74,12 @@ Result<BoundProgram> bind_program(const VerifiedProgram &program,
     ++pc;
   }
   out.helpers = helpers.by_id();
+  for (const HelperCallSite &site : program.helper_calls)
+    out.called_helpers.push_back(site.helper);
+  std::sort(out.called_helpers.begin(), out.called_helpers.end());
+  out.called_helpers.erase(
+      std::unique(out.called_helpers.begin(), out.called_helpers.end()),
+      out.called_helpers.end());
   for (const HelperCallSite &site : program.helper_calls) {
     if (site.helper == BPF_FUNC_loop)
       continue;

@@ -260,5 +260,24 @@ TEST(InterpreterIsa, BindingRequiresEveryHelperAndMap) {
   EXPECT_EQ(unbound.error(), "map 0 has no binding (0 bindings given)");
 }
 
+// What the sampler reads to ask the kernel only for what probes use
+// (backends/userspace/system_sampler.cpp): the helpers some path calls,
+// from the verifier, each once; a call on one branch counts.
+TEST(InterpreterIsa, BoundProgramKnowsWhichHelpersSomePathCalls) {
+  auto verified = verify_insns({VM_CALL_HELPER(BPF_FUNC_ktime_get_ns),   // 0
+                                VM_JMP_IMM(BPF_JEQ, 0, 0, 2),            // 1
+                                VM_CALL_HELPER(BPF_FUNC_get_prandom_u32), // 2
+                                VM_CALL_HELPER(BPF_FUNC_ktime_get_ns),   // 3
+                                VM_MOV64_IMM(0, 0), VM_EXIT()});
+  ASSERT_TRUE(verified) << verified.error();
+  auto bound = bind_program(*verified, {}, test_helpers());
+  ASSERT_TRUE(bound) << bound.error();
+  EXPECT_EQ(bound->called_helpers,
+            (std::vector<int32_t>{BPF_FUNC_ktime_get_ns,
+                                  BPF_FUNC_get_prandom_u32}));
+  EXPECT_TRUE(bound->calls_helper(BPF_FUNC_get_prandom_u32));
+  EXPECT_FALSE(bound->calls_helper(BPF_FUNC_get_stack));
+}
+
 } // namespace
 } // namespace ubtrace::vm::test
