@@ -35,8 +35,8 @@ public:
       munmap(page, kPage);
       return false;
     }
-    word_ = new (page)
-        std::atomic<uint32_t>(copy_.load(std::memory_order_relaxed));
+    word_ =
+        new (page) std::atomic<uint32_t>(copy_.load(std::memory_order_relaxed));
     return true;
   }
 

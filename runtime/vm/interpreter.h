@@ -67,8 +67,7 @@ struct BoundProgram {
   // VerifiedProgram's: the helpers some path may call, sorted, once each.
   std::vector<int32_t> called_helpers;
   bool calls_helper(int32_t id) const {
-    return std::binary_search(called_helpers.begin(), called_helpers.end(),
-                              id);
+    return std::binary_search(called_helpers.begin(), called_helpers.end(), id);
   }
 };
 
