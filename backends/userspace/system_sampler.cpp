@@ -171,7 +171,20 @@ struct SystemSampler::Impl final : TaskNames {
   size_t page = 0;
   uint32_t max_stack = 127;
 
-  std::unordered_map<uint32_t, std::array<char, 16>> comms; // by tid
+  // Threads' names by tid, from the kernel's records (fork, comm, exec)
+  // in time order. After a loss (the lost records may have been names) a
+  // kept name is `stale`: /proc is asked again, and where the thread is
+  // gone the kept name stays, its last. An exited thread's name is
+  // dropped a drain later: a sample of it may still come from another
+  // CPU's ring.
+  struct KnownName {
+    std::array<char, 16> text{};
+    uint64_t epoch = 0; // names_epoch when known
+    bool exited = false;
+  };
+  std::unordered_map<uint32_t, KnownName> comms;
+  uint64_t names_epoch = 1;
+  std::vector<uint32_t> exited, exited_before; // this drain's, the last's
   const uint32_t own_pid = uint32_t(getpid());
   uint64_t lost = 0, failed = 0, unrun = 0;
   // The kernel says how many samples of an event it could not write
@@ -217,19 +230,46 @@ struct SystemSampler::Impl final : TaskNames {
       }
   }
 
-  // A thread's name: as the kernel's records said, else from /proc once.
+  // A thread's name: as the kernel's records said, else from /proc once;
+  // for a thread gone before it was asked, the name it had last, else its
+  // process's (a thread starts with the name of the one that made it).
   void name(uint32_t pid, uint32_t tid, uint32_t cpu, char out[16]) override {
     if (tid == 0)
       return TaskNames::name(pid, tid, cpu, out);
     auto it = comms.find(tid);
-    if (it == comms.end()) {
-      if (comms.size() > 65536)
-        comms.clear();
+    if (it == comms.end() || it->second.epoch != names_epoch) {
       std::array<char, 16> read{};
       TaskNames::name(pid, tid, cpu, read.data());
-      it = comms.emplace(tid, read).first;
+      if (read[0] == 0 && it != comms.end())
+        read = it->second.text;
+      else if (read[0] == 0 && pid != tid && pid != 0)
+        name(pid, pid, cpu, read.data());
+      if (comms.size() > 65536)
+        comms.clear();
+      KnownName &known = comms[tid];
+      known.text = read;
+      known.epoch = names_epoch;
+      it = comms.find(tid);
     }
-    std::memcpy(out, it->second.data(), 16);
+    std::memcpy(out, it->second.text.data(), 16);
+  }
+
+  // A name the kernel's records gave (fork, comm).
+  void set_name(uint32_t tid, const char (&text)[16]) {
+    KnownName &known = comms[tid];
+    std::memcpy(known.text.data(), text, 16);
+    known.epoch = names_epoch;
+    known.exited = false;
+  }
+
+  // After a drain: the names of threads that exited during the one before
+  // go, unless their number came back since.
+  void forget_exited() {
+    for (uint32_t tid : exited_before)
+      if (auto it = comms.find(tid); it != comms.end() && it->second.exited)
+        comms.erase(it);
+    exited_before.swap(exited);
+    exited.clear();
   }
 
   std::string why_not(int err, uint32_t type) const {
@@ -390,14 +430,14 @@ struct SystemSampler::Impl final : TaskNames {
       if (take(id_lost, sizeof id_lost))
         lost += id_lost[1];
       // The lost records may have been names (a thread's exec): the names
-      // kept may be stale, so each is read again from /proc - at most
+      // kept may be stale, so each is asked of /proc again - at most
       // every 200 ms, since under a sustained loss lost records come
       // with every read, and reading every thread's name again each time
       // would slow the CLI into more loss.
       if (uint64_t now = runtime::helpers::clock_ns(CLOCK_MONOTONIC);
           now - names_dropped_at >= 200'000'000) {
         names_dropped_at = now;
-        comms.clear();
+        names_epoch++;
       }
       return true;
     }
@@ -405,10 +445,9 @@ struct SystemSampler::Impl final : TaskNames {
       uint32_t ids[2];
       if (!take(ids, sizeof ids))
         return true;
-      std::array<char, 16> name{};
-      std::memcpy(name.data(), p, std::min<size_t>(len, 15));
-      name[15] = 0;
-      comms[ids[1]] = name;
+      char name[16] = {};
+      std::memcpy(name, p, std::min<size_t>(len, 15));
+      set_name(ids[1], name);
       return true;
     }
     case PERF_RECORD_FORK: {
@@ -417,15 +456,19 @@ struct SystemSampler::Impl final : TaskNames {
       if (take(ids, sizeof ids) && ids[3] != 0) {
         char parent[16];
         name(ids[1], ids[3], 0, parent); // the parent is likely alive
-        std::memcpy(comms[ids[2]].data(), parent, 16);
+        set_name(ids[2], parent);
       }
       return true;
     }
     case PERF_RECORD_EXIT: {
-      // The numbers may come back for others: forget what they said.
+      // The numbers may come back for others: what they said is
+      // forgotten, the name a drain later (forget_exited).
       uint32_t ids[4]; // pid, ppid, tid, ptid
       if (take(ids, sizeof ids)) {
-        comms.erase(ids[2]);
+        if (auto it = comms.find(ids[2]); it != comms.end()) {
+          it->second.exited = true;
+          exited.push_back(ids[2]);
+        }
         if (ids[0] == ids[2])
           forget_process(ids[0]);
       }
@@ -658,6 +701,7 @@ void SystemSampler::drain() {
     }
   }
   taken.clear();
+  impl_->forget_exited();
 }
 
 void SystemSampler::detach() {

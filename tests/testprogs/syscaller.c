@@ -34,6 +34,10 @@
 //               median batch of each ("pair getppid X getuid Y ns/call");
 //               a probe on one only costs the difference, with the
 //               machine's drift the same for both
+//   threadcalls T N  T threads (up to 2000), all alive at once, make N
+//               getpid() calls each through the same inline `syscall` as
+//               rewrite (first argument 4242); prints "calls C" and "wrong
+//               results W", as rewrite does
 //   rewrite T N T threads (up to 2000) make getpid() calls through one
 //               inline `syscall` (the site) until a tracer rewrites it (or
 //               10 s pass), then N more each; prints "site
@@ -159,17 +163,22 @@ struct rewrite_state {
   long wrong;
   int block_all; // block every signal first, with a raw rt_sigprocmask
   int trap_blocked; // SIGTRAP was still blocked at the end
+  int no_wait;      // threadcalls: N calls at once, no waiting for a rewrite
 };
+
+static pthread_barrier_t threadcalls_start;
 
 static void *rewrite_body(void *arg) {
   struct rewrite_state *st = arg;
+  if (st->no_wait)
+    pthread_barrier_wait(&threadcalls_start);
   if (st->block_all) {
     unsigned long all = ~0ul;
     syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, 8);
   }
   long pid = getpid();
   double until = seconds() + 10;
-  while (!site_rewritten() && seconds() < until) {
+  while (!st->no_wait && !site_rewritten() && seconds() < until) {
     st->calls++;
     st->wrong += site_call(SYS_getpid, 4242, 0, 0) != pid;
   }
@@ -516,8 +525,10 @@ int main(int argc, char **argv) {
            nb ? t[1][mid] / kBatch : 0);
     free(t[0]);
     free(t[1]);
-  } else if (!strcmp(mode, "rewrite") || !strcmp(mode, "rewriteblocked")) {
+  } else if (!strcmp(mode, "rewrite") || !strcmp(mode, "rewriteblocked") ||
+             !strcmp(mode, "threadcalls")) {
     int block_all = !strcmp(mode, "rewriteblocked");
+    int no_wait = !strcmp(mode, "threadcalls");
     int threads = n < 1 ? 1 : n > 2000 ? 2000 : n;
     int each = argc > 3 ? atoi(argv[3]) : 1000;
     pthread_t *t = calloc(threads, sizeof *t);
@@ -525,8 +536,10 @@ int main(int argc, char **argv) {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 64 * 1024);
+    if (no_wait)
+      pthread_barrier_init(&threadcalls_start, NULL, threads);
     for (int i = 0; i < threads; i++) {
-      st[i] = (struct rewrite_state){each, 0, 0, block_all, 0};
+      st[i] = (struct rewrite_state){each, 0, 0, block_all, 0, no_wait};
       if (pthread_create(&t[i], &attr, rewrite_body, &st[i]) != 0) {
         printf("cannot start thread %d\n", i);
         return 1;
@@ -541,7 +554,8 @@ int main(int argc, char **argv) {
     }
     if (block_all)
       printf("threads with SIGTRAP blocked %ld\n", trap_blocked);
-    printf("site %s\n", site_rewritten() ? "rewritten" : "untouched");
+    if (!no_wait)
+      printf("site %s\n", site_rewritten() ? "rewritten" : "untouched");
     printf("calls %ld\n", calls);
     printf("wrong results %ld\n", wrong);
   } else if (!strcmp(mode, "handlerquery")) {
