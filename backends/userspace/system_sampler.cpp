@@ -174,9 +174,9 @@ struct SystemSampler::Impl final : TaskNames {
   // Threads' names by tid, from the kernel's records (fork, comm, exec)
   // in time order. After a loss (the lost records may have been names) a
   // kept name is `stale`: /proc is asked again, and where the thread is
-  // gone the kept name stays, its last. An exited thread's name is
-  // dropped a drain later: a sample of it may still come from another
-  // CPU's ring.
+  // gone the kept name stays, its last. What an exited thread (and, with
+  // its leader, its process) said is dropped a drain later: a sample of
+  // it may still come from another CPU's ring.
   struct KnownName {
     std::array<char, 16> text{};
     uint64_t epoch = 0; // names_epoch when known
@@ -184,7 +184,11 @@ struct SystemSampler::Impl final : TaskNames {
   };
   std::unordered_map<uint32_t, KnownName> comms;
   uint64_t names_epoch = 1;
-  std::vector<uint32_t> exited, exited_before; // this drain's, the last's
+  struct Exited {
+    uint32_t tid;
+    bool leader; // the process's facts go too (forget_process)
+  };
+  std::vector<Exited> exited, exited_before; // this drain's, the last's
   const uint32_t own_pid = uint32_t(getpid());
   uint64_t lost = 0, failed = 0, unrun = 0;
   // The kernel says how many samples of an event it could not write
@@ -262,12 +266,15 @@ struct SystemSampler::Impl final : TaskNames {
     known.exited = false;
   }
 
-  // After a drain: the names of threads that exited during the one before
-  // go, unless their number came back since.
+  // After a drain: what threads that exited during the one before said
+  // goes; a name only if its number did not come back since.
   void forget_exited() {
-    for (uint32_t tid : exited_before)
-      if (auto it = comms.find(tid); it != comms.end() && it->second.exited)
+    for (const Exited &x : exited_before) {
+      if (auto it = comms.find(x.tid); it != comms.end() && it->second.exited)
         comms.erase(it);
+      if (x.leader)
+        forget_process(x.tid);
+    }
     exited_before.swap(exited);
     exited.clear();
   }
@@ -462,15 +469,12 @@ struct SystemSampler::Impl final : TaskNames {
     }
     case PERF_RECORD_EXIT: {
       // The numbers may come back for others: what they said is
-      // forgotten, the name a drain later (forget_exited).
+      // forgotten, a drain later (forget_exited).
       uint32_t ids[4]; // pid, ppid, tid, ptid
       if (take(ids, sizeof ids)) {
-        if (auto it = comms.find(ids[2]); it != comms.end()) {
+        if (auto it = comms.find(ids[2]); it != comms.end())
           it->second.exited = true;
-          exited.push_back(ids[2]);
-        }
-        if (ids[0] == ids[2])
-          forget_process(ids[0]);
+        exited.push_back({ids[2], ids[0] == ids[2]});
       }
       return true;
     }

@@ -74,13 +74,8 @@ Result<BoundProgram> bind_program(const VerifiedProgram &program,
     ++pc;
   }
   out.helpers = helpers.by_id();
-  for (const HelperCallSite &site : program.helper_calls)
-    out.called_helpers.push_back(site.helper);
-  std::sort(out.called_helpers.begin(), out.called_helpers.end());
-  out.called_helpers.erase(
-      std::unique(out.called_helpers.begin(), out.called_helpers.end()),
-      out.called_helpers.end());
   for (const HelperCallSite &site : program.helper_calls) {
+    out.called_helpers.push_back(site.helper);
     if (site.helper == BPF_FUNC_loop)
       continue;
     if (site.helper == BPF_FUNC_for_each_map_elem) {
@@ -96,6 +91,10 @@ Result<BoundProgram> bind_program(const VerifiedProgram &program,
       return make_error(at(site.pc) + "helper " + std::to_string(site.helper) +
                         " has no implementation");
   }
+  std::sort(out.called_helpers.begin(), out.called_helpers.end());
+  out.called_helpers.erase(
+      std::unique(out.called_helpers.begin(), out.called_helpers.end()),
+      out.called_helpers.end());
   return out;
 }
 
