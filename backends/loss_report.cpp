@@ -111,9 +111,10 @@ constexpr Meaning kMeanings[] = {
      "of system-wide probes not run: the trace ended (exit(), or its end) "
      "before the CLI ran them"},
     {kSampleReadGone, "system_sample_read_gone", "memory read",
-     "of system-wide probes found the process ended: the CLI reads a "
-     "process's memory when it handles the kernel's record, milliseconds "
-     "later (the read gave nothing)"},
+     "of system-wide probes found the process ended (or exec'd, or its "
+     "number taken by another): the CLI reads a process's memory when it "
+     "handles the kernel's record, milliseconds later (the read gave "
+     "nothing)"},
     {kRingDeadWriters, "dead_writer", "event",
      "lost: the writer died before submitting"},
     {kRingStalledWriters, "stalled_writer", "event",

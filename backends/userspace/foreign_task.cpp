@@ -13,8 +13,11 @@
 #include <cstring>
 #include <linux/bpf.h>
 #include <optional>
+#include <poll.h>
 #include <string>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <unistd.h>
 #include <unordered_map>
 
 namespace ubtrace::backends {
@@ -43,13 +46,8 @@ struct ProcessFacts {
   std::optional<pid_t> ppid;
   std::optional<uint64_t> cgroup;
 };
-std::unordered_map<uint32_t, ProcessFacts> g_facts;
-
-ProcessFacts &facts_of(uint32_t pid) {
-  if (g_facts.size() > 65536)
-    g_facts.clear();
-  return g_facts[pid];
-}
+// By pid, or by pin key (above 2^32) for a pinned process.
+std::unordered_map<uint64_t, ProcessFacts> g_facts;
 
 struct ProcNames final : TaskNames {};
 ProcNames g_proc_names;
@@ -60,6 +58,37 @@ const ForeignTask *g_task = nullptr;
 
 const ForeignTask &task() {
   return *g_task;
+}
+
+bool pin_gone() {
+  return task().pin && task().pin->pidfd < 0;
+}
+
+// Whether the pinned process has ended (its pidfd polls readable): what
+// its number named since may be another's.
+bool pin_ended() {
+  if (!task().pin)
+    return false;
+  if (task().pin->pidfd < 0)
+    return true;
+  pollfd p{task().pin->pidfd, POLLIN, 0};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP));
+}
+
+// The task's process's facts, kept under its pin if it has one; null
+// where its process is gone.
+ProcessFacts *facts_of() {
+  if (task().pid == 0 || pin_gone())
+    return nullptr;
+  if (g_facts.size() > 65536)
+    g_facts.clear();
+  return &g_facts[task().pin ? task().pin->key : task().pid];
+}
+
+// A fact just read from /proc for a pinned process holds if the process
+// outlived the read (so /proc/PID was still its).
+bool read_held() {
+  return !pin_ended();
 }
 
 uint64_t f_pid_tgid(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
@@ -98,14 +127,16 @@ uint64_t f_comm(uint64_t buf, uint64_t size, uint64_t, uint64_t, uint64_t) {
 }
 
 pid_t parent() {
-  if (task().pid == 0)
+  ProcessFacts *f = facts_of();
+  if (!f)
     return 0;
-  auto &f = facts_of(task().pid);
-  if (!f.ppid) {
+  if (!f->ppid) {
     auto st = read_proc_stat(pid_t(task().pid));
-    f.ppid = st ? st->ppid : 0;
+    if (!read_held())
+      return 0;
+    f->ppid = st ? st->ppid : 0;
   }
-  return *f.ppid;
+  return *f->ppid;
 }
 
 uint64_t f_ppid(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
@@ -123,10 +154,10 @@ uint64_t f_related_comm(uint64_t buf, uint64_t size, uint64_t which, uint64_t,
 }
 
 uint64_t f_uid_gid(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
-  if (task().pid == 0)
+  ProcessFacts *f = facts_of();
+  if (!f)
     return 0;
-  auto &f = facts_of(task().pid);
-  if (!f.uid_gid) {
+  if (!f->uid_gid) {
     // Status's Uid: and Gid: lines: real, effective, saved, filesystem;
     // the helper's are the real ones.
     uint32_t uid = 0, gid = 0;
@@ -137,29 +168,57 @@ uint64_t f_uid_gid(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
       if (size_t at = text->find("\nGid:"); at != std::string::npos)
         gid = uint32_t(std::strtoul(text->c_str() + at + 5, nullptr, 10));
     }
-    f.uid_gid = {uid, gid};
+    if (!read_held())
+      return 0;
+    f->uid_gid = {uid, gid};
   }
-  return (uint64_t(f.uid_gid->second) << 32) | f.uid_gid->first;
+  return (uint64_t(f->uid_gid->second) << 32) | f->uid_gid->first;
 }
 
 uint64_t f_cgroup_id(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
-  if (task().pid == 0)
+  ProcessFacts *f = facts_of();
+  if (!f)
     return 0;
-  auto &f = facts_of(task().pid);
-  if (!f.cgroup)
-    f.cgroup = runtime::helpers::cgroup_id_of(std::to_string(task().pid));
-  return *f.cgroup;
+  if (!f->cgroup) {
+    uint64_t id = runtime::helpers::cgroup_id_of(std::to_string(task().pid));
+    if (!read_held())
+      return 0;
+    f->cgroup = id;
+  }
+  return *f->cgroup;
 }
 
-// Reads the task's memory; how many bytes could be.
+// Reads the task's memory; how many bytes could be. A pinned process's
+// through its /proc/PID/mem, which reads the image pinned or nothing (0:
+// it ended or exec'd); else by pid, which for a pin counts only if the
+// process outlived the read.
 size_t read_remote(void *dst, uint64_t size, uint64_t src) {
   if (task().memory <= 0 || size == 0)
     return 0;
+  const ProcessPin *pin = task().pin;
+  if (pin && pin->image_gone) {
+    g_reads_gone.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
+  if (pin && pin->memfd >= 0) {
+    ssize_t n = src > uint64_t(INT64_MAX)
+                    ? -1
+                    : pread(pin->memfd, dst, size, off_t(src));
+    if (n == 0)
+      g_reads_gone.fetch_add(1, std::memory_order_relaxed);
+    return n > 0 ? size_t(n) : 0;
+  }
+  if (pin_gone()) {
+    g_reads_gone.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
   iovec local{dst, size};
   iovec remote{reinterpret_cast<void *>(src), size};
   ssize_t n = process_vm_readv(task().memory, &local, 1, &remote, 1, 0);
-  if (n < 0 && errno == ESRCH)
+  if ((n < 0 && errno == ESRCH) || (n > 0 && pin_ended())) {
     g_reads_gone.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
   return n > 0 ? size_t(n) : 0;
 }
 
@@ -203,7 +262,10 @@ uint64_t f_probe_write_user(uint64_t dst, uint64_t src, uint64_t len, uint64_t,
                             uint64_t) {
   if (len == 0)
     return 0;
-  if (task().memory <= 0)
+  // A pinned process must still be the one the number names (left: the
+  // microseconds between this check and the write).
+  if (task().memory <= 0 || pin_ended() ||
+      (task().pin && task().pin->image_gone))
     return static_cast<uint64_t>(-EFAULT);
   iovec local{reinterpret_cast<void *>(src), len};
   iovec remote{reinterpret_cast<void *>(dst), len};
@@ -224,8 +286,13 @@ uint64_t f_get_stack(uint64_t, uint64_t buf, uint64_t size, uint64_t flags,
 uint64_t f_send_signal(uint64_t sig, uint64_t, uint64_t, uint64_t, uint64_t) {
   if (task().pid == 0)
     return static_cast<uint64_t>(-EINVAL);
-  return kill(pid_t(task().pid), int(sig)) == 0 ? 0
-                                                : static_cast<uint64_t>(-errno);
+  if (pin_gone())
+    return static_cast<uint64_t>(-ESRCH);
+  // Through the pin, the signal reaches that process or none.
+  long r = task().pin ? syscall(SYS_pidfd_send_signal, task().pin->pidfd,
+                                int(sig), nullptr, 0)
+                      : kill(pid_t(task().pid), int(sig));
+  return r == 0 ? 0 : static_cast<uint64_t>(-errno);
 }
 
 } // namespace
@@ -281,6 +348,10 @@ vm::RunResult run_for(const ForeignTask &t, const vm::BoundProgram &program,
 
 void forget_process(uint32_t pid) {
   g_facts.erase(pid);
+}
+
+void forget_pinned(uint64_t key) {
+  g_facts.erase(key);
 }
 
 uint64_t foreign_reads_gone() {

@@ -10,9 +10,10 @@
 //   the parent's and leader's   process (forget() drops what was read)
 //   names
 //   memory reads, write_user()  the given process's memory
-//                               (process_vm_readv/writev), or none
+//                               (process_vm_readv/writev, or its pin's
+//                               /proc/PID/mem), or none
 //   ustack                      the given user call chain
-//   signal()                    sent to its process
+//   signal()                    sent to its process (its pin's pidfd)
 #pragma once
 
 #include "backends/program_set.h"
@@ -38,13 +39,32 @@ protected:
   ~TaskNames() = default;
 };
 
+// A sampled process as the CLI holds it (process_pins.h): its pidfd and
+// its memory as it was when pinned (/proc/PID/mem, which keeps to that
+// image: it reads nothing once the process ends or execs). A pidfd of -1
+// is kProcessGone: the sample's process ended before the CLI got to it.
+struct ProcessPin {
+  int pidfd = -1;
+  int memfd = -1;   // -1: not openable; reads go by pid, then ask pidfd
+  uint64_t key = 0; // what was read from /proc for it is kept under it
+  // The process is the sample's, but the image the sample saw it has
+  // exec'd away: signals and /proc facts go to it, memory reads fail.
+  bool image_gone = false;
+};
+inline constexpr ProcessPin kProcessGone{};
+
 struct ForeignTask {
   uint32_t pid = 0, tid = 0, cpu = 0; // 0, 0: an idle CPU
   uint64_t time = 0;                  // nsecs (CLOCK_MONOTONIC)
   const char *comm = nullptr;         // its name, else names->name()
   TaskNames *names = nullptr;         // null: /proc
   pid_t memory = 0;                   // whose memory reads read; 0: none
-  const uint64_t *chain = nullptr;    // ustack, innermost first
+  // Which process `pid` was, where the number alone may name another by
+  // the time a helper acts on it (a system-wide sample, handled later):
+  // reads, writes, signals and /proc facts go to that process or fail
+  // (counted). Null where the number is sure: the CLI's unreaped child.
+  const ProcessPin *pin = nullptr;
+  const uint64_t *chain = nullptr; // ustack, innermost first
   size_t chain_len = 0;
 };
 
@@ -61,9 +81,12 @@ vm::RunResult run_for(const ForeignTask &task, const vm::BoundProgram &program,
 // argument slot from where the site says (ast/syscalls.h's sources).
 void fill_syscall_ctx(abi::HostProbeCtx &ctx, const runtime::SyscallSite &site,
                       const uint64_t args[6], int64_t nr, int64_t ret);
-// Memory reads that found their process ended (ESRCH), so far.
+// Memory reads that found their process ended (ESRCH), or its number
+// gone to another or its image replaced by an exec (a pin), so far.
 uint64_t foreign_reads_gone();
 // What was read from /proc for process `pid` is stale (it ended).
 void forget_process(uint32_t pid);
+// What was read from /proc for the process pinned under `key` is stale.
+void forget_pinned(uint64_t key);
 
 } // namespace ubtrace::backends

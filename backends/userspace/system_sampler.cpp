@@ -4,6 +4,7 @@
 #include "backends/loss_report.h"
 #include "backends/userspace/foreign_task.h"
 #include "backends/userspace/probe_name_ids.h"
+#include "backends/userspace/process_pins.h"
 #include "runtime/abi.h"
 #include "runtime/file_text.h"
 #include "runtime/helpers/process_facts.h"
@@ -189,6 +190,7 @@ struct SystemSampler::Impl final : TaskNames {
     bool leader; // the process's facts go too (forget_process)
   };
   std::vector<Exited> exited, exited_before; // this drain's, the last's
+  ProcessPins pins;                          // the sampled processes
   const uint32_t own_pid = uint32_t(getpid());
   uint64_t lost = 0, failed = 0, unrun = 0;
   // The kernel says how many samples of an event it could not write
@@ -272,8 +274,10 @@ struct SystemSampler::Impl final : TaskNames {
     for (const Exited &x : exited_before) {
       if (auto it = comms.find(x.tid); it != comms.end() && it->second.exited)
         comms.erase(it);
-      if (x.leader)
+      if (x.leader) {
         forget_process(x.tid);
+        pins.forget(x.tid);
+      }
     }
     exited_before.swap(exited);
     exited.clear();
@@ -419,6 +423,72 @@ struct SystemSampler::Impl final : TaskNames {
     __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
   }
 
+  // Reads every ring into `taken`.
+  void read_rings() {
+    for (auto &e : events)
+      for (auto &r : e.rings)
+        if (r.base)
+          read_ring(e, r);
+  }
+
+  // Reads every ring into `taken` and pins the processes of the samples
+  // read (process_pins.h), then reads again while that pinned any, so
+  // that the records from before each pin are in hand when its samples
+  // are handled (at most 4 times; a pin made at the last has only its
+  // /proc start to bound it).
+  void take_all() {
+    pins.next_pass();
+    size_t from = taken.size();
+    read_rings();
+    std::vector<uint32_t> pids;
+    for (int pass = 0;; pass++) {
+      // The beginnings first: the rings are not in time order.
+      for (size_t k = from; k < taken.size(); k++)
+        note_beginning(taken[k]);
+      if (pass == 4)
+        return;
+      pids.clear();
+      for (size_t k = from; k < taken.size(); k++) {
+        perf_event_header h;
+        const uint8_t *record = bytes.data() + taken[k].at;
+        std::memcpy(&h, record, sizeof h);
+        uint32_t pid = 0; // after the ip
+        if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof h + 12)
+          std::memcpy(&pid, record + sizeof h + 8, 4);
+        if (pid != 0 && pid != own_pid)
+          pids.push_back(pid);
+      }
+      std::sort(pids.begin(), pids.end());
+      pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+      pids.erase(
+          std::remove_if(pids.begin(), pids.end(),
+                         [&](uint32_t pid) { return !pins.needs_pin(pid); }),
+          pids.end());
+      if (pids.empty())
+        return;
+      for (uint32_t pid : pids)
+        pins.pin(pid);
+      from = taken.size();
+      read_rings();
+    }
+  }
+
+  // A process (fork, pid == tid) or image (exec) that began.
+  void note_beginning(const Taken &t) {
+    perf_event_header h;
+    const uint8_t *record = bytes.data() + t.at;
+    std::memcpy(&h, record, sizeof h);
+    uint32_t ids[3] = {}; // fork: pid, ppid, tid; comm: pid, tid
+    if (h.size < sizeof h + sizeof ids)
+      return;
+    std::memcpy(ids, record + sizeof h, sizeof ids);
+    if (h.type == PERF_RECORD_FORK && ids[0] == ids[2])
+      pins.began(ids[0], t.time, true);
+    else if (h.type == PERF_RECORD_COMM &&
+             (h.misc & PERF_RECORD_MISC_COMM_EXEC))
+      pins.began(ids[0], t.time, false);
+  }
+
   // Handles one record; false once a probe called exit().
   bool handle(Event &e, const perf_event_header &h, const uint8_t *p,
               size_t len) {
@@ -495,6 +565,8 @@ struct SystemSampler::Impl final : TaskNames {
     s.tid = ids[1];
     s.cpu = cpu_res[0];
     s.memory = pid_t(s.pid);
+    if (s.pid != 0 && s.pid != own_pid)
+      s.pin = pins.of(s.pid, s.time);
     chain.clear();
     if (e.stacks) {
       if (!take(&nr, 8) || nr > len / 8)
@@ -687,10 +759,7 @@ void SystemSampler::drain() {
   auto &taken = impl_->taken;
   taken.clear();
   impl_->bytes.clear();
-  for (auto &e : impl_->events)
-    for (auto &r : e.rings)
-      if (r.base)
-        impl_->read_ring(e, r);
+  impl_->take_all();
   std::sort(taken.begin(), taken.end(), [](const auto &a, const auto &b) {
     return a.time != b.time ? a.time < b.time : a.seq < b.seq;
   });
@@ -716,10 +785,7 @@ void SystemSampler::detach() {
   // What the kernel wrote since the last read is not run: counted.
   impl_->taken.clear();
   impl_->bytes.clear();
-  for (auto &e : impl_->events)
-    for (auto &r : e.rings)
-      if (r.base)
-        impl_->read_ring(e, r);
+  impl_->read_rings();
   impl_->count_unrun(0);
   impl_->taken.clear();
   if (impl_->lost_readable)

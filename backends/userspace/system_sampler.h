@@ -17,7 +17,9 @@
 //                      space when the sample fell in the kernel; zero for
 //                      a kernel thread) and the kernel's user call chain
 //                      (frame pointers, as bpftrace's ustack)
-//   memory reads       the sampled process's memory (process_vm_readv)
+//   memory reads       the sampled process's memory, as it was at the
+//                      sample or nothing (process_pins.h: a process
+//                      ended, replaced under its number or exec'd since)
 //   uid, gid, ppid,    read from /proc for the sampled process
 //   cgroup
 //

@@ -38,6 +38,19 @@
 //               getpid() calls each through the same inline `syscall` as
 //               rewrite (first argument 4242); prints "calls C" and "wrong
 //               results W", as rewrite does
+//   pidreuse P  stops process P (the CLI tracing system-wide) with
+//               SIGSTOP; a child named "pidreuse" opens
+//               /nonexistent/pidreuse-first, a path on a page at a fixed
+//               address, and exits; children are then forked (root sets
+//               ns_last_pid) until one gets its pid, and that one puts
+//               /nonexistent/pidreuse-second on the same page and waits;
+//               P is continued, the child killed a second later. Prints
+//               "reused" or "not reused", then "second alive" or "second
+//               killed by signal S" (as it was before the kill)
+//   execreuse P  the same, but the child, named "execreuse", execs this
+//               program (mode holdpath) after its call, which puts the
+//               second path on the page: the same process, a new image.
+//               Prints "execed", then how the child was, as pidreuse
 //   rewrite T N T threads (up to 2000) make getpid() calls through one
 //               inline `syscall` (the site) until a tracer rewrites it (or
 //               10 s pass), then N more each; prints "site
@@ -80,6 +93,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -421,10 +435,107 @@ static int compare_longs(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
+// A page at an address every process of this program can map, with
+// `path` on it.
+#define FIXED_PAGE ((char *)0x5a5a00000000)
+static void put_path(const char *path) {
+  char *page = mmap(FIXED_PAGE, 4096, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (page != FIXED_PAGE)
+    _exit(3);
+  strcpy(page, path);
+}
+
+// The first process of pidreuse and execreuse: opens the first path from
+// the page, then exits or execs this program (holdpath), which tells
+// `ready`.
+static pid_t open_first(int exec_after, int ready) {
+  pid_t child = fork();
+  if (child == 0) {
+    prctl(PR_SET_NAME, exec_after ? "execreuse" : "pidreuse", 0, 0, 0);
+    put_path("/nonexistent/pidreuse-first");
+    syscall(SYS_openat, AT_FDCWD, FIXED_PAGE, O_RDONLY);
+    if (exec_after) {
+      char fd[16];
+      snprintf(fd, sizeof fd, "%d", ready);
+      execl("/proc/self/exe", "syscaller", "holdpath", fd, (char *)NULL);
+    }
+    _exit(0);
+  }
+  return child;
+}
+
+// holdpath FD: the second path on the page; tells FD, then waits.
+static void hold_second(int ready) {
+  put_path("/nonexistent/pidreuse-second");
+  if (write(ready, "x", 1) != 1)
+    _exit(4);
+  for (;;)
+    pause();
+}
+
+static void pid_reuse(pid_t cli, int exec_after) {
+  // Not "syscaller": system-wide traces beside this one count its calls.
+  prctl(PR_SET_NAME, "reusehelper", 0, 0, 0);
+  kill(cli, SIGSTOP);
+  int ready[2];
+  if (pipe(ready) != 0)
+    exit(2);
+  pid_t first = open_first(exec_after, ready[1]), second = first;
+  char c;
+  if (exec_after) {
+    close(ready[1]);
+    if (read(ready[0], &c, 1) == 1)
+      printf("execed\n");
+  } else {
+    waitpid(first, NULL, 0);
+    close(ready[0]);
+    close(ready[1]);
+    second = -1;
+    for (int tries = 0; tries < 200 && second != first; tries++) {
+      if (second > 0) {
+        kill(second, SIGKILL);
+        waitpid(second, NULL, 0);
+      }
+      int last = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+      if (last >= 0) {
+        dprintf(last, "%d", first - 1);
+        close(last);
+      }
+      if (pipe(ready) != 0)
+        exit(2);
+      second = fork();
+      if (second == 0)
+        hold_second(ready[1]);
+      close(ready[1]);
+      if (read(ready[0], &c, 1) != 1)
+        second = -1;
+      close(ready[0]);
+    }
+    printf(second == first ? "reused\n" : "not reused\n");
+  }
+  fflush(stdout);
+  kill(cli, SIGCONT);
+  usleep(1000 * 1000);
+  int status = 0;
+  if (waitpid(second, &status, WNOHANG) == second) {
+    printf("second killed by signal %d\n", WTERMSIG(status));
+  } else {
+    printf("second alive\n");
+    kill(second, SIGKILL);
+    waitpid(second, NULL, 0);
+  }
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "libc";
   int n = argc > 2 ? atoi(argv[2]) : 1;
-  if (!strcmp(mode, "libc")) {
+  if (!strcmp(mode, "holdpath")) {
+    hold_second(n);
+  } else if (!strcmp(mode, "pidreuse") || !strcmp(mode, "execreuse")) {
+    pid_reuse(n, !strcmp(mode, "execreuse"));
+    return 0;
+  } else if (!strcmp(mode, "libc")) {
     for (int i = 0; i < n; i++)
       openat(AT_FDCWD, "/nonexistent/libc", O_RDONLY);
   } else if (!strcmp(mode, "inline")) {
