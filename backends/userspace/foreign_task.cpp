@@ -329,6 +329,25 @@ const vm::HelperImpls &foreign_helper_impls() {
 
 } // namespace
 
+bool acts_on_process(const vm::BoundProgram &program) {
+  // The helpers above that read, write, signal or ask /proc of the
+  // task's process (a pin's users).
+  static constexpr int32_t kActing[] = {
+      BPF_FUNC_probe_read,
+      BPF_FUNC_probe_read_user,
+      BPF_FUNC_probe_read_str,
+      BPF_FUNC_probe_read_user_str,
+      BPF_FUNC_probe_write_user,
+      BPF_FUNC_send_signal,
+      BPF_FUNC_get_current_uid_gid,
+      BPF_FUNC_get_current_cgroup_id,
+      abi::kHelperPpid,
+      abi::kHelperRelatedComm,
+  };
+  return std::any_of(std::begin(kActing), std::end(kActing),
+                     [&](int32_t id) { return program.calls_helper(id); });
+}
+
 Result<vm::BoundProgram> bind_foreign(const ProgramSet &programs,
                                       const std::string &section) {
   const vm::VerifiedProgram *verified = programs.verified(section);

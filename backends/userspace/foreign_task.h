@@ -72,6 +72,10 @@ struct ForeignTask {
 // task.
 Result<vm::BoundProgram> bind_foreign(const ProgramSet &programs,
                                       const std::string &section);
+// Whether `program` (bound by bind_foreign()) may act on the task's
+// process: read or write its memory, signal it, ask /proc of it. Where no
+// program does, its pin is not needed.
+bool acts_on_process(const vm::BoundProgram &program);
 // Runs `program` (bound by bind_foreign()) on `ctx` for `task`.
 vm::RunResult run_for(const ForeignTask &task, const vm::BoundProgram &program,
                       void *ctx);

@@ -136,6 +136,9 @@ struct SystemSampler::Impl final : TaskNames {
     // Whether a probe reads the user stack: the kernel walks it for each
     // sample only then.
     bool stacks = false;
+    // Whether a probe reads, signals or asks /proc of the sampled
+    // process: its samples' processes are pinned only then.
+    bool acts = false;
     // The user registers each sample carries: all of them only where a
     // probe reads them (a system call's exit, whose arguments are the
     // registers the call kept, among them).
@@ -144,6 +147,7 @@ struct SystemSampler::Impl final : TaskNames {
       probes.push_back(probe);
       programs.push_back(program);
       stacks |= reads_stack(*program);
+      acts |= acts_on_process(*program);
       if (reads_regs(*program))
         regs = reg_mask();
     }
@@ -455,7 +459,7 @@ struct SystemSampler::Impl final : TaskNames {
         uint32_t pid = 0; // after the ip
         if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof h + 12)
           std::memcpy(&pid, record + sizeof h + 8, 4);
-        if (pid != 0 && pid != own_pid)
+        if (pid != 0 && pid != own_pid && taken[k].event->acts)
           pids.push_back(pid);
       }
       std::sort(pids.begin(), pids.end());
@@ -565,7 +569,7 @@ struct SystemSampler::Impl final : TaskNames {
     s.tid = ids[1];
     s.cpu = cpu_res[0];
     s.memory = pid_t(s.pid);
-    if (s.pid != 0 && s.pid != own_pid)
+    if (s.pid != 0 && s.pid != own_pid && e.acts)
       s.pin = pins.of(s.pid, s.time);
     chain.clear();
     if (e.stacks) {
