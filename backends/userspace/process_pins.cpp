@@ -143,6 +143,11 @@ const ProcessPin *ProcessPins::of(uint32_t pid, uint64_t time) {
   return time < b.image ? &h.image_gone : &h.pin;
 }
 
+uint64_t ProcessPins::image_began(uint32_t pid) const {
+  auto it = began_.find(pid);
+  return it == began_.end() ? 0 : it->second.image;
+}
+
 void ProcessPins::forget(uint32_t pid) {
   if (auto it = held_.find(pid); it != held_.end()) {
     close_pin(it->second.pin);

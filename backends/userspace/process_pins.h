@@ -54,6 +54,9 @@ public:
   // made (no file descriptor left, say): the number alone, as without
   // pins.
   const ProcessPin *of(uint32_t pid, uint64_t time);
+  // When the latest process or image of `pid` the records told of began
+  // (0: none told).
+  uint64_t image_began(uint32_t pid) const;
   // The process of `pid` ended: its pin goes.
   void forget(uint32_t pid);
 

@@ -195,6 +195,8 @@ struct SystemSampler::Impl final : TaskNames {
   };
   std::vector<Exited> exited, exited_before; // this drain's, the last's
   ProcessPins pins;                          // the sampled processes
+  // When each process's mappings were last snapshotted (symbols).
+  std::unordered_map<uint32_t, uint64_t> snapshotted;
   const uint32_t own_pid = uint32_t(getpid());
   uint64_t lost = 0, failed = 0, unrun = 0;
   // The kernel says how many samples of an event it could not write
@@ -625,9 +627,20 @@ struct SystemSampler::Impl final : TaskNames {
         std::memcpy(args, raw + 16, sizeof args);
       }
     }
-    // The process's addresses print as symbols after it is gone.
-    if (s.pid != 0 && !symbols.runtime().has_snapshot(pid_t(s.pid)))
-      (void)symbols.runtime().snapshot(pid_t(s.pid));
+    // The process's addresses print as symbols after it is gone; a
+    // process or image new under the number since its last snapshot adds
+    // its own mappings (an address resolves through the newest that maps
+    // it).
+    if (s.pid != 0) {
+      if (snapshotted.size() > 65536)
+        snapshotted.clear();
+      uint64_t &at = snapshotted[s.pid];
+      if (!symbols.runtime().has_snapshot(pid_t(s.pid)) ||
+          pins.image_began(s.pid) > at) {
+        (void)symbols.runtime().snapshot(pid_t(s.pid));
+        at = runtime::helpers::clock_ns(CLOCK_MONOTONIC);
+      }
+    }
     for (size_t k = 0; k < e.probes.size(); k++) {
       ctx.probe_id = e.probes[k];
       if (e.syscall) {

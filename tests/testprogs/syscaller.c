@@ -51,6 +51,12 @@
 //               program (mode holdpath) after its call, which puts the
 //               second path on the page: the same process, a new image.
 //               Prints "execed", then how the child was, as pidreuse
+//   reusestacks  a child named "pidreuse" opens /nonexistent/pidreuse-first
+//               and lingers 300 ms; once it has exited, children are
+//               forked (root sets ns_last_pid) until one gets its pid,
+//               which execs this program as `helper 1` lingering 500 ms:
+//               another image of this program, loaded elsewhere, under
+//               the number. Prints "reused" or "not reused"
 //   rewrite T N T threads (up to 2000) make getpid() calls through one
 //               inline `syscall` (the site) until a tracer rewrites it (or
 //               10 s pass), then N more each; prints "site
@@ -527,11 +533,45 @@ static void pid_reuse(pid_t cli, int exec_after) {
   }
 }
 
+static void reuse_stacks(void) {
+  prctl(PR_SET_NAME, "reusehelper", 0, 0, 0);
+  pid_t first = fork();
+  if (first == 0) {
+    prctl(PR_SET_NAME, "pidreuse", 0, 0, 0);
+    syscall(SYS_openat, AT_FDCWD, "/nonexistent/pidreuse-first", O_RDONLY);
+    usleep(300 * 1000);
+    _exit(0);
+  }
+  waitpid(first, NULL, 0);
+  int reused = 0;
+  for (int tries = 0; tries < 200 && !reused; tries++) {
+    int last = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+    if (last >= 0) {
+      dprintf(last, "%d", first - 1);
+      close(last);
+    }
+    pid_t child = fork();
+    if (child == 0) {
+      if (getpid() != first)
+        _exit(0);
+      setenv("SYSCALLER_LINGER_MS", "500", 1);
+      execl("/proc/self/exe", "syscaller", "helper", "1", (char *)NULL);
+      _exit(5);
+    }
+    reused = child == first;
+    waitpid(child, NULL, 0);
+  }
+  printf(reused ? "reused\n" : "not reused\n");
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "libc";
   int n = argc > 2 ? atoi(argv[2]) : 1;
   if (!strcmp(mode, "holdpath")) {
     hold_second(n);
+  } else if (!strcmp(mode, "reusestacks")) {
+    reuse_stacks();
+    return 0;
   } else if (!strcmp(mode, "pidreuse") || !strcmp(mode, "execreuse")) {
     pid_reuse(n, !strcmp(mode, "execreuse"));
     return 0;
