@@ -195,8 +195,13 @@ struct SystemSampler::Impl final : TaskNames {
   };
   std::vector<Exited> exited, exited_before; // this drain's, the last's
   ProcessPins pins;                          // the sampled processes
-  // When each process's mappings were last snapshotted (symbols).
-  std::unordered_map<uint32_t, uint64_t> snapshotted;
+  // When each process's mappings were last snapshotted (symbols), and
+  // how often again for an address none mapped.
+  struct Snapshotted {
+    uint64_t at = 0;
+    uint32_t redone = 0;
+  };
+  std::unordered_map<uint32_t, Snapshotted> snapshotted;
   const uint32_t own_pid = uint32_t(getpid());
   uint64_t lost = 0, failed = 0, unrun = 0;
   // The kernel says how many samples of an event it could not write
@@ -630,15 +635,31 @@ struct SystemSampler::Impl final : TaskNames {
     // The process's addresses print as symbols after it is gone; a
     // process or image new under the number since its last snapshot adds
     // its own mappings (an address resolves through the newest that maps
-    // it).
+    // it), and so does one taken again when a call chain holds an
+    // address no snapshot taken before the sample maps (a library mapped
+    // since: the first may come from the loader's first calls); past
+    // three such, at most once a second (JIT code maps no file).
     if (s.pid != 0) {
       if (snapshotted.size() > 65536)
         snapshotted.clear();
-      uint64_t &at = snapshotted[s.pid];
-      if (!symbols.runtime().has_snapshot(pid_t(s.pid)) ||
-          pins.image_began(s.pid) > at) {
-        (void)symbols.runtime().snapshot(pid_t(s.pid));
-        at = runtime::helpers::clock_ns(CLOCK_MONOTONIC);
+      Snapshotted &last = snapshotted[s.pid];
+      auto &runtime_symbols = symbols.runtime();
+      const uint64_t now = runtime::helpers::clock_ns(CLOCK_MONOTONIC);
+      bool again = !runtime_symbols.has_snapshot(pid_t(s.pid)) ||
+                   pins.image_began(s.pid) > last.at;
+      if (!again && !chain.empty() && last.at < s.time &&
+          (last.redone < 3 || now - last.at >= 1'000'000'000) &&
+          std::any_of(
+              chain.begin(), chain.end(),
+              [&](uint64_t a) {
+                return !runtime_symbols.maps_file(pid_t(s.pid), a);
+              })) {
+        again = true;
+        last.redone++;
+      }
+      if (again) {
+        (void)runtime_symbols.snapshot(pid_t(s.pid));
+        last.at = now;
       }
     }
     for (size_t k = 0; k < e.probes.size(); k++) {

@@ -152,6 +152,10 @@ std::optional<FileLocation> Symbolizer::locate(pid_t pid, uint64_t addr) {
   return loc;
 }
 
+bool Symbolizer::maps_file(pid_t pid, uint64_t addr) {
+  return file_mapping(pid, addr).second != nullptr;
+}
+
 std::vector<SymbolizedFrame> Symbolizer::symbolize(pid_t pid, uint64_t addr) {
   auto [space, m] = file_mapping(pid, addr);
   if (!m)

@@ -92,6 +92,8 @@ public:
   std::vector<SymbolizedFrame> symbolize_file_vaddr(const std::string &path,
                                                     uint64_t vaddr);
   std::optional<FileLocation> locate(pid_t pid, uint64_t addr);
+  // Whether `pid`'s snapshots map `addr` to a file (no file is read).
+  bool maps_file(pid_t pid, uint64_t addr);
 
   const SymbolizerOptions &options() const { return options_; }
   void set_options(const SymbolizerOptions &options) { options_ = options; }
