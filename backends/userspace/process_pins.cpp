@@ -91,6 +91,7 @@ void ProcessPins::pin(uint32_t pid) {
   Held h;
   h.pass = pass_;
   h.made = runtime::helpers::clock_ns(CLOCK_MONOTONIC);
+  errno = EMFILE; // when the pins are all in use
   long fd = held_.size() < kMaxPins ? syscall(SYS_pidfd_open, pid, 0) : -1;
   if (fd < 0) {
     // No process has the number (ESRCH), or no pin can be made: then the
