@@ -5,8 +5,12 @@ extern int ubtrace_agent_start(void);
 extern void ubtrace_preload_forget_self(void);  /* preload_env.c */
 extern void ubtrace_preload_exec_prepare(void); /* preload_exec.c */
 extern int ubtrace_preload_exec_follow(int started);
+extern void ubtrace_agent_own_calls(int begin);
 
 __attribute__((constructor)) static void ubtrace_preload_init(void) {
+  /* All of this is ubtrace's work, not the program's: its system calls
+   * are not traced (the session's start turns dispatch on meanwhile). */
+  ubtrace_agent_own_calls(1);
   /* What the command's own execs need, before the agent takes it. */
   ubtrace_preload_exec_prepare();
   /* The agent of a spawned target waits for Go in there. */
@@ -15,4 +19,5 @@ __attribute__((constructor)) static void ubtrace_preload_init(void) {
    * program's children exec must not load the agent again. */
   if (!ubtrace_preload_exec_follow(started))
     ubtrace_preload_forget_self();
+  ubtrace_agent_own_calls(0);
 }

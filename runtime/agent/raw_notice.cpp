@@ -3,6 +3,7 @@
 #include "runtime/agent/raw_notice.h"
 
 #include "runtime/agent/raw_syscall.h"
+#include "runtime/agent/syscalls.h"
 
 #include <atomic>
 #include <climits>
@@ -50,6 +51,7 @@ void disarm_raw_notices() {
 }
 
 bool send_raw_notice(MsgType type, const uint8_t *payload, size_t size) {
+  syscalls::OwnCalls own; // ubtrace's calls, not the program's
   if (size > kRawNoticeMax ||
       raw_syscall(SYS_getpid) != g_pid.load(std::memory_order_relaxed))
     return false;

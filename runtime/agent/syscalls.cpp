@@ -19,6 +19,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <link.h>
+#include <new>
 #include <string>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -217,6 +218,20 @@ struct Allowed {
       *selector = before;
   }
 };
+
+// OwnCalls scopes open on this thread, and what its selector goes back to
+// when the last ends.
+__thread uint32_t t_own_depth __attribute__((tls_model("initial-exec"))) = 0;
+__thread char t_own_restore __attribute__((tls_model("initial-exec"))) = kAllow;
+
+// This thread's selector, once dispatch is on for it; else null.
+char *own_selector() {
+  int32_t tid = t_tid;
+  if (!g_selector || !g_enabled || tid <= 0 || size_t(tid) >= kMaxTid ||
+      !__atomic_load_n(&g_enabled[tid], __ATOMIC_RELAXED))
+    return nullptr;
+  return &g_selector[tid];
+}
 
 // The stub for clone-family call `nr` whose next instruction is `ret`
 // (made on first use). Null when none is left. Parent and child come back
@@ -440,8 +455,12 @@ void on_signal(int sig, siginfo_t *info, void *context) {
   }
   if (info->si_code == SI_QUEUE && info->si_value.sival_ptr == &g_cookie &&
       info->si_pid == raw(SYS_getpid)) {
-    if (!g_stopped.load(std::memory_order_relaxed) && enable_self(tid))
-      g_selector[tid] = kBlock;
+    if (!g_stopped.load(std::memory_order_relaxed) && enable_self(tid)) {
+      if (t_own_depth > 0)
+        t_own_restore = kBlock; // agent work runs on: traced after it
+      else
+        g_selector[tid] = kBlock;
+    }
     errno = saved_errno;
     return;
   }
@@ -856,7 +875,36 @@ Counters counters() {
   return c;
 }
 
+OwnCalls::OwnCalls() {
+  if (t_own_depth++ > 0)
+    return;
+  char *selector = own_selector();
+  t_own_restore = selector ? *selector : kAllow;
+  if (selector)
+    *selector = kAllow;
+}
+
+OwnCalls::~OwnCalls() {
+  if (--t_own_depth > 0)
+    return;
+  if (char *selector = own_selector())
+    *selector =
+        g_stopped.load(std::memory_order_relaxed) ? kAllow : t_own_restore;
+}
+
 } // namespace ubtrace::agent::syscalls
+
+// Scopes of agent work for the preload's C constructor (OwnCalls).
+extern "C" __attribute__((visibility("default"))) void
+ubtrace_agent_own_calls(int begin) {
+  using ubtrace::agent::syscalls::OwnCalls;
+  alignas(OwnCalls) static __thread unsigned char scope[sizeof(OwnCalls)]
+      __attribute__((tls_model("initial-exec")));
+  if (begin)
+    new (scope) OwnCalls();
+  else
+    reinterpret_cast<OwnCalls *>(scope)->~OwnCalls();
+}
 
 // A new task made by a traced thread's clone, fork or vfork, right after
 // the call (the stub's way back): dispatch on, as its parent had it.

@@ -109,6 +109,20 @@ bool filter_sigaction(int sig, const struct sigaction *act,
 // An agent thread: never dispatched (its system calls are ubtrace's).
 void agent_thread_started();
 
+// Agent work on a program thread (the preload's constructor around the
+// session's start, a raw notice to the CLI, the exit report): while one
+// lives, the thread's selector stays ALLOW, so its system calls are not
+// taken for the program's; the last one to end puts back what the thread
+// should be at (BLOCK once dispatch is on for it, even if it was turned
+// on meanwhile). Nests; no system call, no libc.
+class OwnCalls {
+public:
+  OwnCalls();
+  ~OwnCalls();
+  OwnCalls(const OwnCalls &) = delete;
+  OwnCalls &operator=(const OwnCalls &) = delete;
+};
+
 struct Counters {
   uint64_t calls = 0;              // system calls intercepted
   uint64_t untraced_threads = 0;   // threads that never turned dispatch on
