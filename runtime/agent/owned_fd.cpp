@@ -8,6 +8,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+extern "C" void ubtrace_agent_own_calls(int begin) __attribute__((weak));
+
 namespace ubtrace::agent {
 namespace {
 
@@ -65,9 +67,15 @@ bool identify(int fd, dev_t *dev, ino_t *ino) {
 }
 
 void on_fork_child() {
+  // ubtrace's calls in the child, not the program's (syscalls.h OwnCalls;
+  // absent where this file is linked without the system call probes).
+  if (ubtrace_agent_own_calls)
+    ubtrace_agent_own_calls(1);
   for (auto &slot : g_live)
     if (OwnedFd *fd = slot.load())
       fd->forget_in_child();
+  if (ubtrace_agent_own_calls)
+    ubtrace_agent_own_calls(0);
 }
 
 pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;

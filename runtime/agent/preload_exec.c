@@ -37,6 +37,9 @@
 #include <unistd.h>
 
 extern char **environ;
+/* Agent work on the program's thread begins (1) or ends (0): its system
+ * calls are not the program's (syscalls.h, OwnCalls). */
+extern void ubtrace_agent_own_calls(int begin);
 
 #define UBT_FOLLOW_NAME "UBTRACE_FOLLOW"
 #define UBT_TOKEN_HEX 32
@@ -118,7 +121,12 @@ int ubtrace_preload_exec_follow(int started) {
 /* Whether an exec now is the command's own (not a child's: after fork or
  * vfork getpid() is the child's). */
 static int ubt_own_exec(void) {
-  return ubt_follow_pid && (pid_t)syscall(SYS_getpid) == ubt_follow_pid;
+  if (!ubt_follow_pid)
+    return 0;
+  ubtrace_agent_own_calls(1); /* ubtrace's getpid, not the program's */
+  pid_t self = (pid_t)syscall(SYS_getpid);
+  ubtrace_agent_own_calls(0);
+  return self == ubt_follow_pid;
 }
 
 static size_t ubt_count(char *const envp[]) {
@@ -238,8 +246,7 @@ __attribute__((visibility("default"))) int execveat(int dirfd, const char *path,
 
 /* `environ` with the agent, for the exec about to run (the command's own:
  * otherwise nothing changes). */
-__attribute__((visibility("hidden"))) void
-ubt_environ_with_agent(const char *path) {
+static void ubt_environ_with_agent_own(const char *path) {
   /* (A call before the constructor, from another library's.) */
   ubt_next(&ubt_real_execl, "execl");
   ubt_next(&ubt_real_execlp, "execlp");
@@ -257,6 +264,15 @@ ubt_environ_with_agent(const char *path) {
   preload[0] = 0;
   ubt_with_agent(env, (char **)m, preload);
   environ = (char **)m;
+}
+
+__attribute__((visibility("hidden"))) void
+ubt_environ_with_agent(const char *path) {
+  /* ubtrace's work (its getpid, its mmap), not the program's calls; the
+   * exec that follows is the program's. */
+  ubtrace_agent_own_calls(1);
+  ubt_environ_with_agent_own(path);
+  ubtrace_agent_own_calls(0);
 }
 
 __attribute__((visibility("default"))) int execv(const char *path,
