@@ -64,15 +64,9 @@ bool pin_gone() {
   return task().pin && task().pin->pidfd < 0;
 }
 
-// Whether the pinned process has ended (its pidfd polls readable): what
-// its number named since may be another's.
+// Whether the pinned process has ended (pidfd_ended).
 bool pin_ended() {
-  if (!task().pin)
-    return false;
-  if (task().pin->pidfd < 0)
-    return true;
-  pollfd p{task().pin->pidfd, POLLIN, 0};
-  return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP));
+  return task().pin && pidfd_ended(task().pin->pidfd);
 }
 
 // The task's process's facts, kept under its pin if it has one; null
@@ -83,12 +77,6 @@ ProcessFacts *facts_of() {
   if (g_facts.size() > 65536)
     g_facts.clear();
   return &g_facts[task().pin ? task().pin->key : task().pid];
-}
-
-// A fact just read from /proc for a pinned process holds if the process
-// outlived the read (so /proc/PID was still its).
-bool read_held() {
-  return !pin_ended();
 }
 
 uint64_t f_pid_tgid(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
@@ -132,7 +120,7 @@ pid_t parent() {
     return 0;
   if (!f->ppid) {
     auto st = read_proc_stat(pid_t(task().pid));
-    if (!read_held())
+    if (pin_ended()) // /proc/PID may have been another's
       return 0;
     f->ppid = st ? st->ppid : 0;
   }
@@ -168,7 +156,7 @@ uint64_t f_uid_gid(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
       if (size_t at = text->find("\nGid:"); at != std::string::npos)
         gid = uint32_t(std::strtoul(text->c_str() + at + 5, nullptr, 10));
     }
-    if (!read_held())
+    if (pin_ended()) // /proc/PID may have been another's
       return 0;
     f->uid_gid = {uid, gid};
   }
@@ -181,7 +169,7 @@ uint64_t f_cgroup_id(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
     return 0;
   if (!f->cgroup) {
     uint64_t id = runtime::helpers::cgroup_id_of(std::to_string(task().pid));
-    if (!read_held())
+    if (pin_ended()) // /proc/PID may have been another's
       return 0;
     f->cgroup = id;
   }
@@ -367,6 +355,13 @@ vm::RunResult run_for(const ForeignTask &t, const vm::BoundProgram &program,
 
 void forget_process(uint32_t pid) {
   g_facts.erase(pid);
+}
+
+bool pidfd_ended(int pidfd) {
+  if (pidfd < 0)
+    return true;
+  pollfd p{pidfd, POLLIN, 0};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP));
 }
 
 void forget_pinned(uint64_t key) {

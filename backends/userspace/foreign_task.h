@@ -52,6 +52,9 @@ struct ProcessPin {
   bool image_gone = false;
 };
 inline constexpr ProcessPin kProcessGone{};
+// Whether the process of `pidfd` has ended (the pidfd polls readable):
+// its number may name another since.
+bool pidfd_ended(int pidfd);
 
 struct ForeignTask {
   uint32_t pid = 0, tid = 0, cpu = 0; // 0, 0: an idle CPU

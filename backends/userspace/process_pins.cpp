@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
-#include <poll.h>
 #include <string>
 #include <sys/syscall.h>
 #include <time.h>
@@ -20,11 +19,6 @@ namespace {
 // Pins held at once (two descriptors each); past it, those no sample of
 // this pass needs go first.
 constexpr size_t kMaxPins = 512;
-
-bool ended(int pidfd) {
-  pollfd p{pidfd, POLLIN, 0};
-  return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP));
-}
 
 // A process's start from /proc/PID/stat (clock ticks since boot) as the
 // samples' clock says it, rounded down: no later than it started.
@@ -73,7 +67,7 @@ bool ProcessPins::needs_pin(uint32_t pid) {
   if (h.kind != Held::Pinned)
     return h.pass != pass_;
   h.pass = pass_;
-  return ended(h.pin.pidfd);
+  return pidfd_ended(h.pin.pidfd);
 }
 
 void ProcessPins::pin(uint32_t pid) {
@@ -106,7 +100,7 @@ void ProcessPins::pin(uint32_t pid) {
   h.pin.memfd = open(("/proc/" + std::to_string(pid) + "/mem").c_str(),
                      O_RDONLY | O_CLOEXEC);
   auto st = read_proc_stat(pid_t(pid));
-  if (!st || ended(h.pin.pidfd)) {
+  if (!st || pidfd_ended(h.pin.pidfd)) {
     close_pin(h.pin);
     h.kind = Held::Gone;
   } else {

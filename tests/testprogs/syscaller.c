@@ -480,6 +480,16 @@ static void hold_second(int ready) {
     pause();
 }
 
+// Asks that the next process made get pid `last` + 1 (root; another
+// process may take it first).
+static void next_pid_after(pid_t last) {
+  int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+  if (fd >= 0) {
+    dprintf(fd, "%d", last);
+    close(fd);
+  }
+}
+
 static void pid_reuse(pid_t cli, int exec_after) {
   // Not "syscaller": system-wide traces beside this one count its calls.
   prctl(PR_SET_NAME, "reusehelper", 0, 0, 0);
@@ -503,11 +513,7 @@ static void pid_reuse(pid_t cli, int exec_after) {
         kill(second, SIGKILL);
         waitpid(second, NULL, 0);
       }
-      int last = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
-      if (last >= 0) {
-        dprintf(last, "%d", first - 1);
-        close(last);
-      }
+      next_pid_after(first - 1);
       if (pipe(ready) != 0)
         exit(2);
       second = fork();
@@ -545,11 +551,7 @@ static void reuse_stacks(void) {
   waitpid(first, NULL, 0);
   int reused = 0;
   for (int tries = 0; tries < 200 && !reused; tries++) {
-    int last = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
-    if (last >= 0) {
-      dprintf(last, "%d", first - 1);
-      close(last);
-    }
+    next_pid_after(first - 1);
     pid_t child = fork();
     if (child == 0) {
       if (getpid() != first)
