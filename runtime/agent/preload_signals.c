@@ -316,7 +316,7 @@ extern int ubt_own_pthread_create(pthread_t *, const pthread_attr_t *,
  * before preload.c's constructor starts the agent (a lower priority runs
  * first): these dlsym calls must come before any hook, or a probe on dlsym
  * would count them as the program's. */
-__attribute__((constructor(101))) static void ubt_signals_init(void) {
+__attribute__((constructor(102))) static void ubt_signals_init(void) {
   ubt_real_sigaction = (ubt_sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
   ubt_real_signal = (ubt_signal_fn)dlsym(RTLD_NEXT, "signal");
   ubt_real_sigprocmask = (ubt_mask_fn)dlsym(RTLD_NEXT, "sigprocmask");

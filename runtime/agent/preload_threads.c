@@ -75,7 +75,7 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 extern __typeof(pthread_create) ubt_own_pthread_create
     __attribute__((alias("pthread_create"), visibility("hidden")));
 
-__attribute__((constructor(101))) static void ubt_threads_init(void) {
+__attribute__((constructor(102))) static void ubt_threads_init(void) {
   ubt_real_pthread_create =
       (ubt_pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
 }

@@ -26,8 +26,14 @@ namespace {
 std::mutex g_lock;
 // By requested address; erased only by forget_hook (the Site stays).
 // Never destroyed: the agent's thread may install (system call sites) while
-// the program's exit() runs the static destructors.
-std::map<uint64_t, Site *> &g_sites = *new std::map<uint64_t, Site *>;
+// the program's exit() runs the static destructors. Made at the first use,
+// not by a static initialiser: that would be the process's first malloc
+// (getrandom, brk), made among the -c command's own calls
+// (runtime/inject/loader_calls.h).
+std::map<uint64_t, Site *> &sites() {
+  static std::map<uint64_t, Site *> *made = new std::map<uint64_t, Site *>;
+  return *made;
+}
 bool g_initialized = false;
 bool g_masks_guarded = false;
 bool g_guard_required = false;
@@ -68,7 +74,7 @@ Result<MemoryMap> map_for_install() {
 
 // A site whose patch (or requested address) overlaps [start, end), if any.
 const Site *overlapping(uint64_t start, uint64_t end) {
-  for (const auto &[address, site] : g_sites) {
+  for (const auto &[address, site] : sites()) {
     uint64_t s = std::min(site->plan.address, site->plan.patch_start);
     uint64_t e = site->plan.patch_start + site->patch_len;
     if (start < e && s < end)
@@ -293,7 +299,7 @@ Result<Site *> create_site(uint64_t address, HookKind kind,
   if (!traps)
     return std::move(traps)
         .take_error(); // the site leaks: its table entries point at it
-  g_sites[address] = site;
+  sites()[address] = site;
   return site;
 }
 
@@ -344,9 +350,9 @@ Result<void> prepare_hooks() {
 Result<Patchability> check_patchable(uint64_t address,
                                      FunctionBounds function) {
   std::lock_guard<std::mutex> guard(g_lock);
-  auto it = g_sites.find(address);
+  auto it = sites().find(address);
   PatchPlan plan;
-  if (it != g_sites.end()) {
+  if (it != sites().end()) {
     plan = it->second->plan;
   } else {
     Result<MemoryMap> map = MemoryMap::read_self();
@@ -390,8 +396,8 @@ Result<HookId> install_hook(uint64_t address, HookKind kind, Handler handler,
   }
 
   Site *site;
-  auto it = g_sites.find(address);
-  if (it != g_sites.end()) {
+  auto it = sites().find(address);
+  if (it != sites().end()) {
     site = it->second;
     if (site->plan.mode == PatchMode::Trap && !options.allow_trap)
       return make_error("cannot patch a jump at " + hex(address) + ": " +
@@ -492,7 +498,7 @@ Result<void> install_syscall_site(uint64_t address, FunctionBounds function,
   Result<Site *> created = make_error("no candidate");
   std::string first_error;
   for (uint64_t start : candidates) {
-    if (auto it = g_sites.find(start); it != g_sites.end()) {
+    if (auto it = sites().find(start); it != sites().end()) {
       // Rewritten by an earlier session and put back since: patch it again
       // with the trampoline it has.
       Site *old = it->second;
@@ -516,13 +522,13 @@ Result<void> install_syscall_site(uint64_t address, FunctionBounds function,
   uint64_t key = site->plan.address;
   if (Result<void> safe = traps_allowed(*site, key); !safe) {
     forget_patch(*site); // never attached; the site stays allocated
-    g_sites.erase(key);
+    sites().erase(key);
     return safe;
   }
   Result<void> attached = attach_patch(*site, *map);
   if (!attached) {
     forget_patch(*site);
-    g_sites.erase(key);
+    sites().erase(key);
     return attached;
   }
   return {};
@@ -531,7 +537,7 @@ Result<void> install_syscall_site(uint64_t address, FunctionBounds function,
 Result<void> remove_syscall_site(uint64_t address) {
   std::lock_guard<std::mutex> guard(g_lock);
   Site *site = nullptr;
-  for (const auto &[start, s] : g_sites)
+  for (const auto &[start, s] : sites())
     if (s->syscall_address == address)
       site = s;
   if (!site)
@@ -553,8 +559,8 @@ Result<void> remove_syscall_site(uint64_t address) {
 
 Result<void> keep_entry_args(uint64_t address) {
   std::lock_guard<std::mutex> guard(g_lock);
-  auto it = g_sites.find(address);
-  if (it == g_sites.end() || !load_binding(it->second->bindings.ret))
+  auto it = sites().find(address);
+  if (it == sites().end() || !load_binding(it->second->bindings.ret))
     return make_error(hex(address) + " has no return hook");
   __atomic_store_n(&it->second->bindings.entry_args, 1, __ATOMIC_RELEASE);
   return {};
@@ -562,8 +568,8 @@ Result<void> keep_entry_args(uint64_t address) {
 
 Result<void> uninstall_hook(HookId id) {
   std::lock_guard<std::mutex> guard(g_lock);
-  auto it = g_sites.find(id.address);
-  if (it == g_sites.end())
+  auto it = sites().find(id.address);
+  if (it == sites().end())
     return make_error(hex(id.address) + " is not hooked");
   Site *site = it->second;
   const HandlerBinding *&slot =
@@ -603,8 +609,8 @@ Result<void> uninstall_hook(HookId id) {
 
 Result<void> forget_hook(uint64_t address) {
   std::lock_guard<std::mutex> guard(g_lock);
-  auto it = g_sites.find(address);
-  if (it == g_sites.end())
+  auto it = sites().find(address);
+  if (it == sites().end())
     return make_error(hex(address) + " is not hooked");
   Site *site = it->second;
   // Bindings are leaked on purpose: a dispatch may still hold one.
@@ -614,14 +620,14 @@ Result<void> forget_hook(uint64_t address) {
   forget_patch(*site);
   // A new install here plans again from the code it finds. The site stays
   // allocated: threads may be in its trampoline, shadow entries name it.
-  g_sites.erase(it);
+  sites().erase(it);
   return {};
 }
 
 Result<PatchMode> hooked_mode(uint64_t address) {
   std::lock_guard<std::mutex> guard(g_lock);
-  auto it = g_sites.find(address);
-  if (it == g_sites.end())
+  auto it = sites().find(address);
+  if (it == sites().end())
     return make_error(hex(address) + " is not hooked");
   return it->second->plan.mode;
 }
@@ -629,7 +635,7 @@ Result<PatchMode> hooked_mode(uint64_t address) {
 HookStats hook_stats() {
   std::lock_guard<std::mutex> guard(g_lock);
   HookStats s;
-  for (const auto &[address, site] : g_sites) {
+  for (const auto &[address, site] : sites()) {
     ++s.sites;
     if (site->attached)
       ++s.attached;

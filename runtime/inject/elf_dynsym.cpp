@@ -37,10 +37,12 @@ Result<std::vector<T>> read_table(int fd, uint64_t offset, uint64_t count,
   return table;
 }
 
-} // namespace
+struct Headers {
+  std::vector<Elf64_Phdr> phdrs;
+  std::vector<Elf64_Shdr> shdrs;
+};
 
-Result<ElfDynamicSymbols> ElfDynamicSymbols::read(int fd,
-                                                  const std::string &label) {
+Result<Headers> read_headers(int fd, const std::string &label) {
   auto header = read_table<Elf64_Ehdr>(fd, 0, 1, label);
   if (!header)
     return std::move(header).take_error();
@@ -51,41 +53,70 @@ Result<ElfDynamicSymbols> ElfDynamicSymbols::read(int fd,
   if (ehdr.e_phentsize != sizeof(Elf64_Phdr) ||
       ehdr.e_shentsize != sizeof(Elf64_Shdr))
     return make_error(label + ": unexpected ELF header sizes");
-
-  ElfDynamicSymbols result;
   auto phdrs = read_table<Elf64_Phdr>(fd, ehdr.e_phoff, ehdr.e_phnum, label);
   if (!phdrs)
     return std::move(phdrs).take_error();
-  for (const Elf64_Phdr &ph : *phdrs)
-    if (ph.p_type == PT_LOAD)
-      result.segments_.push_back({ph.p_vaddr, ph.p_memsz, ph.p_offset,
-                                  ph.p_filesz, (ph.p_flags & PF_X) != 0});
-
   auto shdrs = read_table<Elf64_Shdr>(fd, ehdr.e_shoff, ehdr.e_shnum, label);
   if (!shdrs)
     return std::move(shdrs).take_error();
-  const Elf64_Shdr *dynsym = nullptr, *versym = nullptr, *dynamic = nullptr;
-  for (const Elf64_Shdr &sh : *shdrs) {
-    if (sh.sh_type == SHT_DYNSYM)
-      dynsym = &sh;
-    if (sh.sh_type == SHT_GNU_versym)
-      versym = &sh;
-    if (sh.sh_type == SHT_DYNAMIC)
-      dynamic = &sh;
-  }
-  if (dynamic && dynamic->sh_link < shdrs->size()) {
-    auto entries = read_table<Elf64_Dyn>(
-        fd, dynamic->sh_offset, dynamic->sh_size / sizeof(Elf64_Dyn), label);
-    const Elf64_Shdr &names = (*shdrs)[dynamic->sh_link];
-    auto text = read_range(fd, names.sh_offset, names.sh_size, label);
-    if (!entries || !text)
-      return make_error(label + ": unreadable dynamic section");
-    for (const Elf64_Dyn &entry : *entries)
-      if (entry.d_tag == DT_NEEDED && entry.d_un.d_val < text->size())
-        result.needed_.emplace_back(text->data() + entry.d_un.d_val,
-                                    strnlen(text->data() + entry.d_un.d_val,
-                                            text->size() - entry.d_un.d_val));
-  }
+  return Headers{std::move(*phdrs), std::move(*shdrs)};
+}
+
+const Elf64_Shdr *section_of(const Headers &h, uint32_t type) {
+  for (const Elf64_Shdr &sh : h.shdrs)
+    if (sh.sh_type == type)
+      return &sh;
+  return nullptr;
+}
+
+// The DT_NEEDED names of the dynamic section, in order.
+Result<std::vector<std::string>> needed_of(int fd, const Headers &h,
+                                           const std::string &label) {
+  std::vector<std::string> needed;
+  const Elf64_Shdr *dynamic = section_of(h, SHT_DYNAMIC);
+  if (!dynamic || dynamic->sh_link >= h.shdrs.size())
+    return needed;
+  auto entries = read_table<Elf64_Dyn>(
+      fd, dynamic->sh_offset, dynamic->sh_size / sizeof(Elf64_Dyn), label);
+  const Elf64_Shdr &names = h.shdrs[dynamic->sh_link];
+  auto text = read_range(fd, names.sh_offset, names.sh_size, label);
+  if (!entries || !text)
+    return make_error(label + ": unreadable dynamic section");
+  for (const Elf64_Dyn &entry : *entries)
+    if (entry.d_tag == DT_NEEDED && entry.d_un.d_val < text->size())
+      needed.emplace_back(text->data() + entry.d_un.d_val,
+                          strnlen(text->data() + entry.d_un.d_val,
+                                  text->size() - entry.d_un.d_val));
+  return needed;
+}
+
+} // namespace
+
+Result<std::vector<std::string>>
+ElfDynamicSymbols::read_needed(int fd, const std::string &label) {
+  auto headers = read_headers(fd, label);
+  if (!headers)
+    return std::move(headers).take_error();
+  return needed_of(fd, *headers, label);
+}
+
+Result<ElfDynamicSymbols> ElfDynamicSymbols::read(int fd,
+                                                  const std::string &label) {
+  auto headers = read_headers(fd, label);
+  if (!headers)
+    return std::move(headers).take_error();
+  const std::vector<Elf64_Shdr> *shdrs = &headers->shdrs;
+  ElfDynamicSymbols result;
+  for (const Elf64_Phdr &ph : headers->phdrs)
+    if (ph.p_type == PT_LOAD)
+      result.segments_.push_back({ph.p_vaddr, ph.p_memsz, ph.p_offset,
+                                  ph.p_filesz, (ph.p_flags & PF_X) != 0});
+  auto needed = needed_of(fd, *headers, label);
+  if (!needed)
+    return std::move(needed).take_error();
+  result.needed_ = std::move(*needed);
+  const Elf64_Shdr *dynsym = section_of(*headers, SHT_DYNSYM);
+  const Elf64_Shdr *versym = section_of(*headers, SHT_GNU_versym);
   if (!dynsym || dynsym->sh_link >= shdrs->size())
     return make_error(label + " has no dynamic symbol table");
   const Elf64_Shdr &strtab_header = (*shdrs)[dynsym->sh_link];

@@ -34,6 +34,9 @@ public:
   // `fd` is an open descriptor of the file (not taken over); `label` names
   // it in errors.
   static Result<ElfDynamicSymbols> read(int fd, const std::string &label);
+  // Only the libraries it names (DT_NEEDED), without its symbols.
+  static Result<std::vector<std::string>> read_needed(int fd,
+                                                      const std::string &label);
 
   const std::vector<LoadSegment> &segments() const { return segments_; }
   const std::vector<ElfFunction> &functions() const { return functions_; }

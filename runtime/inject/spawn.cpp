@@ -9,10 +9,12 @@
 #include <climits>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -71,8 +73,15 @@ struct ChildPlan {
   int stdio[3] = {-1, -1, -1};
   bool terminate_with_cli = true;
   bool new_process_group = false;
+  bool trace_me = false;
   pid_t parent = 0;
 };
+
+// What the child writes on the error pipe when it could not ask to be
+// traced (-errno), before going on; an errno (> 0) is its exec's failure.
+int traceme_failed(int err) {
+  return -err;
+}
 
 std::vector<char *> c_strings(std::vector<std::string> &strings) {
   std::vector<char *> out;
@@ -106,6 +115,12 @@ std::vector<char *> c_strings(std::vector<std::string> &strings) {
   // The agent's end was created close-on-exec; only the program keeps it.
   if (::fcntl(plan.agent_fd, F_SETFD, 0) != 0)
     fail_in_child(plan.error_pipe, errno);
+  // Last: the parent follows from the exec on (follow_loader).
+  if (plan.trace_me && ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) {
+    int note = traceme_failed(errno);
+    ssize_t ignored = ::write(plan.error_pipe, &note, sizeof note);
+    (void)ignored;
+  }
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -186,9 +201,10 @@ Result<SpawnedProcess> spawn_with_agent(const SpawnOptions &options) {
   plan.stdio[2] = options.stderr_fd;
   plan.terminate_with_cli = options.terminate_with_cli;
   plan.new_process_group = options.new_process_group;
+  plan.trace_me = options.follow_loader;
   plan.parent = ::getpid();
 
-  ExecCall exec{*program, plan.argv_storage, plan.env_storage, 0};
+  ExecCall exec{*program, plan.argv_storage, plan.env_storage, 0, {}};
   struct timespec now{};
   ::clock_gettime(CLOCK_MONOTONIC, &now);
   exec.at_ns = uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec);
@@ -200,12 +216,23 @@ Result<SpawnedProcess> spawn_with_agent(const SpawnOptions &options) {
 
   agent_end.reset();
   error_write.reset();
-  int child_errno = 0;
-  ssize_t n;
-  do
-    n = ::read(error_read.get(), &child_errno, sizeof child_errno);
-  while (n < 0 && errno == EINTR);
-  if (n > 0) {
+  // Until the exec closes the pipe: its failure, or the trace's.
+  int child_errno = 0, traceme_errno = 0;
+  for (;;) {
+    int note = 0;
+    ssize_t n = ::read(error_read.get(), &note, sizeof note);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < ssize_t(sizeof note))
+      break;
+    if (note < 0) {
+      traceme_errno = -note;
+      continue;
+    }
+    child_errno = note;
+    break;
+  }
+  if (child_errno) {
     int status;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
@@ -213,8 +240,25 @@ Result<SpawnedProcess> spawn_with_agent(const SpawnOptions &options) {
   }
 
   UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-  return SpawnedProcess(pid, std::move(pidfd), AgentChannel(std::move(cli_end)),
-                        std::move(exec));
+  if (options.follow_loader && traceme_errno == 0) {
+    auto start = std::chrono::steady_clock::now();
+    exec.loader = follow_loader(pid, pidfd.get(), std::chrono::seconds(10));
+    exec.loader.followed_ns =
+        uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     std::chrono::steady_clock::now() - start)
+                     .count());
+    mark_ubtraces_calls(exec.loader, *program, {*agent});
+  } else if (options.follow_loader) {
+    exec.loader.missing = std::string("ptrace(PTRACE_TRACEME) failed: ") +
+                          ::strerror(traceme_errno) +
+                          " (is ubtrace itself traced, or ptrace forbidden?)";
+  }
+  std::optional<int> ended = exec.loader.ended;
+  SpawnedProcess spawned(pid, std::move(pidfd),
+                         AgentChannel(std::move(cli_end)), std::move(exec));
+  if (ended)
+    spawned.status_ = ExitStatus::from_wait_status(*ended);
+  return spawned;
 }
 
 SpawnedProcess::SpawnedProcess(SpawnedProcess &&other) noexcept

@@ -17,6 +17,7 @@
 #include "runtime/inject/channel.h"
 #include "runtime/inject/command_line.h"
 #include "runtime/inject/exit_status.h"
+#include "runtime/inject/loader_calls.h"
 #include "runtime/inject/unique_fd.h"
 #include "runtime/result.h"
 
@@ -46,15 +47,21 @@ struct SpawnOptions {
   // NAME=value assignments for the agent, after the command's own
   // (--follow's UBTRACE_FOLLOW).
   std::vector<std::string> agent_env;
+  // Follow the program's system calls from its exec to the agent's start
+  // with ptrace (loader_calls.h): ExecCall::loader.
+  bool follow_loader = false;
 };
 
 // The execve the program was started with, as the child made it: the
 // resolved path, the argument and environment strings (the agent's
-// variables included), and when (CLOCK_MONOTONIC, just before the fork).
+// variables included), and when (CLOCK_MONOTONIC, just before the fork);
+// with follow_loader, the calls that came after it before the agent ran
+// (those that loaded ubtrace's libraries marked).
 struct ExecCall {
   std::string program;
   std::vector<std::string> argv, envp;
   uint64_t at_ns = 0;
+  LoaderCalls loader;
 };
 
 class SpawnedProcess {

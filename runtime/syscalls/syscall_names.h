@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string_view>
 
 namespace ubtrace::runtime {
@@ -18,6 +19,33 @@ inline std::string_view syscall_name(int64_t nr) {
 #include "runtime/syscalls/syscalls.inc"
   }
   return {};
+}
+
+namespace detail {
+// Bit i set where field i ("decl;name;kind") is a string the call reads.
+constexpr uint8_t input_strings(std::initializer_list<std::string_view> f) {
+  uint8_t mask = 0;
+  unsigned i = 0;
+  for (std::string_view field : f) {
+    if (field.starts_with("const char *;") && field.ends_with(";s"))
+      mask = uint8_t(mask | (1u << i));
+    ++i;
+  }
+  return mask;
+}
+} // namespace detail
+
+// Which arguments of call `nr` are NUL-terminated strings it reads (the
+// tracepoint's `const char *` fields: filename, pathname, name...): bit i
+// for argument i. 0 for a number without a tracepoint.
+inline uint8_t syscall_string_args(int64_t nr) {
+  switch (nr) {
+#define UBT_SYSCALL(nr, event, count, ...)                                     \
+  case nr:                                                                     \
+    return detail::input_strings({__VA_ARGS__});
+#include "runtime/syscalls/syscalls.inc"
+  }
+  return 0;
 }
 
 } // namespace ubtrace::runtime
