@@ -115,6 +115,10 @@ constexpr Meaning kMeanings[] = {
      "number taken by another): the CLI reads a process's memory when it "
      "handles the kernel's record, milliseconds later (the read gave "
      "nothing)"},
+    {kLoaderReadUnkept, "loader_read_unkept", "memory read",
+     "of probes on the command's system calls before the agent ran (its "
+     "loader's) asked for memory not kept: the CLI keeps each call's string "
+     "arguments (the read gave nothing)"},
     {kRingDeadWriters, "dead_writer", "event",
      "lost: the writer died before submitting"},
     {kRingStalledWriters, "stalled_writer", "event",

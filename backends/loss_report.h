@@ -34,6 +34,9 @@ inline constexpr const char *kSystemWideUnreadable = "system_wide_unreadable";
 inline constexpr const char *kSampleLost = "system_samples_lost";
 inline constexpr const char *kSampleFailed = "system_sample_failed";
 inline constexpr const char *kSampleReadGone = "system_sample_read_gone";
+// Probes on the -c command's calls before its agent ran (command_exec.h)
+// that read memory not kept for them.
+inline constexpr const char *kLoaderReadUnkept = "loader_read_unkept";
 // Samples still in a ring, or read but not yet run, when the trace ended.
 inline constexpr const char *kSampleUnrun = "system_samples_unrun";
 

@@ -30,6 +30,62 @@ std::vector<char *> pointers(const std::vector<std::string> &strings) {
   return out;
 }
 
+// Runs the system call probes of one call, as the command's task.
+class Replay {
+public:
+  Replay(const runtime::Bundle &bundle, const ProgramSet &programs,
+         UserspaceTarget &target, BackendHost &host)
+      : bundle_(bundle), programs_(programs), target_(target), host_(host) {}
+
+  // The probes on the entry (`exit` false; the result -ENOSYS, as the
+  // kernel's pt_regs holds it there) or the exit of call `nr`; false once
+  // exit() ended the trace.
+  bool run(const ForeignTask &task, int64_t nr, const uint64_t args[6],
+           int64_t ret, bool exit) {
+    if (!exit)
+      ret = -ENOSYS;
+    for (size_t i = 0; i < bundle_.probes.size(); i++) {
+      const auto &spec = bundle_.probes[i];
+      if (spec.kind != runtime::ProbeKind::Syscall)
+        continue;
+      for (const auto &site : spec.syscalls) {
+        if (site.exit != exit || (site.nr != nr && site.nr != -1))
+          continue;
+        auto prog = bound_.find(spec.section);
+        if (prog == bound_.end()) {
+          auto b = bind_foreign(programs_, spec.section);
+          if (!b) {
+            host_.runtime_error(
+                "cannot run " + spec.name +
+                " on the command's calls before its agent: " + b.error());
+            continue;
+          }
+          prog = bound_.emplace(spec.section, std::move(*b)).first;
+        }
+        abi::HostProbeCtx ctx{};
+        fill_syscall_ctx(ctx, site, args, nr, ret);
+        ctx.probe_id = target_.syscall_probe_id(i, site);
+        vm::RunResult r = run_for(task, prog->second, &ctx);
+        if (r.status != vm::RunStatus::Ok)
+          host_.runtime_error(std::string(vm::describe(r.status)) + " in " +
+                              site.name + " at PC " +
+                              std::to_string(r.stop_pc));
+        host_.drain_events();
+        if (host_.exiting())
+          return false;
+      }
+    }
+    return true;
+  }
+
+private:
+  const runtime::Bundle &bundle_;
+  const ProgramSet &programs_;
+  UserspaceTarget &target_;
+  BackendHost &host_;
+  std::map<std::string, vm::BoundProgram> bound_; // by section
+};
+
 } // namespace
 
 void replay_command_exec(const runtime::Bundle &bundle,
@@ -38,6 +94,7 @@ void replay_command_exec(const runtime::Bundle &bundle,
   const runtime::inject::ExecCall *exec = target.exec_call();
   if (!exec)
     return;
+  Replay replay(bundle, programs, target, host);
   // The call as the child made it, laid out in the CLI's memory (the
   // child's copy is gone with its exec): filename, argv[], envp[].
   std::vector<char *> argv = pointers(exec->argv);
@@ -52,50 +109,32 @@ void replay_command_exec(const runtime::Bundle &bundle,
   prctl(PR_GET_NAME, before);
   const uint32_t pid = uint32_t(target.pid());
   const int cpu = sched_getcpu();
-  std::map<std::string, vm::BoundProgram> bound; // by section
-  for (bool exit : {false, true}) {
-    ForeignTask task;
-    task.pid = task.tid = pid;
-    task.cpu = cpu < 0 ? 0 : uint32_t(cpu);
-    if (exit) {
-      task.time = now_ns();
-      task.memory = pid_t(pid); // the new program, by now
-    } else {
-      task.time = exec->at_ns;
-      task.comm = before;
-      task.memory = getpid();
-    }
-    // The result: -ENOSYS at the entry (fill_syscall_ctx).
-    const uint64_t ret = exit ? 0 : uint64_t(-ENOSYS);
-    for (size_t i = 0; i < bundle.probes.size(); i++) {
-      const auto &spec = bundle.probes[i];
-      if (spec.kind != runtime::ProbeKind::Syscall)
-        continue;
-      for (const auto &site : spec.syscalls) {
-        if (site.exit != exit || (site.nr != SYS_execve && site.nr != -1))
-          continue;
-        auto prog = bound.find(spec.section);
-        if (prog == bound.end()) {
-          auto b = bind_foreign(programs, spec.section);
-          if (!b) {
-            host.runtime_error("cannot run " + spec.name +
-                               " on the command's execve: " + b.error());
-            continue;
-          }
-          prog = bound.emplace(spec.section, std::move(*b)).first;
-        }
-        abi::HostProbeCtx ctx{};
-        fill_syscall_ctx(ctx, site, args, SYS_execve, int64_t(ret));
-        ctx.probe_id = target.syscall_probe_id(i, site);
-        vm::RunResult r = run_for(task, prog->second, &ctx);
-        if (r.status != vm::RunStatus::Ok)
-          host.runtime_error(std::string(vm::describe(r.status)) + " in " +
-                             site.name + " at PC " + std::to_string(r.stop_pc));
-        host.drain_events();
-        if (host.exiting())
-          return;
-      }
-    }
+  ForeignTask task;
+  task.pid = task.tid = pid;
+  task.cpu = cpu < 0 ? 0 : uint32_t(cpu);
+  task.time = exec->at_ns;
+  task.comm = before;
+  task.memory = getpid();
+  if (!replay.run(task, SYS_execve, args, 0, false))
+    return;
+  // The new program, from here: its name (/proc), and memory gone by
+  // now but for what was kept.
+  const auto &calls = exec->loader.calls;
+  task.comm = nullptr;
+  task.time = calls.empty() ? now_ns() : calls.front().enter_ns;
+  task.memory = pid_t(pid);
+  if (!replay.run(task, SYS_execve, args, 0, true))
+    return;
+  for (const auto &call : calls) {
+    if (call.ubtraces)
+      continue;
+    task.kept = &call.kept;
+    task.time = call.enter_ns;
+    if (!replay.run(task, call.nr, call.args, 0, false))
+      return;
+    task.time = call.exit_ns;
+    if (call.returned && !replay.run(task, call.nr, call.args, call.ret, true))
+      return;
   }
 }
 

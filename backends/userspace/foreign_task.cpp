@@ -39,6 +39,7 @@ void TaskNames::name(uint32_t pid, uint32_t tid, uint32_t cpu, char out[16]) {
 namespace {
 
 std::atomic<uint64_t> g_reads_gone{0};
+std::atomic<uint64_t> g_reads_unkept{0};
 
 // What /proc says of a process, read once when a probe asks.
 struct ProcessFacts {
@@ -181,7 +182,19 @@ uint64_t f_cgroup_id(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) {
 // it ended or exec'd); else by pid, which for a pin counts only if the
 // process outlived the read.
 size_t read_remote(void *dst, uint64_t size, uint64_t src) {
-  if (task().memory <= 0 || size == 0)
+  if (size == 0)
+    return 0;
+  if (task().kept) {
+    for (const auto &k : *task().kept)
+      if (src >= k.address && src - k.address < k.bytes.size()) {
+        size_t n = std::min<uint64_t>(size, k.bytes.size() - (src - k.address));
+        std::memcpy(dst, k.bytes.data() + (src - k.address), n);
+        return n;
+      }
+    g_reads_unkept.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
+  if (task().memory <= 0)
     return 0;
   const ProcessPin *pin = task().pin;
   if (pin && pin->image_gone) {
@@ -370,6 +383,10 @@ void forget_pinned(uint64_t key) {
 
 uint64_t foreign_reads_gone() {
   return g_reads_gone.load(std::memory_order_relaxed);
+}
+
+uint64_t foreign_reads_unkept() {
+  return g_reads_unkept.load(std::memory_order_relaxed);
 }
 
 void fill_syscall_ctx(abi::HostProbeCtx &ctx, const runtime::SyscallSite &site,

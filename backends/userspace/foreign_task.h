@@ -11,7 +11,7 @@
 //   names
 //   memory reads, write_user()  the given process's memory
 //                               (process_vm_readv/writev, or its pin's
-//                               /proc/PID/mem), or none
+//                               /proc/PID/mem), or bytes kept, or none
 //   ustack                      the given user call chain
 //   signal()                    sent to its process (its pin's pidfd)
 #pragma once
@@ -19,6 +19,7 @@
 #include "backends/program_set.h"
 #include "runtime/abi.h"
 #include "runtime/bundle.h"
+#include "runtime/inject/loader_calls.h"
 #include "runtime/result.h"
 #include "runtime/vm/interpreter.h"
 
@@ -69,6 +70,10 @@ struct ForeignTask {
   const ProcessPin *pin = nullptr;
   const uint64_t *chain = nullptr; // ustack, innermost first
   size_t chain_len = 0;
+  // Where the memory is gone by now (the command's calls before its agent
+  // ran): reads get these bytes, kept when it made the call, and nothing
+  // else (counted: foreign_reads_unkept).
+  const std::vector<runtime::inject::KeptBytes> *kept = nullptr;
 };
 
 // The program of `section` bound to the helpers that answer for another
@@ -91,6 +96,8 @@ void fill_syscall_ctx(abi::HostProbeCtx &ctx, const runtime::SyscallSite &site,
 // Memory reads that found their process ended (ESRCH), or its number
 // gone to another or its image replaced by an exec (a pin), so far.
 uint64_t foreign_reads_gone();
+// Memory reads of a task with `kept` bytes that asked for others, so far.
+uint64_t foreign_reads_unkept();
 // What was read from /proc for process `pid` is stale (it ended).
 void forget_process(uint32_t pid);
 // What was read from /proc for the process pinned under `key` is stale.

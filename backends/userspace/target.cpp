@@ -359,7 +359,8 @@ Result<std::string> find_agent_library() {
 
 Result<std::unique_ptr<UserspaceTarget>>
 UserspaceTarget::launch(const std::string &command, const std::string &agent,
-                        const std::vector<std::string> &agent_env) {
+                        const std::vector<std::string> &agent_env,
+                        bool follow_loader) {
   auto cmd = runtime::inject::split_command(command);
   if (!cmd)
     return make_error("-c: " + cmd.error());
@@ -367,6 +368,7 @@ UserspaceTarget::launch(const std::string &command, const std::string &agent,
   opts.command = std::move(*cmd);
   opts.agent_path = agent;
   opts.agent_env = agent_env;
+  opts.follow_loader = follow_loader;
   // A CLI that dies (even by SIGKILL) leaves the command running, untraced:
   // the agent sees its channel close and unhooks. A CLI that exits on its
   // own while the command runs terminates it (~UserspaceTarget).

@@ -59,10 +59,13 @@ namespace ubtrace::backends {
 class UserspaceTarget {
 public:
   // Spawns `command` with the agent preloaded (and `agent_env`, NAME=value
-  // assignments for it); it waits before main until go().
+  // assignments for it); it waits before main until go(). With
+  // `follow_loader`, the calls it makes before the agent runs are
+  // followed (exec_call()'s loader).
   static Result<std::unique_ptr<UserspaceTarget>>
   launch(const std::string &command, const std::string &agent,
-         const std::vector<std::string> &agent_env = {});
+         const std::vector<std::string> &agent_env = {},
+         bool follow_loader = false);
   // Injects the agent into the running process `pid` (through the thread
   // `hold` holds, if given: runtime/inject/exec_hold.h).
   static Result<std::unique_ptr<UserspaceTarget>>

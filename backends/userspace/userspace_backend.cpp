@@ -3,8 +3,10 @@
 
 #include "backends/loss_report.h"
 #include "backends/userspace/command_exec.h"
+#include "backends/userspace/foreign_task.h"
 #include "backends/userspace/process_end.h"
 #include "runtime/agent/protocol.h"
+#include "runtime/inject/spawn.h"
 #include "runtime/inject/target_process.h"
 #include "runtime/proc_stat.h"
 
@@ -169,8 +171,33 @@ Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
       (*target)->set_follow();
     b->targets_.push_back(Traced{std::move(*target)});
   };
-  if (!options.command.empty())
-    add(UserspaceTarget::launch(options.command, *agent, agent_env), 0);
+  if (!options.command.empty()) {
+    // The command's calls before its agent runs, where system call probes
+    // would see them (command_exec.h).
+    bool syscalls = std::any_of(
+        bundle.probes.begin(), bundle.probes.end(),
+        [](const auto &p) { return p.kind == runtime::ProbeKind::Syscall; });
+    auto launched =
+        UserspaceTarget::launch(options.command, *agent, agent_env, syscalls);
+    const runtime::inject::ExecCall *exec =
+        launched ? (*launched)->exec_call() : nullptr;
+    if (syscalls && exec && !exec->loader.missing.empty())
+      report.warning("the command's system calls before the agent ran are "
+                     "not all seen: " +
+                     exec->loader.missing);
+    if (syscalls && exec && options.verbose) {
+      const auto &calls = exec->loader.calls;
+      size_t ours = std::count_if(calls.begin(), calls.end(),
+                                  [](const auto &c) { return c.ubtraces; });
+      report.info("the command's loader: " + std::to_string(calls.size()) +
+                  " system calls followed in " +
+                  std::to_string(exec->loader.followed_ns / 1000) + " us, " +
+                  std::to_string(ours) +
+                  " of them loading ubtrace's "
+                  "libraries (not run)");
+    }
+    add(std::move(launched), 0);
+  }
   for (int pid : options.pids)
     add(UserspaceTarget::attach(pid, *agent), pid);
   if (b->targets_.empty())
@@ -775,6 +802,7 @@ agent::NamedValues UserspaceBackend::losses() const {
     auto mine = sampler_->losses();
     all.insert(all.end(), mine.begin(), mine.end());
   }
+  all.emplace_back(kLoaderReadUnkept, foreign_reads_unkept());
   for (const auto &t : targets_) {
     const auto &mine = t.target->agent_counters();
     all.insert(all.end(), mine.begin(), mine.end());
