@@ -118,7 +118,7 @@ long signal_of(pid_t pid, int status) {
     return 0;
   siginfo_t info;
   return ptrace(PTRACE_GETSIGINFO, pid, nullptr, &info) == 0 ? WSTOPSIG(status)
-                                                            : 0;
+                                                             : 0;
 }
 
 // Lets go of `pid`, stopped, once the watchdog's SIGSTOP (sent, or on its
@@ -351,8 +351,8 @@ void mark_ubtraces_calls(LoaderCalls &calls, const std::string &program,
     if (window_fd >= 0) {
       call.ubtraces = true;
       if (call.nr == SYS_mmap && call.returned && call.ret >= 0)
-        ranges.emplace_back(uint64_t(call.ret), uint64_t(call.ret) +
-                                                    call.args[1]);
+        ranges.emplace_back(uint64_t(call.ret),
+                            uint64_t(call.ret) + call.args[1]);
       if (call.nr == SYS_close && int64_t(call.args[0]) == window_fd)
         window_fd = -1;
       continue;
