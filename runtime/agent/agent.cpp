@@ -19,6 +19,7 @@
 #include "runtime/agent/raw_syscall.h"
 #include "runtime/agent/sandbox_notice.h"
 #include "runtime/agent/session_counters.h"
+#include "runtime/agent/syscall_signals.h"
 #include "runtime/agent/syscalls.h"
 #include "runtime/helpers/all_helpers.h"
 #include "runtime/helpers/libcalls.h"
@@ -1270,12 +1271,38 @@ ubtrace_agent_inject(const char *argument) {
 extern "C" __attribute__((visibility("default"))) int
 ubtrace_filter_sigaction(int sig, const struct sigaction *act,
                          struct sigaction *old) {
-  if (sig == SIGSEGV || sig == SIGBUS)
-    return ubtrace::runtime::helpers::filter_fault_sigaction(sig, act, old);
-  if (ubtrace::agent::profile::filter_sigaction(sig, act, old) ||
-      ubtrace::agent::syscalls::filter_sigaction(sig, act, old))
-    return 1;
-  return ubtrace::runtime::hook::filter_trap_sigaction(sig, act, old) ? 1 : 0;
+  using namespace ubtrace;
+  bool answered = (sig == SIGSEGV || sig == SIGBUS)
+                      ? runtime::helpers::filter_fault_sigaction(sig, act, old)
+                      : (agent::profile::filter_sigaction(sig, act, old) ||
+                         agent::syscalls::filter_sigaction(sig, act, old) ||
+                         runtime::hook::filter_trap_sigaction(sig, act, old));
+  if (!answered)
+    return 0;
+  // No rt_sigaction reached the kernel, yet the program made one: system
+  // call probes see it, with the arguments the kernel's would have had.
+  agent::syscalls::signals::KernelAction kact{}, kold{};
+  if (act) {
+    kact.handler = reinterpret_cast<uint64_t>(act->sa_handler);
+    constexpr uint64_t kRestorer = 0x04000000; // libc's sigaction sets it
+    kact.flags = uint64_t(unsigned(act->sa_flags)) | kRestorer;
+    kact.restorer = reinterpret_cast<uint64_t>(act->sa_restorer);
+    std::memcpy(&kact.mask, &act->sa_mask, sizeof kact.mask);
+  }
+  if (old) {
+    kold.handler = reinterpret_cast<uint64_t>(old->sa_handler);
+    kold.flags = uint64_t(unsigned(old->sa_flags));
+    kold.restorer = reinterpret_cast<uint64_t>(old->sa_restorer);
+    std::memcpy(&kold.mask, &old->sa_mask, sizeof kold.mask);
+  }
+  const long args[6] = {sig,
+                        act ? reinterpret_cast<long>(&kact) : 0,
+                        old ? reinterpret_cast<long>(&kold) : 0,
+                        sizeof kact.mask,
+                        0,
+                        0};
+  agent::syscalls::answered(SYS_rt_sigaction, args, 0);
+  return 1;
 }
 
 // The preload's masks and pthread_create: the profiling signal (0: none), and

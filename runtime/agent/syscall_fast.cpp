@@ -36,22 +36,31 @@ void probe(runtime::hook::PtRegs *r, volatile char *selector, int nr,
   *selector = kBlock;
 }
 
-template <bool kKeepVectors> void fast(runtime::hook::PtRegs *r) {
-  r->rcx = 1; // the trampoline runs the instruction itself
+// The calling thread's selector when its calls are traced now, else null.
+volatile char *traced_selector() {
   if (!is_active())
-    return;
+    return nullptr;
   int32_t tid = t_tid;
   if (tid <= 0 || static_cast<size_t>(tid) >= kMaxTid || !g_enabled[tid])
-    return;
+    return nullptr;
   if (g_tid_offset >= 0) {
     uint64_t self;
     __asm__("mov %%fs:0x10, %0" : "=r"(self));
     if (*reinterpret_cast<const volatile int32_t *>(self + g_tid_offset) != tid)
-      return; // a vfork child, or its parent after it: the handler knows
+      return nullptr; // a vfork child, or its parent after it: the handler
+                      // knows
   }
   volatile char *selector = selector_of(tid);
   if (*selector != kBlock)
-    return; // the agent's own code, or tracing stopped: not traced
+    return nullptr; // the agent's own code, or tracing stopped: not traced
+  return selector;
+}
+
+template <bool kKeepVectors> void fast(runtime::hook::PtRegs *r) {
+  r->rcx = 1; // the trampoline runs the instruction itself
+  volatile char *selector = traced_selector();
+  if (!selector)
+    return;
   int nr = static_cast<int>(r->rax);
   if (dispatch_only(nr))
     return; // the instruction runs in the trampoline, under dispatch
@@ -123,7 +132,49 @@ void clone_return(runtime::hook::PtRegs *r) {
 }
 
 } // namespace
+
 } // namespace ubtrace::agent::syscalls::state
+
+namespace ubtrace::agent::syscalls {
+
+void answered(int nr, const long args[6], long result) {
+  using namespace state;
+  volatile char *selector = traced_selector();
+  if (!selector || (!wanted(nr, false) && !wanted(nr, true)))
+    return;
+  struct {
+    runtime::hook::PtRegs regs;
+    uint8_t tail[runtime::hook::kRegsTailRoom]; // the probe's context
+  } frame;
+  runtime::hook::PtRegs *r = &frame.regs;
+  // No memset: a probe may sit on it.
+  auto *word = reinterpret_cast<volatile uint64_t *>(r);
+  for (size_t i = 0; i < sizeof *r / 8; i++)
+    word[i] = 0;
+  // Where the call is answered, for ustack: this frame, whose callers the
+  // unwinder walks back to the program's.
+  __asm__ volatile("lea 0(%%rip), %0" : "=r"(r->rip));
+  __asm__ volatile("mov %%rsp, %0" : "=r"(r->rsp));
+  __asm__ volatile("mov %%rbp, %0" : "=r"(r->rbp));
+  r->rdi = static_cast<uint64_t>(args[0]);
+  r->rsi = static_cast<uint64_t>(args[1]);
+  r->rdx = static_cast<uint64_t>(args[2]);
+  r->r10 = static_cast<uint64_t>(args[3]);
+  r->r8 = static_cast<uint64_t>(args[4]);
+  r->r9 = static_cast<uint64_t>(args[5]);
+  r->orig_rax = static_cast<uint64_t>(nr);
+  if (wanted(nr, false)) {
+    r->rax = static_cast<uint64_t>(-ENOSYS);
+    probe<false>(r, selector, nr, false);
+  }
+  if (wanted(nr, true)) {
+    r->orig_rax = static_cast<uint64_t>(nr);
+    r->rax = static_cast<uint64_t>(result);
+    probe<false>(r, selector, nr, true);
+  }
+}
+
+} // namespace ubtrace::agent::syscalls
 
 extern "C" void ubt_syscalls_fast(ubtrace::runtime::hook::PtRegs *r) {
   ubtrace::agent::syscalls::state::fast<true>(r);

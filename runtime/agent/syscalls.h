@@ -101,6 +101,11 @@ size_t rewrite_sites(SiteFacts (*facts)(uint64_t site));
 void restore_sites();
 bool active();
 
+// A system call the program asked for that the agent answered without the
+// kernel (the preload's sigaction() on a signal ubtrace handles): its
+// probes run on the calling thread as for a call made (entry, then exit
+// with `result`), when the thread is traced.
+void answered(int nr, const long args[6], long result);
 // The preload's view: SIGSYS must stay deliverable while active.
 int blocked_signal();
 // A program's sigaction() on SIGSYS once ours is in.
