@@ -113,8 +113,12 @@ bool ended(int status) {
 
 // The signal a stop carries for the program: none for a system call stop,
 // nor for a group stop (no siginfo), which kept would stop the following.
+// An event stop (an exec made while followed: PTRACE_O_TRACEEXEC) carries
+// none either: without the option it would be a SIGTRAP, delivered, and
+// deadly.
 long signal_of(pid_t pid, int status) {
-  if (!WIFSTOPPED(status) || WSTOPSIG(status) == (SIGTRAP | 0x80))
+  if (!WIFSTOPPED(status) || WSTOPSIG(status) == (SIGTRAP | 0x80) ||
+      (status >> 16) != 0)
     return 0;
   siginfo_t info;
   return ptrace(PTRACE_GETSIGINFO, pid, nullptr, &info) == 0 ? WSTOPSIG(status)
@@ -144,6 +148,28 @@ void detach_after_stop(pid_t pid, LoaderCalls &out) {
   }
 }
 
+// Whether the following is over at a report of waitpid (`status`, -1: it
+// failed): the process ended (`out` says so, and why the rest is not seen).
+bool over(int status, LoaderCalls &out, const char *what) {
+  if (status < 0) {
+    out.missing = std::string("waitpid failed: ") + strerror(errno);
+    return true;
+  }
+  if (!ended(status))
+    return false;
+  out.ended = status;
+  out.missing = std::string("the command ended before ") + what;
+  return true;
+}
+
+// Lets go of `pid`, stopped at a system call, for good.
+void let_go(pid_t pid, Watchdog &dog, LoaderCalls &out) {
+  if (dog.disarm())
+    detach_after_stop(pid, out); // its SIGSTOP must not reach the program
+  else
+    ptrace(PTRACE_DETACH, pid, nullptr, nullptr);
+}
+
 } // namespace
 
 LoaderCalls follow_loader(pid_t pid, int pidfd,
@@ -152,23 +178,14 @@ LoaderCalls follow_loader(pid_t pid, int pidfd,
   Watchdog dog(pid, pidfd, timeout);
   // The exec stop (a SIGTRAP), unless it ended first.
   int status = next_report(pid);
-  if (status < 0) {
-    out.missing = std::string("waitpid failed: ") + strerror(errno);
+  if (over(status, out, "its loader ran"))
     return out;
-  }
-  if (ended(status)) {
-    out.ended = status;
-    out.missing = "the command ended before its loader ran";
-    return out;
-  }
   if (ptrace(PTRACE_SETOPTIONS, pid, nullptr,
-             reinterpret_cast<void *>(long(PTRACE_O_TRACESYSGOOD))) != 0) {
+             reinterpret_cast<void *>(
+                 long(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC))) != 0) {
     out.missing =
         std::string("ptrace(PTRACE_SETOPTIONS) failed: ") + strerror(errno);
-    if (dog.disarm())
-      detach_after_stop(pid, out);
-    else
-      ptrace(PTRACE_DETACH, pid, nullptr, nullptr);
+    let_go(pid, dog, out);
     return out;
   }
   long deliver = 0;
@@ -183,15 +200,8 @@ LoaderCalls follow_loader(pid_t pid, int pidfd,
     }
     deliver = 0;
     status = next_report(pid);
-    if (status < 0) {
-      out.missing = std::string("waitpid failed: ") + strerror(errno);
+    if (over(status, out, "the agent ran"))
       return out;
-    }
-    if (ended(status)) {
-      out.ended = status;
-      out.missing = "the command ended before the agent ran";
-      return out;
-    }
     if (!WIFSTOPPED(status))
       continue;
     if (WSTOPSIG(status) != (SIGTRAP | 0x80)) {
@@ -214,10 +224,7 @@ LoaderCalls follow_loader(pid_t pid, int pidfd,
       if (info.entry.nr == SYS_getpid) {
         switch (info.entry.args[0]) {
         case uint64_t(UBT_LOADER_DONE_MARK):
-          if (dog.disarm())
-            detach_after_stop(pid, out); // the SIGSTOP must not reach it
-          else
-            ptrace(PTRACE_DETACH, pid, nullptr, nullptr);
+          let_go(pid, dog, out);
           return out;
         case uint64_t(UBT_LOADER_OWN_BEGIN_MARK):
           own = true;

@@ -1,0 +1,43 @@
+// A library whose initialiser acts while the program's loader runs,
+// before ubtrace's own initialisers (it is the program's dependency, so
+// the loader initialises it first): system calls the -c command makes
+// before its agent runs (runtime/inject/loader_calls.h). What it does is
+// told by the environment:
+//   UBT_CTOR_OPEN=PATH    opens PATH (and closes it)
+//   UBT_CTOR_SIGNAL=1     raises SIGUSR1 at a handler of its own, and
+//                         says whether the handler ran
+//   UBT_CTOR_EXEC=PATH    execs PATH (once: the variable is dropped)
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t handled;
+
+static void on_usr1(int sig) { handled = sig; }
+
+__attribute__((constructor)) static void loader_ctor_init(void) {
+  const char *path = getenv("UBT_CTOR_OPEN");
+  if (path) {
+    int fd = open(path, O_RDONLY);
+    if (fd >= 0)
+      close(fd);
+  }
+  if (getenv("UBT_CTOR_SIGNAL")) {
+    signal(SIGUSR1, on_usr1);
+    raise(SIGUSR1);
+    printf("initialiser's handler ran: %s\n",
+           handled == SIGUSR1 ? "yes" : "no");
+    fflush(stdout);
+  }
+  const char *exec = getenv("UBT_CTOR_EXEC");
+  if (exec) {
+    unsetenv("UBT_CTOR_EXEC");
+    char *argv[] = {(char *)exec, NULL};
+    execv(exec, argv);
+    perror("execv");
+  }
+}
+
+int loader_ctor_loaded(void) { return 1; }
