@@ -360,7 +360,7 @@ Result<std::string> find_agent_library() {
 Result<std::unique_ptr<UserspaceTarget>>
 UserspaceTarget::launch(const std::string &command, const std::string &agent,
                         const std::vector<std::string> &agent_env,
-                        bool follow_loader) {
+                        bool follow_loader, const CommandRedial &redial) {
   auto cmd = runtime::inject::split_command(command);
   if (!cmd)
     return make_error("-c: " + cmd.error());
@@ -381,6 +381,22 @@ UserspaceTarget::launch(const std::string &command, const std::string &agent,
   impl->sock = spawned->channel().fd();
   impl->spawned.emplace(std::move(*spawned));
   auto spoke = impl->spawned->await_agent(10000ms);
+  if (!spoke && redial.listener && impl->spawned->channel().closed()) {
+    // Its end of the channel was closed before the agent ran: the agent
+    // dials the listener instead, its first message the token.
+    auto again = redial.listener->accept(
+        impl->pid, runtime::inject::Deadline(10000ms), impl->spawned->pidfd());
+    if (again) {
+      auto first = agent::recv_message(again->fd(), 10000);
+      if (first && first->type == agent::MsgType::Follow &&
+          std::string(first->payload.begin(), first->payload.end()) ==
+              redial.token) {
+        impl->spawned->channel() = std::move(*again);
+        impl->sock = impl->spawned->channel().fd();
+        spoke = {};
+      }
+    }
+  }
   if (!spoke)
     return make_error("the agent did not start in '" + command +
                       "': " + spoke.error());

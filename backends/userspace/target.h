@@ -53,8 +53,18 @@ std::shared_ptr<NativeCodeCache> make_native_code_cache();
 } // namespace ubtrace::backends
 namespace ubtrace::runtime::inject {
 class ExecHold;
-}
+class AgentListener;
+} // namespace ubtrace::runtime::inject
 namespace ubtrace::backends {
+
+// A command whose initialisers close every descriptor before the agent's
+// run (as daemons' libraries may) takes its agent's channel with them: its
+// agent then connects to `listener` (the one UBTRACE_FOLLOW names) and
+// sends `token`, and is taken on from there.
+struct CommandRedial {
+  runtime::inject::AgentListener *listener = nullptr;
+  std::string token;
+};
 
 class UserspaceTarget {
 public:
@@ -62,10 +72,11 @@ public:
   // assignments for it); it waits before main until go(). With
   // `follow_loader`, the calls it makes before the agent runs are
   // followed (exec_call()'s loader).
+  // `redial`: where its agent connects if the channel it inherits is gone.
   static Result<std::unique_ptr<UserspaceTarget>>
   launch(const std::string &command, const std::string &agent,
          const std::vector<std::string> &agent_env = {},
-         bool follow_loader = false);
+         bool follow_loader = false, const CommandRedial &redial = {});
   // Injects the agent into the running process `pid` (through the thread
   // `hold` holds, if given: runtime/inject/exec_hold.h).
   static Result<std::unique_ptr<UserspaceTarget>>

@@ -177,8 +177,9 @@ Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
     bool syscalls = std::any_of(
         bundle.probes.begin(), bundle.probes.end(),
         [](const auto &p) { return p.kind == runtime::ProbeKind::Syscall; });
-    auto launched =
-        UserspaceTarget::launch(options.command, *agent, agent_env, syscalls);
+    auto launched = UserspaceTarget::launch(
+        options.command, *agent, agent_env, syscalls,
+        {b->listener_ ? &*b->listener_ : nullptr, b->token_});
     const runtime::inject::ExecCall *exec =
         launched ? (*launched)->exec_call() : nullptr;
     if (syscalls && exec && !exec->loader.missing.empty())

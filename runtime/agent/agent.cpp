@@ -1219,9 +1219,12 @@ OwnedFd agent_take_gpu_channel() {
 // process execs as UBTRACE_FOLLOW's scope says (preload_exec.c).
 extern "C" __attribute__((visibility("default"))) int ubtrace_agent_start() {
   using namespace ubtrace::agent;
-  int sock = spawned_channel(); // the command itself (-c)
+  // The command itself (-c): its channel is inherited. Should its
+  // initialisers have closed that, it dials the CLI as what it execs would.
+  bool command = getenv(kFdEnv) != nullptr;
+  int sock = spawned_channel();
   if (sock < 0)
-    sock = follow_channel(); // a program it became, or its tree exec'd
+    sock = follow_channel(command); // or a program it became, or its tree's
   if (sock < 0)
     return 0; // not spawned by ubtrace (injected, or exec'd untraced)
   // A session that does not start leaves the program untraced, and what

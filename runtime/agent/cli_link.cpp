@@ -94,7 +94,7 @@ int attach_channel(const char *argument, bool follow) {
   return fd;
 }
 
-int follow_channel() {
+int follow_channel(bool command) {
   const char *env = getenv(kFollowEnv);
   if (!env)
     return -1;
@@ -114,7 +114,8 @@ int follow_channel() {
   bool ours = false;
   if (filters && listener != filters + 1 && *listener == ' ') {
     std::string s(scope, filters);
-    ours = s == "tree" || s == std::to_string(syscall(SYS_getpid));
+    ours = s == "tree" || s == std::to_string(syscall(SYS_getpid)) ||
+           (command && s == "command");
   }
   // A seccomp filter that the trace did not start under came from the
   // tree (a sandbox, then an exec): it may kill on socket(), so the

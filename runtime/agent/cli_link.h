@@ -23,7 +23,9 @@ int attach_channel(const char *argument, bool follow = false);
 // socket, or -1 when the variable is not there, and a kInject* code when
 // it is but names no CLI that answers (gone since, or out of reach: another
 // network namespace); the variable is then taken out of the environment,
-// so that what this program execs does not try again.
-int follow_channel();
+// so that what this program execs does not try again. `command`: this is
+// the -c command itself, whose inherited channel is gone (its
+// initialisers closed it): the scope "command" is then its own.
+int follow_channel(bool command = false);
 
 } // namespace ubtrace::agent

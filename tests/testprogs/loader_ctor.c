@@ -7,10 +7,15 @@
 //   UBT_CTOR_SIGNAL=1     raises SIGUSR1 at a handler of its own, and
 //                         says whether the handler ran
 //   UBT_CTOR_EXEC=PATH    execs PATH (once: the variable is dropped)
+//   UBT_CTOR_FORK=PATH    forks; the child opens PATH and leaves with
+//                         _exit(0), the parent waits for it
+//   UBT_CTOR_CLOSEFDS=1   closes every descriptor above 2
+//   UBT_CTOR_EXIT=N       leaves with _exit(N) before main
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t handled;
@@ -31,6 +36,24 @@ __attribute__((constructor)) static void loader_ctor_init(void) {
            handled == SIGUSR1 ? "yes" : "no");
     fflush(stdout);
   }
+  const char *forked = getenv("UBT_CTOR_FORK");
+  if (forked) {
+    pid_t child = fork();
+    if (child == 0) {
+      int fd = open(forked, O_RDONLY);
+      if (fd >= 0)
+        close(fd);
+      _exit(0);
+    }
+    if (child > 0)
+      waitpid(child, NULL, 0);
+  }
+  if (getenv("UBT_CTOR_CLOSEFDS"))
+    for (int fd = 3; fd < 1024; fd++)
+      close(fd);
+  const char *leave = getenv("UBT_CTOR_EXIT");
+  if (leave)
+    _exit(atoi(leave));
   const char *exec = getenv("UBT_CTOR_EXEC");
   if (exec) {
     unsetenv("UBT_CTOR_EXEC");
