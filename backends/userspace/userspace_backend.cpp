@@ -186,6 +186,11 @@ Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
       report.warning("the command's system calls before the agent ran are "
                      "not all seen: " +
                      exec->loader.missing);
+    if (syscalls && exec && exec->loader.forked)
+      report.warning(
+          "the command forked " + std::to_string(exec->loader.forked) +
+          " process(es) before its agent ran (in a library's initialiser): "
+          "their system calls until an agent of their own runs are not seen");
     if (syscalls && exec && options.verbose) {
       const auto &calls = exec->loader.calls;
       size_t ours = std::count_if(calls.begin(), calls.end(),

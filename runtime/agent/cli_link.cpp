@@ -114,8 +114,14 @@ int follow_channel(bool command) {
   bool ours = false;
   if (filters && listener != filters + 1 && *listener == ' ') {
     std::string s(scope, filters);
-    ours = s == "tree" || s == std::to_string(syscall(SYS_getpid)) ||
-           (command && s == "command");
+    ours = s == "tree" || s == std::to_string(syscall(SYS_getpid));
+    // Only the command itself, the CLI's child: not a child it forked
+    // before its agent ran, nor what that execs (system() in an
+    // initialiser), which would wait for a Go that never comes while the
+    // command waits for it.
+    AttachArgument a;
+    if (command && s == "command" && parse_attach_argument(listener + 1, &a))
+      ours = long(a.cli_pid) == syscall(SYS_getppid);
   }
   // A seccomp filter that the trace did not start under came from the
   // tree (a sandbox, then an exec): it may kill on socket(), so the

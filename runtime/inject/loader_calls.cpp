@@ -57,6 +57,29 @@ std::optional<std::string> read_string(pid_t pid, uint64_t address) {
   return std::nullopt; // unreadable, or no NUL within a path's length
 }
 
+// A new process (not a thread) made by fork, vfork, clone or clone3
+// without CLONE_THREAD; clone3's flags are the first field of its
+// struct, kept at the call's entry.
+bool forks_process(const LoaderCall &call) {
+  constexpr uint64_t kCloneThread = 0x00010000;
+  switch (call.nr) {
+  case SYS_fork:
+  case SYS_vfork:
+    return true;
+  case SYS_clone:
+    return !(call.args[0] & kCloneThread);
+  case SYS_clone3: {
+    uint64_t flags = kCloneThread; // unread: not counted
+    for (const auto &k : call.kept)
+      if (k.address == call.args[0] && k.bytes.size() >= sizeof flags)
+        std::memcpy(&flags, k.bytes.data(), sizeof flags);
+    return !(flags & kCloneThread);
+  }
+  default:
+    return false;
+  }
+}
+
 // Stops the followed process at the deadline (SIGSTOP, through its pidfd
 // where there is one: never another process that took its number), so
 // that the CLI, blocked in waitpid, gets it back and lets go.
@@ -246,6 +269,14 @@ LoaderCalls follow_loader(pid_t pid, int pidfd,
         if (strings & (1u << i) && call.args[i])
           if (auto s = read_string(pid, call.args[i]))
             call.kept.push_back({call.args[i], std::move(*s)});
+      if (call.nr == SYS_clone3 && call.args[0]) {
+        std::string flags(sizeof(uint64_t), '\0');
+        iovec local{flags.data(), flags.size()};
+        iovec remote{reinterpret_cast<void *>(call.args[0]), flags.size()};
+        if (process_vm_readv(pid, &local, 1, &remote, 1, 0) ==
+            ssize_t(flags.size()))
+          call.kept.push_back({call.args[0], std::move(flags)});
+      }
       out.calls.push_back(std::move(call));
     } else if (info.op == PTRACE_SYSCALL_INFO_EXIT && exit_next) {
       exit_next = false;
@@ -253,6 +284,8 @@ LoaderCalls follow_loader(pid_t pid, int pidfd,
       call.ret = info.exit.rval;
       call.returned = true;
       call.exit_ns = now_ns();
+      if (call.ret > 0 && forks_process(call))
+        ++out.forked;
     }
   }
 }

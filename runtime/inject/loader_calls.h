@@ -54,6 +54,9 @@ struct LoaderCalls {
   // The program ended while followed: its wait status (it is reaped).
   std::optional<int> ended;
   uint64_t followed_ns = 0; // how long the following took
+  // Processes it forked while followed (an initialiser's fork, not a
+  // thread): not followed, their calls until their own agent runs unseen.
+  size_t forked = 0;
 };
 
 // Follows `pid`, a child of this thread that asked to be traced

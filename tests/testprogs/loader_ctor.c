@@ -10,6 +10,7 @@
 //   UBT_CTOR_FORK=PATH    forks; the child opens PATH and leaves with
 //                         _exit(0), the parent waits for it
 //   UBT_CTOR_CLOSEFDS=1   closes every descriptor above 2
+//   UBT_CTOR_SYSTEM=CMD   runs CMD with system(), after the above
 //   UBT_CTOR_EXIT=N       leaves with _exit(N) before main
 #include <fcntl.h>
 #include <signal.h>
@@ -51,6 +52,12 @@ __attribute__((constructor)) static void loader_ctor_init(void) {
   if (getenv("UBT_CTOR_CLOSEFDS"))
     for (int fd = 3; fd < 1024; fd++)
       close(fd);
+  const char *command = getenv("UBT_CTOR_SYSTEM");
+  if (command) {
+    int status = system(command);
+    printf("system: %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    fflush(stdout);
+  }
   const char *leave = getenv("UBT_CTOR_EXIT");
   if (leave)
     _exit(atoi(leave));
