@@ -11,8 +11,11 @@
 //                         _exit(0), the parent waits for it
 //   UBT_CTOR_CLOSEFDS=1   closes every descriptor above 2
 //   UBT_CTOR_SYSTEM=CMD   runs CMD with system(), after the above
+//   UBT_CTOR_THREAD=PATH  starts a thread that opens PATH once main has
+//                         begun (loader_ctor_loaded() waits for it)
 //   UBT_CTOR_EXIT=N       leaves with _exit(N) before main
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,19 @@
 static volatile sig_atomic_t handled;
 
 static void on_usr1(int sig) { handled = sig; }
+
+static pthread_t g_thread;
+static int g_threaded;
+static volatile int g_main_began;
+
+static void *thread_opens(void *path) {
+  while (!g_main_began)
+    usleep(1000);
+  int fd = open((const char *)path, O_RDONLY);
+  if (fd >= 0)
+    close(fd);
+  return NULL;
+}
 
 __attribute__((constructor)) static void loader_ctor_init(void) {
   const char *path = getenv("UBT_CTOR_OPEN");
@@ -58,6 +74,10 @@ __attribute__((constructor)) static void loader_ctor_init(void) {
     printf("system: %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     fflush(stdout);
   }
+  const char *threaded = getenv("UBT_CTOR_THREAD");
+  if (threaded)
+    g_threaded =
+        pthread_create(&g_thread, NULL, thread_opens, (void *)threaded) == 0;
   const char *leave = getenv("UBT_CTOR_EXIT");
   if (leave)
     _exit(atoi(leave));
@@ -70,4 +90,9 @@ __attribute__((constructor)) static void loader_ctor_init(void) {
   }
 }
 
-int loader_ctor_loaded(void) { return 1; }
+int loader_ctor_loaded(void) {
+  g_main_began = 1;
+  if (g_threaded)
+    pthread_join(g_thread, NULL);
+  return 1;
+}
