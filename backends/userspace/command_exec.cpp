@@ -117,10 +117,11 @@ void replay_command_exec(const runtime::Bundle &bundle,
   task.memory = getpid();
   if (!replay.run(task, SYS_execve, args, 0, false))
     return;
-  // The new program, from here: its name (/proc), and memory gone by
-  // now but for what was kept.
+  // The new program, from here: its name (as the target took it after
+  // the exec; /proc's if none: a command that ended has none there), and
+  // memory gone by now but for what was kept.
   const auto &calls = exec->loader.calls;
-  task.comm = nullptr;
+  task.comm = target.comm().empty() ? nullptr : target.comm().c_str();
   task.time = calls.empty() ? now_ns() : calls.front().enter_ns;
   task.memory = pid_t(pid);
   if (!replay.run(task, SYS_execve, args, 0, true))

@@ -139,6 +139,10 @@ struct UserspaceTarget::Impl {
   int sock = -1; // the agent channel
   int pid = 0;
   bool waiting = false; // a spawned command waits for Go
+  // A command that ended in its loader, followed there (spawn.h's
+  // follow_loader), before any agent ran: no channel; the probes run on
+  // the calls it made (command_exec.h), then the trace ends with it.
+  bool stillborn = false;
   bool detached = false;
   bool agent_gone = false; // the agent hung up (its channel is closed)
   std::chrono::steady_clock::time_point hung_up_at{};
@@ -396,6 +400,14 @@ UserspaceTarget::launch(const std::string &command, const std::string &agent,
         spoke = {};
       }
     }
+  }
+  if (!spoke && impl->spawned->exec_call().loader.ended) {
+    const std::string &program = impl->spawned->exec_call().program;
+    impl->comm = program.substr(program.rfind('/') + 1).substr(0, 15);
+    impl->sock = -1;
+    impl->stillborn = true;
+    return std::unique_ptr<UserspaceTarget>(
+        new UserspaceTarget(std::move(impl)));
   }
   if (!spoke)
     return make_error("the agent did not start in '" + command +
@@ -857,6 +869,10 @@ Result<size_t> UserspaceTarget::install(std::vector<std::string> &warnings,
   im.bundle = &bundle;
   im.programs = &programs;
   im.name_ids.attach(&probe_names);
+  if (im.stillborn) // what ran (its calls), as bpftrace counts them
+    return size_t(std::count_if(
+        bundle.probes.begin(), bundle.probes.end(),
+        [](const auto &p) { return p.kind == runtime::ProbeKind::Syscall; }));
   // The maps region, by descriptor; where an earlier process mapped it,
   // if it is free here too (the native code is then that process's).
   agent::Message region_msg =
@@ -1010,6 +1026,8 @@ Result<std::vector<uint64_t>> UserspaceTarget::symbol_addresses(
   std::vector<uint64_t> out;
   if (symbols.empty())
     return out;
+  if (impl_->stillborn) // nothing of it is left to be read
+    return std::vector<uint64_t>(symbols.size(), 0);
   auto space = runtime::symbols::AddressSpace::snapshot(pid_);
   if (!space)
     return make_error("cannot read the mappings of " + std::to_string(pid_) +
@@ -1288,6 +1306,8 @@ const std::string &UserspaceTarget::jit_error() const {
 }
 
 Result<void> UserspaceTarget::pass_gpu_channel(int fd) {
+  if (impl_->stillborn)
+    return {};
   auto r = impl_->call(agent::Message{agent::MsgType::GpuChannel, {}, fd});
   if (!r)
     return make_error("cannot hand the GPU channel to the agent: " + r.error());

@@ -172,8 +172,9 @@ void detach_after_stop(pid_t pid, LoaderCalls &out) {
 }
 
 // Whether the following is over at a report of waitpid (`status`, -1: it
-// failed): the process ended (`out` says so, and why the rest is not seen).
-bool over(int status, LoaderCalls &out, const char *what) {
+// failed, and the rest is not seen): the process ended (`out` says so;
+// every call it made was seen, its last one's entry included).
+bool over(int status, LoaderCalls &out) {
   if (status < 0) {
     out.missing = std::string("waitpid failed: ") + strerror(errno);
     return true;
@@ -181,7 +182,6 @@ bool over(int status, LoaderCalls &out, const char *what) {
   if (!ended(status))
     return false;
   out.ended = status;
-  out.missing = std::string("the command ended before ") + what;
   return true;
 }
 
@@ -201,7 +201,7 @@ LoaderCalls follow_loader(pid_t pid, int pidfd,
   Watchdog dog(pid, pidfd, timeout);
   // The exec stop (a SIGTRAP), unless it ended first.
   int status = next_report(pid);
-  if (over(status, out, "its loader ran"))
+  if (over(status, out))
     return out;
   if (ptrace(PTRACE_SETOPTIONS, pid, nullptr,
              reinterpret_cast<void *>(
@@ -223,7 +223,7 @@ LoaderCalls follow_loader(pid_t pid, int pidfd,
     }
     deliver = 0;
     status = next_report(pid);
-    if (over(status, out, "the agent ran"))
+    if (over(status, out))
       return out;
     if (!WIFSTOPPED(status))
       continue;
