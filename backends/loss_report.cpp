@@ -117,8 +117,9 @@ constexpr Meaning kMeanings[] = {
      "nothing)"},
     {kLoaderReadUnkept, "loader_read_unkept", "memory read",
      "of probes on the command's system calls before the agent ran (its "
-     "loader's) asked for memory not kept: the CLI keeps each call's string "
-     "arguments (the read gave nothing)"},
+     "loader's) asked for memory not kept: the CLI keeps each call's strings "
+     "and the first KiB its other pointers point to (the read gave "
+     "nothing)"},
     {kRingDeadWriters, "dead_writer", "event",
      "lost: the writer died before submitting"},
     {kRingStalledWriters, "stalled_writer", "event",

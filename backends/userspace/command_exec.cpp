@@ -134,6 +134,7 @@ void replay_command_exec(const runtime::Bundle &bundle,
     if (!replay.run(task, call.nr, call.args, 0, false))
       return;
     task.time = call.exit_ns;
+    task.kept = &call.kept_exit;
     if (call.returned && !replay.run(task, call.nr, call.args, call.ret, true))
       return;
   }

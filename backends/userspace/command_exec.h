@@ -17,8 +17,10 @@
 //   then each call the CLI followed (runtime/inject/loader_calls.h), but
 //     those that loaded ubtrace's own libraries, at its entry and its
 //     exit, at the times the CLI saw them. Their memory is gone by then:
-//     a probe reads the strings the call read (its filename, pathname...),
-//     kept as they were, and nothing else (loader_read_unkept).
+//     a probe reads the strings the call read (its filename, pathname...)
+//     and the first KiB its other pointers point to (at its entry; at its
+//     exit as the call left it), kept as they were, and nothing else
+//     (loader_read_unkept).
 // pid and tid are the command's (foreign_task.h).
 #pragma once
 

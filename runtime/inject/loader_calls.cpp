@@ -32,29 +32,57 @@ uint64_t now_ns() {
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
-// The string at `address` in `pid`, with its NUL, read page by page (it
-// may end right before an unmapped one); at most a path's length.
-std::optional<std::string> read_string(pid_t pid, uint64_t address) {
-  constexpr size_t kMost = 4096;
+// Up to `most` bytes at `address` in `pid`, read page by page (they may
+// end right before an unmapped page); with `string`, up to and with the
+// first NUL. What could be read (and whether a NUL ended it).
+std::string read_upto(pid_t pid, uint64_t address, size_t most, bool string,
+                      bool *ended = nullptr) {
   std::string out;
   char page[4096];
-  while (out.size() < kMost) {
+  while (out.size() < most) {
     size_t want = std::min<size_t>(4096 - ((address + out.size()) & 4095),
-                                   kMost - out.size());
+                                   most - out.size());
     iovec local{page, want};
     iovec remote{reinterpret_cast<void *>(address + out.size()), want};
     ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
     if (n <= 0)
       break;
-    if (const void *nul = std::memchr(page, 0, size_t(n))) {
+    const void *nul = string ? std::memchr(page, 0, size_t(n)) : nullptr;
+    if (nul) {
       out.append(page, size_t(static_cast<const char *>(nul) - page) + 1);
+      if (ended)
+        *ended = true;
       return out;
     }
     out.append(page, size_t(n));
     if (size_t(n) < want)
       break;
   }
-  return std::nullopt; // unreadable, or no NUL within a path's length
+  return out;
+}
+
+// The string at `address` in `pid`, with its NUL; at most a path's length.
+std::optional<std::string> read_string(pid_t pid, uint64_t address) {
+  bool ended = false;
+  std::string s = read_upto(pid, address, 4096, true, &ended);
+  if (!ended)
+    return std::nullopt; // unreadable, or no NUL within a path's length
+  return s;
+}
+
+// What a call's other pointers point to (a struct stat, a buffer read
+// into, clone3's arguments), as much as a probe will likely read.
+constexpr size_t kKeptBytes = 1024;
+
+void keep_pointed(pid_t pid, const LoaderCall &call,
+                  std::vector<KeptBytes> &into) {
+  uint8_t pointers = syscall_pointer_args(call.nr);
+  for (int i = 0; i < 6; ++i)
+    if (pointers & (1u << i) && call.args[i]) {
+      std::string bytes = read_upto(pid, call.args[i], kKeptBytes, false);
+      if (!bytes.empty())
+        into.push_back({call.args[i], std::move(bytes)});
+    }
 }
 
 // A new process (not a thread) made by fork, vfork, clone or clone3
@@ -269,14 +297,7 @@ LoaderCalls follow_loader(pid_t pid, int pidfd,
         if (strings & (1u << i) && call.args[i])
           if (auto s = read_string(pid, call.args[i]))
             call.kept.push_back({call.args[i], std::move(*s)});
-      if (call.nr == SYS_clone3 && call.args[0]) {
-        std::string flags(sizeof(uint64_t), '\0');
-        iovec local{flags.data(), flags.size()};
-        iovec remote{reinterpret_cast<void *>(call.args[0]), flags.size()};
-        if (process_vm_readv(pid, &local, 1, &remote, 1, 0) ==
-            ssize_t(flags.size()))
-          call.kept.push_back({call.args[0], std::move(flags)});
-      }
+      keep_pointed(pid, call, call.kept);
       out.calls.push_back(std::move(call));
     } else if (info.op == PTRACE_SYSCALL_INFO_EXIT && exit_next) {
       exit_next = false;
@@ -284,6 +305,15 @@ LoaderCalls follow_loader(pid_t pid, int pidfd,
       call.ret = info.exit.rval;
       call.returned = true;
       call.exit_ns = now_ns();
+      // As the call left them (what it wrote), before the strings kept.
+      keep_pointed(pid, call, call.kept_exit);
+      uint8_t strings = syscall_string_args(call.nr);
+      for (const auto &k : call.kept)
+        for (int i = 0; i < 6; ++i)
+          if (strings & (1u << i) && k.address == call.args[i]) {
+            call.kept_exit.push_back(k);
+            break;
+          }
       if (call.ret > 0 && forks_process(call))
         ++out.forked;
     }

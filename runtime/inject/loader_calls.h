@@ -7,8 +7,9 @@
 //
 //   child:  ptrace(PTRACE_TRACEME); execve(...)      -> stops after exec
 //   CLI:    follow_loader(pid, pidfd, 10s)  PTRACE_SYSCALL stop to stop, each
-//           call's number, arguments, result and times, and the strings it
-//           reads (filename, pathname...) as they were at its entry;
+//           call's number, arguments, result and times, the strings it
+//           reads (filename, pathname...) as they were at its entry, and
+//           what its other pointers point to at its entry and its exit;
 //           detaches at getpid(UBT_LOADER_DONE_MARK) (agent/loader_mark.h),
 //           the first of ubtrace's initialisers
 //   CLI:    mark_ubtraces_calls(...)  which calls loaded ubtrace's own
@@ -29,10 +30,10 @@
 
 namespace ubtrace::runtime::inject {
 
-// Bytes of the process's memory as they were when a call entered.
+// Bytes of the process's memory as they were at a stop of a call.
 struct KeptBytes {
   uint64_t address = 0;
-  std::string bytes; // a string's, with its NUL
+  std::string bytes; // a string's with its NUL, or what could be read
 };
 
 struct LoaderCall {
@@ -41,7 +42,12 @@ struct LoaderCall {
   int64_t ret = 0;
   bool returned = false; // its exit was seen (not the last, cut short)
   uint64_t enter_ns = 0, exit_ns = 0; // CLOCK_MONOTONIC, at the stops
-  std::vector<KeptBytes> kept;        // its string arguments
+  // At its entry: its string arguments (whole), and what its other
+  // pointers point to (the first KiB, or up to an unmapped page).
+  std::vector<KeptBytes> kept;
+  // At its exit: those pointers' again (what the call wrote), then the
+  // strings as they were at its entry.
+  std::vector<KeptBytes> kept_exit;
   // Made to load ubtrace's own libraries (mark_ubtraces_calls).
   bool ubtraces = false;
 };

@@ -33,6 +33,20 @@ constexpr uint8_t input_strings(std::initializer_list<std::string_view> f) {
   }
   return mask;
 }
+// Bit i set where field i points to memory other than such a string
+// (a struct, a buffer, an array: its declaration has a '*').
+constexpr uint8_t other_pointers(std::initializer_list<std::string_view> f) {
+  uint8_t mask = 0;
+  unsigned i = 0;
+  for (std::string_view field : f) {
+    std::string_view decl = field.substr(0, field.find(';'));
+    bool string = field.starts_with("const char *;") && field.ends_with(";s");
+    if (!string && decl.find('*') != std::string_view::npos)
+      mask = uint8_t(mask | (1u << i));
+    ++i;
+  }
+  return mask;
+}
 } // namespace detail
 
 // Which arguments of call `nr` are NUL-terminated strings it reads (the
@@ -43,6 +57,18 @@ inline uint8_t syscall_string_args(int64_t nr) {
 #define UBT_SYSCALL(nr, event, count, ...)                                     \
   case nr:                                                                     \
     return detail::input_strings({__VA_ARGS__});
+#include "runtime/syscalls/syscalls.inc"
+  }
+  return 0;
+}
+
+// Which arguments of call `nr` point to other memory (struct stat *,
+// char *buf, const struct iovec *...): bit i for argument i.
+inline uint8_t syscall_pointer_args(int64_t nr) {
+  switch (nr) {
+#define UBT_SYSCALL(nr, event, count, ...)                                     \
+  case nr:                                                                     \
+    return detail::other_pointers({__VA_ARGS__});
 #include "runtime/syscalls/syscalls.inc"
   }
   return 0;
