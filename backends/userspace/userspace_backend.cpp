@@ -191,6 +191,11 @@ Result<std::unique_ptr<UserspaceBackend>> UserspaceBackend::create(
           "the command forked " + std::to_string(exec->loader.forked) +
           " process(es) before its agent ran (in a library's initialiser): "
           "their system calls until an agent of their own runs are not seen");
+    if (syscalls && exec && exec->loader.threads)
+      report.warning(
+          "the command started " + std::to_string(exec->loader.threads) +
+          " thread(s) before its agent ran (in a library's initialiser): "
+          "their system calls until then are not seen");
     if (syscalls && exec && options.verbose) {
       const auto &calls = exec->loader.calls;
       size_t ours = std::count_if(calls.begin(), calls.end(),

@@ -316,6 +316,8 @@ LoaderCalls follow_loader(pid_t pid, int pidfd,
           }
       if (call.ret > 0 && forks_process(call))
         ++out.forked;
+      else if (call.ret > 0 && (call.nr == SYS_clone || call.nr == SYS_clone3))
+        ++out.threads;
     }
   }
 }

@@ -60,9 +60,11 @@ struct LoaderCalls {
   // The program ended while followed: its wait status (it is reaped).
   std::optional<int> ended;
   uint64_t followed_ns = 0; // how long the following took
-  // Processes it forked while followed (an initialiser's fork, not a
-  // thread): not followed, their calls until their own agent runs unseen.
-  size_t forked = 0;
+  // Processes it forked while followed (an initialiser's fork): not
+  // followed, their calls until their own agent runs unseen. Threads it
+  // started meanwhile: not followed either, their calls until the agent's
+  // start unseen (traced from there).
+  size_t forked = 0, threads = 0;
 };
 
 // Follows `pid`, a child of this thread that asked to be traced
