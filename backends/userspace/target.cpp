@@ -392,9 +392,7 @@ UserspaceTarget::launch(const std::string &command, const std::string &agent,
         impl->pid, runtime::inject::Deadline(10000ms), impl->spawned->pidfd());
     if (again) {
       auto first = agent::recv_message(again->fd(), 10000);
-      if (first && first->type == agent::MsgType::Follow &&
-          std::string(first->payload.begin(), first->payload.end()) ==
-              redial.token) {
+      if (first && first->follows_with(redial.token)) {
         impl->spawned->channel() = std::move(*again);
         impl->sock = impl->spawned->channel().fd();
         spoke = {};

@@ -353,9 +353,7 @@ void UserspaceBackend::take_followers() {
     it = pending_.erase(it);
     // Only a program of the tree knows the token (protocol.h): whatever
     // else connects is dropped without a word.
-    if (!first || first->type != agent::MsgType::Follow ||
-        std::string(first->payload.begin(), first->payload.end()) != token_ ||
-        p.pid <= 0)
+    if (!first || !first->follows_with(token_) || p.pid <= 0)
       continue;
     ++adopted;
     adopt_follower(p.pid, std::move(p.channel));

@@ -316,6 +316,13 @@ struct Message {
     __builtin_memcpy(&pod, payload.data(), sizeof(T));
     return true;
   }
+  // The first message of an agent that dialled the CLI (--follow, -c's
+  // execs, a -c command whose channel was closed): its UBTRACE_FOLLOW
+  // token, which only a program of the traced tree knows.
+  bool follows_with(const std::string &token) const {
+    return type == MsgType::Follow &&
+           std::string(payload.begin(), payload.end()) == token;
+  }
 };
 
 // Sends one message (and its fd when >= 0). Retries on EINTR.

@@ -85,27 +85,32 @@ void keep_pointed(pid_t pid, const LoaderCall &call,
     }
 }
 
-// A new process (not a thread) made by fork, vfork, clone or clone3
-// without CLONE_THREAD; clone3's flags are the first field of its
-// struct, kept at the call's entry.
-bool forks_process(const LoaderCall &call) {
+// What a fork, vfork, clone or clone3 that returned made: a process, or a
+// thread (CLONE_THREAD; clone3's flags are the first field of its struct,
+// kept at the call's entry: a thread if unread). Null for other calls.
+enum class Made { Nothing, Process, Thread };
+Made made_by(const LoaderCall &call) {
   constexpr uint64_t kCloneThread = 0x00010000;
+  if (!call.returned || call.ret <= 0)
+    return Made::Nothing;
+  uint64_t flags = 0;
   switch (call.nr) {
   case SYS_fork:
   case SYS_vfork:
-    return true;
+    break;
   case SYS_clone:
-    return !(call.args[0] & kCloneThread);
-  case SYS_clone3: {
-    uint64_t flags = kCloneThread; // unread: not counted
+    flags = call.args[0];
+    break;
+  case SYS_clone3:
+    flags = kCloneThread;
     for (const auto &k : call.kept)
       if (k.address == call.args[0] && k.bytes.size() >= sizeof flags)
         std::memcpy(&flags, k.bytes.data(), sizeof flags);
-    return !(flags & kCloneThread);
-  }
+    break;
   default:
-    return false;
+    return Made::Nothing;
   }
+  return flags & kCloneThread ? Made::Thread : Made::Process;
 }
 
 // Stops the followed process at the deadline (SIGSTOP, through its pidfd
@@ -314,10 +319,16 @@ LoaderCalls follow_loader(pid_t pid, int pidfd,
             call.kept_exit.push_back(k);
             break;
           }
-      if (call.ret > 0 && forks_process(call))
+      switch (made_by(call)) {
+      case Made::Process:
         ++out.forked;
-      else if (call.ret > 0 && (call.nr == SYS_clone || call.nr == SYS_clone3))
+        break;
+      case Made::Thread:
         ++out.threads;
+        break;
+      case Made::Nothing:
+        break;
+      }
     }
   }
 }
