@@ -255,6 +255,7 @@ Result<Site *> create_site(uint64_t address, HookKind kind,
   if (syscall) {
     site->syscall_slow = reinterpret_cast<uint64_t>(syscall->slow);
     site->syscall_direct = syscall->direct;
+    site->syscall_tls_word = syscall->tls_word_after;
   }
   for (uint32_t i = 0;
        i < site->plan.displaced_bytes && i < sizeof site->original; ++i)
@@ -470,6 +471,8 @@ Result<void> install_syscall_site(uint64_t address, FunctionBounds function,
                                   const SyscallPath &path) {
   if (!path.entry || !path.slow || !path.direct)
     return make_error("install_syscall_site: no entry");
+  if (path.tls_word_after != static_cast<int32_t>(path.tls_word_after))
+    return make_error("install_syscall_site: the TLS word is out of reach");
   if (!function.size || !function.start)
     return make_error("cannot rewrite the syscall at " + hex(address) +
                       ": its function's bounds are unknown");

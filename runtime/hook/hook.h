@@ -203,12 +203,19 @@ inline Result<HookId> install_return_hook(uint64_t address, Handler handler,
 // only where that cannot be, the instruction and what follows it (those
 // threads then resume on a trap byte and are sent to the relocated code).
 // Fails when only an int3 could go there (the caller keeps its slow path).
-// Never from a signal handler.
+// A site removed and rewritten again keeps the trampoline it was made with
+// first, whatever `path` says then. Never from a signal handler.
+// With tls_word_after (an offset from the thread pointer; 0, where the
+// thread's control block is, for none), the 32-bit word there is zeroed
+// right after an instruction that ran in the trampoline, in whichever
+// task comes back from it: both sides of a clone (runtime/agent/
+// clone_sites.h), before either runs anything else.
 using SyscallEntry = void (*)(PtRegs *regs);
 struct SyscallPath {
   SyscallEntry entry = nullptr;
   const uint8_t *slow = nullptr; // 65536 bytes, indexed by ax
   uint64_t direct = 0;
+  int64_t tls_word_after = 0;
 };
 Result<void> install_syscall_site(uint64_t address, FunctionBounds function,
                                   const SyscallPath &path);

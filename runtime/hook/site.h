@@ -35,6 +35,7 @@ struct Site {
   uint64_t syscall_slow = 0;    // the table of calls the entry must see
   uint64_t syscall_direct = 0;  // `syscall; ret` for the others
   uint64_t syscall_address = 0; // the instruction, inside the patch
+  int64_t syscall_tls_word = 0; // zeroed after it (SyscallPath)
 };
 
 } // namespace ubtrace::runtime::hook

@@ -415,9 +415,21 @@ Result<void> emit_syscall_trampoline(CodeBuffer &c, Site &site,
   x86::call(c, Reg::Rax);
   emit_frame_restore(c, cpu, 0);
   x86::lea_rsp(c, kRedZone);
-  const uint8_t tail[] = {0xe3, 0x02,  // jrcxz done
-                          0x0f, 0x05}; // syscall
-  c.bytes(tail, sizeof tail);
+  if (site.syscall_tls_word) {
+    // Both tasks a clone makes come back here: each zeroes its word
+    // (flags untouched).
+    int32_t at = static_cast<int32_t>(site.syscall_tls_word);
+    uint8_t tail[] = {0xe3, 0x0e,                   // jrcxz done
+                      0x0f, 0x05,                   // syscall
+                      0x64, 0xc7, 0x04, 0x25, 0, 0, // mov dword fs:[at], 0
+                      0,    0,    0,    0,    0, 0};
+    __builtin_memcpy(tail + 8, &at, 4);
+    c.bytes(tail, sizeof tail);
+  } else {
+    const uint8_t tail[] = {0xe3, 0x02,  // jrcxz done
+                            0x0f, 0x05}; // syscall
+    c.bytes(tail, sizeof tail);
+  }
   x86::bind_near(c, direct_done);
   if (k + 1 < plan.insn_count)
     r = relocate(c, plan.insns + k + 1, plan.insn_count - k - 1,

@@ -108,6 +108,7 @@ Result<void> emit_entry_trampoline(CodeBuffer &c, Site &site,
 //   lea rsp,[rsp+128]
 //   jrcxz done                         rcx = 0: the entry made the call
 //   syscall                            otherwise it runs here, as before
+//   [mov dword fs:[tls_word_after], 0] with a SyscallPath that asks
 // done:
 //   <the instructions after it, relocated>; jmp patch_end
 //

@@ -7,6 +7,9 @@
 extern "C" {
 extern long hk_data;
 long hk_rip_lea(long x);
+long hk_getpid(void);
+long hk_fork(void);
+void hk_syscall_ret(void);
 long hk_rip_mov(long x);
 long hk_rip_cmp(long x);
 long hk_short_jcc(long x);
