@@ -8,6 +8,7 @@
 #include "runtime/abi.h"
 #include "runtime/agent/agent_thread.h"
 #include "runtime/agent/cli_link.h"
+#include "runtime/agent/clone_sites.h"
 #include "runtime/agent/code_check.h"
 #include "runtime/agent/got_interpose.h"
 #include "runtime/agent/named_values.h"
@@ -518,6 +519,7 @@ void Agent::detach_all() {
   perf::stop();
   syscalls::stop();
   syscalls::restore_sites();
+  clone_sites::restore();
   // Hooks whose library is gone are forgotten, not unpatched: their code
   // is unmapped, or another's.
   (void)revalidate();
@@ -690,6 +692,11 @@ Result<void> Agent::add_hook(const HookMsg &h) {
                         runtime::hook::kUnsafeSiteMarker.data() +
                         "it acts on its caller's return address, which a "
                         "return probe replaces");
+  // Before the first hook goes live (a running process runs on): probes
+  // in tasks that share their parent's TLS say their own ids
+  // (clone_sites.h). With system call probes dispatch sees to that.
+  if (!syscalls::active())
+    clone_sites::rewrite();
   runtime::hook::HookOptions opts;
   opts.function = {h.func_start, h.func_size};
   opts.returns_twice = kind == HookKind::Return && returns_twice(h.address);

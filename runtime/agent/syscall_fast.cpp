@@ -4,6 +4,7 @@
 // touch the vector registers the program keeps across the call, or call
 // a libc function that may be probed. No lock, no allocation.
 #include "runtime/agent/syscalls_state.h"
+#include "runtime/helpers/thread_id_reset.h"
 #include "runtime/hook/site_bindings.h"
 
 #include <cerrno>
@@ -107,6 +108,9 @@ bool child_may_probe(int nr, const runtime::hook::PtRegs *r) {
 // The thread's id is asked of the kernel: a vfork child may have written
 // its own into the TLS it shares with its parent.
 void clone_return(runtime::hook::PtRegs *r) {
+  // A vfork child runs on its parent's TLS, where the probes' helpers keep
+  // the parent's id: both sides ask the kernel at their next look.
+  runtime::helpers::forget_thread_id();
   int nr = static_cast<int>(r->orig_rax);
   if (r->rax == 0) {
     bool may = child_may_probe(nr, r);
@@ -187,4 +191,11 @@ extern "C" void ubt_syscalls_fast_abi(ubtrace::runtime::hook::PtRegs *r) {
 extern "C" __attribute__((visibility("hidden"))) void
 ubt_syscalls_clone_return(ubtrace::runtime::hook::PtRegs *r) {
   ubtrace::agent::syscalls::state::clone_return(r);
+}
+
+// libc's rewritten clone sites in sessions without system call probes
+// (clone_sites.h): the call runs in the trampoline.
+extern "C" __attribute__((visibility("hidden"))) void
+ubt_clone_site_entry(ubtrace::runtime::hook::PtRegs *r) {
+  r->rcx = 1;
 }

@@ -7,6 +7,7 @@
 #include "runtime/helpers/host_helpers.h"
 #include "runtime/helpers/safe_copy.h"
 #include "runtime/helpers/signal_chain.h"
+#include "runtime/helpers/thread_id_reset.h"
 #include "runtime/helpers/thread_identity.h"
 #include "runtime/hook/decoder.h"
 #include "runtime/hook/hook.h"
@@ -552,6 +553,8 @@ size_t encoded_size(uint8_t enc) {
   }
 }
 
+} // namespace
+
 runtime::hook::FunctionBounds function_of(uint64_t pc) {
   DwarfEhBases bases{};
   const auto *fde = static_cast<const uint8_t *>(
@@ -610,6 +613,8 @@ runtime::hook::FunctionBounds function_of(uint64_t pc) {
   return {start, range};
 }
 
+namespace {
+
 // The agent thread's view of the noted sites: those it has tried.
 std::unordered_set<uint64_t> *g_tried = nullptr;
 std::vector<uint64_t> *g_rewritten = nullptr;
@@ -649,6 +654,9 @@ size_t rewrite_sites(SiteFacts (*facts)(uint64_t site)) {
                        : &ubt_syscalls_fast;
       path.slow = g_slow;
       path.direct = reinterpret_cast<uint64_t>(g_exec + kDirectAt);
+      // As clone_sites.h's: a site keeps its trampoline from session to
+      // session, whichever kind rewrote it first.
+      path.tls_word_after = runtime::helpers::thread_id_word_offset();
       ok = bool(runtime::hook::install_syscall_site(site, f, path));
     }
     if (ok) {

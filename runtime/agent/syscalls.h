@@ -62,6 +62,7 @@
 // rewritten site, bench/RESULTS.md.
 #pragma once
 
+#include "runtime/hook/planner.h"
 #include "runtime/hook/pt_regs.h"
 #include "runtime/result.h"
 
@@ -99,6 +100,9 @@ struct SiteFacts {
 size_t rewrite_sites(SiteFacts (*facts)(uint64_t site));
 // The agent's thread, after stop(): puts the instructions back.
 void restore_sites();
+// The bounds of the function holding `pc`, from its FDE in .eh_frame (as
+// the unwinder finds it): {0, 0} when none covers it.
+runtime::hook::FunctionBounds function_of(uint64_t pc);
 bool active();
 
 // A system call the program asked for that the agent answered without the

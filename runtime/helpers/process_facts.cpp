@@ -234,6 +234,15 @@ uint32_t current_tid() {
   return static_cast<uint32_t>(probe_safe::raw_syscall(SYS_gettid));
 }
 
+void forget_thread_id() {
+  __atomic_store_n(&t_tid_check.word, 0, __ATOMIC_RELAXED);
+}
+
+int64_t thread_id_word_offset() {
+  return static_cast<int64_t>(reinterpret_cast<uint64_t>(&t_tid_check.word) -
+                              thread_pointer());
+}
+
 uint32_t current_pid() {
   // A fork child's thread has another id than the one the cache was made
   // on: ask again.

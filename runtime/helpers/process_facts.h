@@ -14,6 +14,8 @@
 // missing, each fact falls back to its system call.
 #pragma once
 
+#include "runtime/helpers/thread_id_reset.h"
+
 #include <cstdint>
 #include <ctime>
 #include <string>
