@@ -34,6 +34,8 @@ void delist(OwnedFd *fd) {
   }
 }
 
+constexpr rlim_t kHighest = 1024;
+
 // The lowest free number at or above `floor`, trying lower floors when the
 // table is full there; -1 if none.
 int move_high(int fd) {
@@ -41,8 +43,10 @@ int move_high(int fd) {
   rlim_t soft = 1024;
   if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
     soft = lim.rlim_cur;
-  if (soft > 65536)
-    soft = 65536;
+  // Not above 1024 (owned_fd.h): every fork and vfork copies the table up
+  // to its highest number.
+  if (soft > kHighest)
+    soft = kHighest;
   for (long floor = long(soft) - 64; floor > fd && floor >= 64; floor /= 2) {
     int high = fcntl(fd, F_DUPFD_CLOEXEC, int(floor));
     if (high >= 0)
